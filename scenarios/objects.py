@@ -1,0 +1,159 @@
+"""Pure logic shared by the sync and async scenarios: validation, batching, archive documents."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+from pymongo import UpdateOne
+from pymongo.errors import BulkWriteError
+
+from protos.bench.v1 import bench_pb2
+from scenarios.errors import BackendUnavailable, InvalidArgument, NotFound, ScenarioError
+
+MAX_BATCH_SIZE = 1000
+ARCHIVE_COLLECTION = "objects"
+DUPLICATE_KEY = 11000
+# Attempts at a bulk upsert before duplicate-key races count as a MongoDB failure.
+MAX_BULK_ATTEMPTS = 3
+_BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+
+
+def hello_message(name: str) -> str:
+    """The Greeter's reply text."""
+    return "Hello " + name
+
+
+def validate_bucket(bucket: str) -> None:
+    """Raise InvalidArgument unless bucket follows S3's general-purpose bucket naming rules."""
+    if not bucket:
+        raise InvalidArgument("bucket", "must not be empty")
+    if not _BUCKET_NAME.match(bucket):
+        raise InvalidArgument(
+            "bucket",
+            f"{bucket!r} is not a valid S3 bucket name (3-63 characters: lowercase letters, "
+            "digits, '.' and '-', starting and ending with a letter or digit)",
+        )
+    if ".." in bucket:
+        raise InvalidArgument("bucket", f"{bucket!r} is not a valid S3 bucket name (contains '..')")
+    try:
+        ipaddress.IPv4Address(bucket)
+    except ValueError:
+        return
+    raise InvalidArgument("bucket", f"{bucket!r} is not a valid S3 bucket name (an IP address)")
+
+
+def effective_batch_size(batch_size: int) -> int:
+    """Objects per streamed message: 0 means 1, above MAX_BATCH_SIZE is an error."""
+    if batch_size > MAX_BATCH_SIZE:
+        raise InvalidArgument("batch_size", f"{batch_size} is above the maximum of {MAX_BATCH_SIZE}")
+    return max(batch_size, 1)
+
+
+def object_info(entry: Mapping[str, Any]) -> bench_pb2.ObjectInfo:
+    """An ObjectInfo message from one `Contents` entry of a ListObjectsV2 page."""
+    info = bench_pb2.ObjectInfo(key=entry["Key"], size=entry["Size"], etag=entry["ETag"].strip('"'))
+    info.last_modified.FromDatetime(entry["LastModified"])
+    return info
+
+
+def page_objects(page: Mapping[str, Any]) -> list[bench_pb2.ObjectInfo]:
+    """The ObjectInfo messages of one ListObjectsV2 page."""
+    return [object_info(entry) for entry in page.get("Contents", ())]
+
+
+class Batcher:
+    """Groups objects that arrive page by page into messages of exactly `size` (the last may be short)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._pending: list[bench_pb2.ObjectInfo] = []
+
+    def add(self, objects: Iterable[bench_pb2.ObjectInfo]) -> list[list[bench_pb2.ObjectInfo]]:
+        """Take objects in; return the batches that are now full."""
+        self._pending.extend(objects)
+        cut = len(self._pending) - len(self._pending) % self._size
+        full = [self._pending[i : i + self._size] for i in range(0, cut, self._size)]
+        del self._pending[:cut]
+        return full
+
+    def flush(self) -> list[list[bench_pb2.ObjectInfo]]:
+        """The last, possibly short, batch if any object is left."""
+        rest, self._pending = self._pending, []
+        return [rest] if rest else []
+
+
+def archive_operations(bucket: str, entries: Iterable[Mapping[str, Any]]) -> list[UpdateOne]:
+    """One idempotent upsert per object, keyed `<bucket>/<key>`."""
+    return [
+        UpdateOne(
+            {"_id": f"{bucket}/{entry['Key']}"},
+            {
+                "$set": {
+                    "bucket": bucket,
+                    "key": entry["Key"],
+                    "size": entry["Size"],
+                    "etag": entry["ETag"].strip('"'),
+                    "last_modified": entry["LastModified"],
+                }
+            },
+            upsert=True,
+        )
+        for entry in entries
+    ]
+
+
+@dataclass(frozen=True)
+class ArchiveCounts:
+    """What ArchiveObjects did: objects listed, documents inserted, documents updated."""
+
+    listed: int
+    inserted: int
+    updated: int
+
+
+@dataclass(frozen=True)
+class BulkOutcome:
+    """Counts of one unordered bulk write, and the operations to send again."""
+
+    inserted: int
+    updated: int
+    retry: list[UpdateOne]
+
+
+def bulk_outcome(operations: list[UpdateOne], result: Mapping[str, Any] | None) -> BulkOutcome:
+    """Read a bulk write's counts; upserts that lost a race to a concurrent insert are retried.
+
+    Two concurrent upserts of a new `_id` can both try to insert; the loser fails with a
+    duplicate-key error, and sending it again updates the document the winner inserted.
+    `result` is `BulkWriteResult.bulk_api_result` or `BulkWriteError.details`.
+    """
+    if result is None:
+        return BulkOutcome(0, 0, [])
+    errors = result.get("writeErrors", [])
+    if any(error["code"] != DUPLICATE_KEY for error in errors):
+        raise BulkWriteError(dict(result))
+    return BulkOutcome(
+        inserted=result["nUpserted"],
+        updated=result["nMatched"],
+        retry=[operations[error["index"]] for error in errors],
+    )
+
+
+def unsettled_races(operations: list[UpdateOne]) -> BulkWriteError:
+    """The error for upserts still losing duplicate-key races after MAX_BULK_ATTEMPTS."""
+    return BulkWriteError({"writeErrors": [], "nUpserted": 0, "nMatched": 0, "nUnsettled": len(operations)})
+
+
+def s3_error(error: Exception, bucket: str) -> ScenarioError:
+    """The domain error for a failed S3 call."""
+    if isinstance(error, ClientError) and error.response.get("Error", {}).get("Code") == "NoSuchBucket":
+        return NotFound(f"bucket {bucket!r} does not exist")
+    return BackendUnavailable("S3", error)
+
+
+S3_ERRORS = (BotoCoreError, ClientError, OSError)
