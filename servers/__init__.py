@@ -1,0 +1,1 @@
+"""Transport adapters: one module per gRPC framework, each serving the same scenarios."""

@@ -1,0 +1,177 @@
+"""grpclib's server on asyncio or uvloop: `python -m servers.async -l uvloop`."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+from grpclib.const import Status
+from grpclib.exceptions import GRPCError
+from grpclib.health.check import ServiceStatus
+from grpclib.health.service import Health
+from grpclib.reflection.service import ServerReflection
+from grpclib.server import Server, Stream
+
+from protos.bench.v1 import bench_grpc, bench_pb2
+from scenarios.aio import AsyncScenarios
+from scenarios.errors import ScenarioError
+from servers.common import (
+    INTERNAL_MESSAGE,
+    ServerConfig,
+    archive_reply,
+    log,
+    log_failure,
+    parse_config,
+    setup_logging,
+    status_of,
+)
+
+
+@contextmanager
+def grpc_errors(method: str) -> Iterator[None]:
+    """Turn a domain error into the call's status; nothing else reaches the client."""
+    try:
+        yield
+    except ScenarioError as error:
+        log_failure(method, error)
+        raise GRPCError(Status[status_of(error)], str(error)) from None
+    except Exception as error:
+        log_failure(method, error)
+        raise GRPCError(Status.INTERNAL, INTERNAL_MESSAGE) from None
+
+
+class CallsInFlight:
+    """Counts running calls so shutdown can wait for them; refuses new ones once draining.
+
+    grpclib's `Server.close()` cancels running calls, so a graceful stop drains here first.
+    """
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self.draining = False
+
+    @asynccontextmanager
+    async def call(self, method: str) -> AsyncIterator[None]:
+        """Track one call, with its domain errors turned into statuses."""
+        if self.draining:
+            raise GRPCError(Status.UNAVAILABLE, "server is shutting down")
+        self._count += 1
+        self._idle.clear()
+        try:
+            with grpc_errors(method):
+                yield
+        finally:
+            self._count -= 1
+            if self._count == 0:
+                self._idle.set()
+
+    async def drain(self, grace: float) -> None:
+        """Refuse new calls and wait up to `grace` seconds for running ones."""
+        self.draining = True
+        try:
+            await asyncio.wait_for(self._idle.wait(), grace)
+        except TimeoutError:
+            log.warning("%d calls still running after %.1f s; cancelling them", self._count, grace)
+
+
+class Greeter(bench_grpc.GreeterBase):
+    def __init__(self, scenarios: AsyncScenarios, calls: CallsInFlight) -> None:
+        self._scenarios = scenarios
+        self._calls = calls
+
+    async def SayHello(self, stream: Stream[bench_pb2.HelloRequest, bench_pb2.HelloReply]) -> None:
+        request = await stream.recv_message()
+        assert request is not None
+        async with self._calls.call("SayHello"):
+            await stream.send_message(bench_pb2.HelloReply(message=await self._scenarios.hello(request.name)))
+
+
+class ObjectStore(bench_grpc.ObjectStoreBase):
+    def __init__(self, scenarios: AsyncScenarios, calls: CallsInFlight) -> None:
+        self._scenarios = scenarios
+        self._calls = calls
+
+    async def ListObjects(
+        self, stream: Stream[bench_pb2.ListObjectsRequest, bench_pb2.ListObjectsReply]
+    ) -> None:
+        request = await stream.recv_message()
+        assert request is not None
+        async with self._calls.call("ListObjects"):
+            objects = await self._scenarios.list_objects(request.bucket, request.prefix)
+            await stream.send_message(bench_pb2.ListObjectsReply(objects=objects))
+
+    async def StreamObjects(
+        self, stream: Stream[bench_pb2.ListObjectsRequest, bench_pb2.ListObjectsReply]
+    ) -> None:
+        request = await stream.recv_message()
+        assert request is not None
+        async with self._calls.call("StreamObjects"):
+            async for batch in self._scenarios.stream_objects(
+                request.bucket, request.prefix, request.batch_size
+            ):
+                await stream.send_message(bench_pb2.ListObjectsReply(objects=batch))
+
+    async def ArchiveObjects(
+        self, stream: Stream[bench_pb2.ListObjectsRequest, bench_pb2.ArchiveReply]
+    ) -> None:
+        request = await stream.recv_message()
+        assert request is not None
+        async with self._calls.call("ArchiveObjects"):
+            counts = await self._scenarios.archive_objects(request.bucket, request.prefix)
+            await stream.send_message(archive_reply(counts))
+
+
+async def serve(config: ServerConfig) -> None:
+    """Serve until SIGTERM or SIGINT, then let calls in flight finish within the grace period."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+
+    scenarios = await AsyncScenarios.open(config.backends, pool_size=config.pool_size)
+    calls = CallsInFlight()
+    services: list[Any] = [Greeter(scenarios, calls), ObjectStore(scenarios, calls)]
+    serving = ServiceStatus()
+    server = Server(
+        [*ServerReflection.extend(services), Health({service: [serving] for service in services})]
+    )
+    try:
+        await server.start(config.host, config.port)
+        serving.set(True)
+        log.info("grpclib server on %s serving on %s:%d", config.loop, config.host, config.port)
+        await stop.wait()
+        log.info("stopping: refusing new calls, %.1f s for calls in flight", config.grace)
+        serving.set(False)
+        await calls.drain(config.grace)
+        server.close()
+        await server.wait_closed()
+    finally:
+        await scenarios.close()
+        log.info("stopped")
+
+
+def run(config: ServerConfig, main: Callable[[ServerConfig], Coroutine[Any, Any, None]]) -> None:
+    """Run an async server's main coroutine on the configured event loop."""
+    if config.loop == "uvloop":
+        import uvloop
+
+        uvloop.run(main(config))
+    else:
+        asyncio.run(main(config))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `python -m servers.async`."""
+    setup_logging()
+    run(parse_config(argv, prog="python -m servers.async", description="grpclib server", stack="loop"), serve)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""grpcio's sync server on a thread pool: `python -m servers.sync -w 10`."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from types import FrameType
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from protos.bench.v1 import bench_pb2, bench_pb2_grpc
+from scenarios.errors import ScenarioError
+from scenarios.sync import SyncScenarios
+from servers.common import (
+    INTERNAL_MESSAGE,
+    SERVICE_NAMES,
+    ServerConfig,
+    archive_reply,
+    log,
+    log_failure,
+    parse_config,
+    setup_logging,
+    status_of,
+)
+
+
+@contextmanager
+def grpc_errors(context: grpc.ServicerContext, method: str) -> Iterator[None]:
+    """Turn a domain error into the call's status; nothing else reaches the client."""
+    try:
+        yield
+    except ScenarioError as error:
+        log_failure(method, error)
+        context.abort(grpc.StatusCode[status_of(error)], str(error))
+    except Exception as error:
+        log_failure(method, error)
+        context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
+
+
+class Greeter(bench_pb2_grpc.GreeterServicer):
+    def __init__(self, scenarios: SyncScenarios) -> None:
+        self._scenarios = scenarios
+
+    def SayHello(
+        self, request: bench_pb2.HelloRequest, context: grpc.ServicerContext
+    ) -> bench_pb2.HelloReply:
+        with grpc_errors(context, "SayHello"):
+            return bench_pb2.HelloReply(message=self._scenarios.hello(request.name))
+
+
+class ObjectStore(bench_pb2_grpc.ObjectStoreServicer):
+    def __init__(self, scenarios: SyncScenarios) -> None:
+        self._scenarios = scenarios
+
+    def ListObjects(
+        self, request: bench_pb2.ListObjectsRequest, context: grpc.ServicerContext
+    ) -> bench_pb2.ListObjectsReply:
+        with grpc_errors(context, "ListObjects"):
+            return bench_pb2.ListObjectsReply(
+                objects=self._scenarios.list_objects(request.bucket, request.prefix)
+            )
+
+    def StreamObjects(
+        self, request: bench_pb2.ListObjectsRequest, context: grpc.ServicerContext
+    ) -> Iterator[bench_pb2.ListObjectsReply]:
+        with grpc_errors(context, "StreamObjects"):
+            for batch in self._scenarios.stream_objects(request.bucket, request.prefix, request.batch_size):
+                yield bench_pb2.ListObjectsReply(objects=batch)
+
+    def ArchiveObjects(
+        self, request: bench_pb2.ListObjectsRequest, context: grpc.ServicerContext
+    ) -> bench_pb2.ArchiveReply:
+        with grpc_errors(context, "ArchiveObjects"):
+            return archive_reply(self._scenarios.archive_objects(request.bucket, request.prefix))
+
+
+def serve(config: ServerConfig) -> None:
+    """Serve until SIGTERM or SIGINT, then let calls in flight finish within the grace period."""
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+
+    scenarios = SyncScenarios(config.backends, pool_size=config.workers)
+    server = grpc.server(ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="grpc-worker"))
+    bench_pb2_grpc.add_GreeterServicer_to_server(Greeter(scenarios), server)
+    bench_pb2_grpc.add_ObjectStoreServicer_to_server(ObjectStore(scenarios), server)
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    )
+    port = server.add_insecure_port(f"{config.host}:{config.port}")
+    server.start()
+    for name in ("", *SERVICE_NAMES):
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    log.info("grpcio sync server (%d workers) serving on %s:%d", config.workers, config.host, port)
+    try:
+        stop.wait()
+    finally:
+        log.info("stopping: refusing new calls, %.1f s for calls in flight", config.grace)
+        health_servicer.enter_graceful_shutdown()
+        server.stop(config.grace).wait()
+        scenarios.close()
+        log.info("stopped")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `python -m servers.sync`."""
+    setup_logging()
+    serve(
+        parse_config(
+            argv,
+            prog="python -m servers.sync",
+            description="grpcio sync server on a thread pool",
+            stack="threads",
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
