@@ -1,0 +1,1 @@
+"""Orchestration: pinned tools, backends, the benchmark matrix, ghz runs and results."""

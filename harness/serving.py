@@ -1,0 +1,53 @@
+"""A server variant as a running child process, ready once gRPC health reports SERVING."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from harness.matrix import ServerVariant
+from harness.processes import Child, free_port, managed_process
+from harness.tools import ROOT
+
+HOST = "127.0.0.1"
+
+
+def health_serving(target: str) -> Callable[[], bool]:
+    """A readiness check that passes once the server's overall health is SERVING."""
+
+    def check() -> bool:
+        with grpc.insecure_channel(target) as channel:
+            try:
+                reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=1)
+            except grpc.RpcError:
+                return False
+            return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+
+    return check
+
+
+@contextmanager
+def running_server(
+    variant: ServerVariant,
+    backend_env: Mapping[str, str],
+    *,
+    port: int | None = None,
+    cpus: Sequence[int] = (),
+    log_dir: Path | None = None,
+) -> Iterator[tuple[str, Child]]:
+    """Start variant on a free port (pinned to cpus when given); yields its target and process."""
+    port = port or free_port()
+    target = f"{HOST}:{port}"
+    argv = variant.argv(port, HOST)
+    if cpus:
+        argv = ["taskset", "-c", ",".join(map(str, cpus)), *argv]
+    env = {**os.environ, **backend_env}
+    with managed_process(
+        variant.name, argv, env=env, cwd=ROOT, ready=health_serving(target), log_dir=log_dir
+    ) as child:
+        yield target, child
