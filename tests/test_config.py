@@ -1,0 +1,87 @@
+"""Configuration: the environment and command line, validated once, and the error-to-status table."""
+
+from __future__ import annotations
+
+import pytest
+
+from scenarios.config import BackendConfig
+from scenarios.errors import BackendUnavailable, InvalidArgument, NotFound, ScenarioError
+from servers.common import ServerConfig, parse_config, status_of
+
+
+def test_backend_config_from_env() -> None:
+    config = BackendConfig.from_env(
+        {
+            "AWS_ENDPOINT_URL": "http://127.0.0.1:9000",
+            "AWS_DEFAULT_REGION": "eu-west-1",
+            "AWS_ACCESS_KEY_ID": "key",
+            "AWS_SECRET_ACCESS_KEY": "secret",
+            "MONGO_URI": "mongodb://db:27017",
+            "MONGO_DB": "other",
+        }
+    )
+    assert (config.s3_endpoint, config.s3_region, config.s3_access_key, config.s3_secret_key) == (
+        "http://127.0.0.1:9000",
+        "eu-west-1",
+        "key",
+        "secret",
+    )
+    assert (config.mongo_uri, config.mongo_db) == ("mongodb://db:27017", "other")
+    assert "secret" not in repr(config)
+
+
+def test_backend_config_defaults_mean_real_aws_and_local_mongo() -> None:
+    config = BackendConfig.from_env({})
+    assert config.s3_endpoint is None
+    assert (config.mongo_uri, config.mongo_db) == ("mongodb://127.0.0.1:27017", "bench")
+
+
+def test_backend_config_rejects_a_bad_mongo_uri() -> None:
+    with pytest.raises(ValueError, match="MONGO_URI must start with mongodb://"):
+        BackendConfig.from_env({"MONGO_URI": "http://db"})
+
+
+def test_sync_server_command_line() -> None:
+    config = parse_config(["-w", "1", "--port", "0"], prog="p", description="d", stack="threads")
+    assert (config.workers, config.port, config.host, config.grace) == (1, 0, "127.0.0.1", 5.0)
+
+
+def test_async_server_command_line() -> None:
+    config = parse_config(["-l", "uvloop", "--pool-size", "7"], prog="p", description="d", stack="loop")
+    assert (config.loop, config.pool_size, config.port) == ("uvloop", 7, 50051)
+
+
+@pytest.mark.parametrize(
+    ("argv", "stack", "message"),
+    [
+        (["-w", "0"], "threads", "workers must be >= 1"),
+        (["--port", "70000"], "threads", "port must be 0-65535"),
+        (["-l", "trio"], "loop", "invalid choice: 'trio'"),
+        (["--grace", "-1"], "loop", "grace must be >= 0"),
+    ],
+)
+def test_bad_command_lines_exit_with_a_message(
+    argv: list[str], stack: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as raised:
+        parse_config(argv, prog="p", description="d", stack=stack)  # type: ignore[arg-type]
+    assert raised.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_server_config_validates() -> None:
+    with pytest.raises(ValueError, match="pool size"):
+        ServerConfig(pool_size=0)
+
+
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        (InvalidArgument("bucket", "bad"), "INVALID_ARGUMENT"),
+        (NotFound("gone"), "NOT_FOUND"),
+        (BackendUnavailable("S3", OSError()), "UNAVAILABLE"),
+        (ScenarioError("other"), "INTERNAL"),
+    ],
+)
+def test_status_of_domain_errors(error: ScenarioError, status: str) -> None:
+    assert status_of(error) == status

@@ -1,0 +1,151 @@
+"""Every server variant, over real gRPC on TCP, against the real backends: data and status codes."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from harness.backends import BENCH_BUCKET, BENCH_OBJECTS, expected_etag, seed_objects
+from protos.bench.v1 import bench_pb2
+from tests.conftest import LARGE_BUCKET, LARGE_OBJECTS, Server
+
+
+def request(
+    bucket: str = BENCH_BUCKET, prefix: str = "", batch_size: int = 0
+) -> bench_pb2.ListObjectsRequest:
+    return bench_pb2.ListObjectsRequest(bucket=bucket, prefix=prefix, batch_size=batch_size)
+
+
+def expected(count: int) -> list[tuple[str, int, str]]:
+    return [(key, len(body), expected_etag(body)) for key, body in seed_objects(count).items()]
+
+
+def described(objects: list[bench_pb2.ObjectInfo]) -> list[tuple[str, int, str]]:
+    return [(info.key, info.size, info.etag) for info in objects]
+
+
+def test_health_reports_serving(server: Server) -> None:
+    health = health_pb2_grpc.HealthStub(server.channel)
+    for service in ("", "bench.v1.Greeter", "bench.v1.ObjectStore"):
+        reply = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=5)
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING, service
+
+
+def test_say_hello(server: Server) -> None:
+    reply = server.greeter.SayHello(bench_pb2.HelloRequest(name="world"), timeout=5)
+    assert reply.message == "Hello world"
+
+
+def test_list_objects_returns_every_object_in_key_order(server: Server) -> None:
+    reply = server.store.ListObjects(request(), timeout=30)
+    assert described(list(reply.objects)) == expected(BENCH_OBJECTS)
+    assert all(info.last_modified.seconds > 0 for info in reply.objects)
+
+
+def test_list_objects_follows_every_page(server: Server) -> None:
+    reply = server.store.ListObjects(request(LARGE_BUCKET), timeout=30)
+    assert described(list(reply.objects)) == expected(LARGE_OBJECTS)
+
+
+def test_list_objects_with_prefix(server: Server) -> None:
+    reply = server.store.ListObjects(request(prefix="obj-001"), timeout=30)
+    assert [info.key for info in reply.objects] == [f"obj-{i:05d}" for i in range(100, 200)]
+
+
+@pytest.mark.parametrize(("batch_size", "messages"), [(0, 893), (1, 893), (10, 90), (1000, 1)])
+def test_stream_objects_in_batches(server: Server, batch_size: int, messages: int) -> None:
+    replies = list(server.store.StreamObjects(request(batch_size=batch_size), timeout=30))
+    assert len(replies) == messages
+    assert all(len(reply.objects) == max(batch_size, 1) for reply in replies[:-1])
+    assert described([info for reply in replies for info in reply.objects]) == expected(BENCH_OBJECTS)
+
+
+def test_stream_objects_across_pages(server: Server) -> None:
+    replies = list(server.store.StreamObjects(request(LARGE_BUCKET, batch_size=1000), timeout=30))
+    assert [len(reply.objects) for reply in replies] == [1000, 500]
+    assert described([info for reply in replies for info in reply.objects]) == expected(LARGE_OBJECTS)
+
+
+def test_archive_stores_one_document_per_object_and_repeats_as_updates(server: Server) -> None:
+    server.archive.drop()
+    first = server.store.ArchiveObjects(request(), timeout=60)
+    assert (first.listed, first.inserted, first.updated) == (BENCH_OBJECTS, BENCH_OBJECTS, 0)
+    assert server.archive.count_documents({}) == BENCH_OBJECTS
+    body = seed_objects(1)["obj-00000"]
+    document = server.archive.find_one({"_id": f"{BENCH_BUCKET}/obj-00000"})
+    assert document is not None
+    assert (document["bucket"], document["key"], document["size"], document["etag"]) == (
+        BENCH_BUCKET,
+        "obj-00000",
+        len(body),
+        expected_etag(body),
+    )
+    assert document["last_modified"] is not None
+
+    again = server.store.ArchiveObjects(request(), timeout=60)
+    assert (again.listed, again.inserted, again.updated) == (BENCH_OBJECTS, 0, BENCH_OBJECTS)
+    assert server.archive.count_documents({}) == BENCH_OBJECTS
+
+
+def test_concurrent_archives_leave_one_document_per_object(server: Server) -> None:
+    server.archive.drop()
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        replies = list(pool.map(lambda _: server.store.ArchiveObjects(request(), timeout=120), range(10)))
+    assert server.archive.count_documents({}) == BENCH_OBJECTS
+    assert sum(reply.inserted for reply in replies) == BENCH_OBJECTS
+    assert all(reply.inserted + reply.updated == BENCH_OBJECTS for reply in replies)
+
+
+INVALID_REQUESTS = {
+    "empty bucket": (request(""), "bucket: must not be empty"),
+    "uppercase bucket": (request("Bench"), "bucket: 'Bench' is not a valid S3 bucket name"),
+    "short bucket": (request("ab"), "bucket: 'ab' is not a valid S3 bucket name"),
+    "ip-address bucket": (request("192.168.1.1"), "an IP address"),
+    "batch too large": (request(batch_size=1001), "batch_size: 1001 is above the maximum of 1000"),
+}
+
+
+@pytest.mark.parametrize("case", INVALID_REQUESTS, ids=list(INVALID_REQUESTS))
+def test_invalid_arguments(server: Server, case: str) -> None:
+    bad, message = INVALID_REQUESTS[case]
+    calls: list[Callable[[], object]] = [lambda: list(server.store.StreamObjects(bad, timeout=10))]
+    if bad.batch_size == 0:
+        calls += [
+            lambda: server.store.ListObjects(bad, timeout=10),
+            lambda: server.store.ArchiveObjects(bad, timeout=10),
+        ]
+    for call in calls:
+        with pytest.raises(grpc.RpcError) as raised:
+            call()
+        assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert message in str(raised.value.details())
+        assert "Traceback" not in str(raised.value.details())
+    assert server.greeter.SayHello(bench_pb2.HelloRequest(name="again"), timeout=5).message == "Hello again"
+
+
+def test_missing_bucket_is_not_found(server: Server) -> None:
+    for call in (server.store.ListObjects, server.store.ArchiveObjects):
+        with pytest.raises(grpc.RpcError) as raised:
+            call(request("no-such-bucket"), timeout=10)
+        assert raised.value.code() == grpc.StatusCode.NOT_FOUND
+        assert "no-such-bucket" in str(raised.value.details())
+    with pytest.raises(grpc.RpcError) as raised:
+        list(server.store.StreamObjects(request("no-such-bucket"), timeout=10))
+    assert raised.value.code() == grpc.StatusCode.NOT_FOUND
+    assert server.store.ListObjects(request(prefix="obj-0000"), timeout=10).objects
+
+
+def test_sigterm_lets_a_running_stream_finish(server: Server) -> None:
+    """Runs last in the module: the server is gone afterwards."""
+    stream = server.store.StreamObjects(request(LARGE_BUCKET, batch_size=1), timeout=60)
+    first = next(stream)
+    server.child.signal(signal.SIGTERM)
+    rest = list(stream)
+    assert len(rest) + 1 == LARGE_OBJECTS
+    assert [first.objects[0].key, rest[-1].objects[0].key] == ["obj-00000", f"obj-{LARGE_OBJECTS - 1:05d}"]
+    assert server.child.process.wait(timeout=15) == 0
