@@ -1,0 +1,39 @@
+# Two commands from a fresh machine: `make bench` (the main job) and `make test`.
+# Everything they install goes into git-ignored caches: .venv/ and .cache/tools/.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+ARGS ?=
+
+.PHONY: setup test bench lint type protos clean
+
+# The virtualenv, reinstalled only when the dependency pins change.
+$(INSTALLED): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[test,lint,type]'
+	touch $@
+
+# Python packages plus the pinned tools: ghz, versitygw, toxiproxy (go install), mongo-java-server (Maven).
+setup: $(INSTALLED)
+	$(BIN)/python -m harness tools
+
+test: setup
+	$(BIN)/python -m pytest
+
+bench: setup
+	$(BIN)/python -m harness run-all $(ARGS)
+
+lint: $(INSTALLED)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+type: $(INSTALLED)
+	$(BIN)/mypy
+
+protos: $(INSTALLED)
+	$(BIN)/python -m protos.generate
+
+clean:
+	rm -rf $(VENV) .cache
