@@ -21,6 +21,7 @@ from scenarios.aio import AsyncScenarios
 from scenarios.errors import ScenarioError
 from servers.common import (
     INTERNAL_MESSAGE,
+    ReflectionPool,
     ServerConfig,
     archive_reply,
     log,
@@ -139,7 +140,10 @@ async def serve(config: ServerConfig) -> None:
     services: list[Any] = [Greeter(scenarios, calls), ObjectStore(scenarios, calls)]
     serving = ServiceStatus()
     server = Server(
-        [*ServerReflection.extend(services), Health({service: [serving] for service in services})]
+        [
+            *ServerReflection.extend(services, pool=ReflectionPool()),
+            Health({service: [serving] for service in services}),
+        ]
     )
     try:
         await server.start(config.host, config.port)

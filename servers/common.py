@@ -6,7 +6,9 @@ import argparse
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
+
+from google.protobuf import descriptor, descriptor_pool
 
 from protos.bench.v1 import bench_pb2
 from scenarios.config import BackendConfig
@@ -108,6 +110,33 @@ def log_failure(method: str, error: BaseException) -> None:
 
 
 INTERNAL_MESSAGE = "internal error; see the server log"
+
+
+class ReflectionPool:
+    """The default descriptor pool, able to find the file of a method too.
+
+    ghz asks reflection for the file containing `package.Service.Method`, and protobuf's upb pool
+    only resolves services, messages and fields; both grpcio's and grpclib's reflection take a pool.
+    """
+
+    def __init__(self, pool: descriptor_pool.DescriptorPool | None = None) -> None:
+        self._pool = pool or descriptor_pool.Default()
+
+    def FindFileContainingSymbol(self, symbol: str) -> descriptor.FileDescriptor:
+        try:
+            return self._pool.FindFileContainingSymbol(symbol)
+        except KeyError:
+            service, _, method = symbol.rpartition(".")
+            try:
+                found = self._pool.FindServiceByName(service)
+            except KeyError:
+                found = None
+            if found is None or method not in found.methods_by_name:
+                raise
+            return found.file
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pool, name)
 
 
 def archive_reply(counts: ArchiveCounts) -> bench_pb2.ArchiveReply:

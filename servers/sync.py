@@ -20,6 +20,7 @@ from scenarios.sync import SyncScenarios
 from servers.common import (
     INTERNAL_MESSAGE,
     SERVICE_NAMES,
+    ReflectionPool,
     ServerConfig,
     archive_reply,
     log,
@@ -97,7 +98,7 @@ def serve(config: ServerConfig) -> None:
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
-        (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server, pool=ReflectionPool(),  # type: ignore[arg-type]  # duck-typed pool
     )
     port = server.add_insecure_port(f"{config.host}:{config.port}")
     server.start()

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from harness.backends import BENCH_BUCKET, BENCH_OBJECTS, expected_etag, seed_objects
 from protos.bench.v1 import bench_pb2
@@ -138,6 +139,18 @@ def test_missing_bucket_is_not_found(server: Server) -> None:
         list(server.store.StreamObjects(request("no-such-bucket"), timeout=10))
     assert raised.value.code() == grpc.StatusCode.NOT_FOUND
     assert server.store.ListObjects(request(prefix="obj-0000"), timeout=10).objects
+
+
+def test_reflection_finds_the_file_of_a_method(server: Server) -> None:
+    """ghz resolves `--call bench.v1.Greeter.SayHello` by asking for the method's file."""
+    stub = reflection_pb2_grpc.ServerReflectionStub(server.channel)
+    asks = [
+        reflection_pb2.ServerReflectionRequest(file_containing_symbol=symbol)
+        for symbol in ("bench.v1.Greeter.SayHello", "bench.v1.ObjectStore.StreamObjects")
+    ]
+    for reply in stub.ServerReflectionInfo(iter(asks), timeout=10):
+        assert reply.WhichOneof("message_response") == "file_descriptor_response"
+        assert b"protos/bench/v1/bench.proto" in reply.file_descriptor_response.file_descriptor_proto[0]
 
 
 def test_sigterm_lets_a_running_stream_finish(server: Server) -> None:
