@@ -96,9 +96,7 @@ class VersityGW:
 
     def config(self, base: BackendConfig) -> BackendConfig:
         """base, with S3 pointed at this gateway."""
-        return replace(
-            base, s3_endpoint=self.endpoint, s3_access_key=self.access_key, s3_secret_key=self.secret_key
-        )
+        return replace(base, s3_endpoint=self.endpoint, s3_access_key=self.access_key, s3_secret_key=self.secret_key)
 
 
 @contextmanager

@@ -10,11 +10,30 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from harness.backends import BENCH_BUCKET, BENCH_OBJECTS, seed_bucket, start_backends
-from harness.matrix import SERVER_VARIANTS
-from harness.tools import MissingPrerequisite, ensure_all
+from harness.matrix import CONCURRENCY_LEVELS, REPEATS, SCENARIOS, SERVER_VARIANTS, Cell, scenario, server_variant
+from harness.processes import ProcessError
+from harness.report import write_report
+from harness.results import CellRecord, latest_run
+from harness.runner import RunOptions, default_server_cpus, run_all
+from harness.tools import ROOT, MissingPrerequisite, ensure_all
 from scenarios.config import BackendConfig
+
+DEFAULT_OUT = ROOT / "results"
+QUICK = {"levels": (2,), "repeats": 1, "requests": 20, "warmup_requests": 10}
 
 
 def tools() -> int:
@@ -54,39 +73,171 @@ def servers() -> int:
     return 0
 
 
+def scenarios() -> int:
+    """List the scenarios."""
+    for each in SCENARIOS:
+        print(f"{each.name:12} {each.call:38} {each.description}")
+    return 0
+
+
+class ProgressDisplay:
+    """A rich progress bar with the current cell and the time left, and one line per finished cell."""
+
+    def __init__(self, console: Console) -> None:
+        self._console = console
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("left"),
+            TimeRemainingColumn(),
+            console=console,
+        )
+        self._task = self._progress.add_task("starting backends", total=None)
+
+    def __enter__(self) -> ProgressDisplay:
+        self._progress.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self._progress.stop()
+
+    def cell_started(self, cell: Cell, index: int, total: int) -> None:
+        self._progress.update(self._task, description=cell.key, total=total)
+
+    def cell_finished(self, cell: Cell, record: CellRecord) -> None:
+        self._progress.advance(self._task)
+        if record.status != "ok":
+            self._console.log(f"[red]{cell.key}: failed: {record.reason}")
+            return
+        runs = f"{len(record.repeats)} x {record.repeats[0].requests} requests" if record.repeats else "no runs"
+        self._console.log(
+            f"{cell.key}: {runs} in {record.seconds:.0f} s (warm-up {record.warmup_ok_rps:,.1f} OK req/s)"
+        )
+
+
+def run_all_command(options: RunOptions) -> int:
+    """Run the matrix, render the report, print the targets and where everything is."""
+    console = Console(stderr=True)
+    with ProgressDisplay(console) as display:
+        run_dir, meta = run_all(options, display)
+    written = write_report(run_dir, options.out_dir)
+    targets = meta["targets"]
+    failed = targets["zero_non_ok"]["cells_with_non_ok_or_failed"]
+    wall, hello = targets["wall_time"], targets["hello_repeats_within_10_percent"]
+    print(f"run {meta['run_id']}: {meta['status']} in {meta['wall_seconds'] / 60:.1f} min")
+    print(f"  target, full default matrix within 20 min: {wall['met'] if wall['applies'] else 'n/a (not a full run)'}")
+    print(
+        f"  target, zero non-OK responses: {targets['zero_non_ok']['met']}"
+        + (f" ({', '.join(failed)})" if failed else "")
+    )
+    print(f"  target, hello repeats within 10% of their median: {hello['met']} {hello['spread_by_cell']}")
+    print(f"raw results: {run_dir}")
+    print(f"summary:     {options.out_dir / 'README.md'} ({len(written)} files rendered)")
+    return 1 if failed else 0
+
+
+def report(out_dir: Path, run: Path | None) -> int:
+    """Re-render the tables and charts from a run's raw files (the newest one by default)."""
+    run_dir = run or latest_run(out_dir)
+    written = write_report(run_dir, out_dir)
+    print(f"rendered {len(written)} files from {run_dir} into {out_dir}")
+    return 0
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(value) for value in _names(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
 def parser() -> argparse.ArgumentParser:
     """The command-line grammar."""
-    root = argparse.ArgumentParser(
-        prog="python -m harness", description="Python gRPC server benchmark harness"
-    )
+    root = argparse.ArgumentParser(prog="python -m harness", description="Python gRPC server benchmark harness")
     commands = root.add_subparsers(dest="command", required=True)
-    commands.add_parser(
-        "tools", help="install the pinned tools (ghz, versitygw, toxiproxy, mongo-java-server)"
+
+    run = commands.add_parser("run-all", help="run the benchmark matrix and write results")
+    run.add_argument("--servers", type=_names, help="comma-separated variants (default: all; see `servers`)")
+    run.add_argument("--scenarios", type=_names, help="comma-separated scenarios (default: all; see `scenarios`)")
+    run.add_argument("--concurrency", type=_ints, help=f"comma-separated levels (default: {CONCURRENCY_LEVELS})")
+    run.add_argument("--repeats", type=int, help=f"measured runs per cell (default: {REPEATS})")
+    run.add_argument("--requests", type=int, help="requests per measured run (default: sized from the warm-up)")
+    run.add_argument("--quick", action="store_true", help="a tiny matrix for smoke tests: c=2, 1 run of 20 requests")
+    run.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default: results/)")
+    run.add_argument("--objects", type=int, default=BENCH_OBJECTS, help="objects in the bucket (default: %(default)s)")
+    run.add_argument(
+        "--server-cpus", type=_ints, help="CPUs for the server under test (default: the last core); the rest run ghz"
     )
+
+    rep = commands.add_parser("report", help="re-render tables and charts from raw result files")
+    rep.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results directory (default: results/)")
+    rep.add_argument("--run", type=Path, help="a run directory (default: the newest under OUT/runs)")
+
     commands.add_parser("servers", help="list the server variants")
+    commands.add_parser("scenarios", help="list the scenarios")
+    commands.add_parser("tools", help="install the pinned tools (ghz, versitygw, toxiproxy, mongo-java-server)")
     for name, text in (
         ("seed", "seed the bucket in the S3 named by AWS_ENDPOINT_URL"),
         ("backends", "start the embedded S3 and MongoDB, seed, and wait for Ctrl-C"),
     ):
         command = commands.add_parser(name, help=text)
         command.add_argument("--bucket", default=BENCH_BUCKET, help="bucket name (default: %(default)s)")
-        command.add_argument(
-            "--objects", type=int, default=BENCH_OBJECTS, help="object count (default: %(default)s)"
-        )
+        command.add_argument("--objects", type=int, default=BENCH_OBJECTS, help="object count (default: %(default)s)")
     return root
 
 
+def run_options(args: argparse.Namespace) -> RunOptions:
+    """RunOptions from run-all's arguments; --quick fills what was not given."""
+    quick = QUICK if args.quick else {}
+    chosen = {
+        "levels": args.concurrency,
+        "repeats": args.repeats,
+        "requests": args.requests,
+    }
+    settings = {**quick, **{key: value for key, value in chosen.items() if value is not None}}
+    return RunOptions(
+        out_dir=args.out.resolve(),
+        servers=tuple(server_variant(name) for name in args.servers) if args.servers else SERVER_VARIANTS,
+        scenarios=tuple(scenario(name) for name in args.scenarios) if args.scenarios else SCENARIOS,
+        server_cpus=args.server_cpus if args.server_cpus is not None else default_server_cpus(),
+        objects=args.objects,
+        **settings,
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; a missing prerequisite is one clear line, not a stack trace."""
-    args = parser().parse_args(argv)
+    """Run one command; bad input and missing prerequisites are one clear line, not a stack trace."""
+    root = parser()
+    args = root.parse_args(argv)
     try:
+        if args.command == "run-all":
+            try:
+                options = run_options(args)
+            except (KeyError, ValueError) as error:
+                root.error(str(error).strip("'\""))
+            return run_all_command(options)
+        if args.command == "report":
+            return report(args.out.resolve(), args.run)
         if args.command == "tools":
             return tools()
         if args.command == "servers":
             return servers()
+        if args.command == "scenarios":
+            return scenarios()
         if args.command == "seed":
             return seed(args.bucket, args.objects)
         return backends(args.bucket, args.objects)
-    except MissingPrerequisite as error:
+    except (MissingPrerequisite, ProcessError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted: every process the harness started is stopped; finished cells are on disk", file=sys.stderr)
+        return 130

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import TypeVar
 
 
 @dataclass(frozen=True)
@@ -38,10 +39,86 @@ SERVER_VARIANTS: tuple[ServerVariant, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class Scenario:
+    """One kind of call ghz makes: the method, its request, and how to size a run of it."""
+
+    name: str
+    call: str
+    data: dict[str, object]
+    description: str
+    # Requests in a warm-up run; measured runs are sized from the warm-up's throughput.
+    warmup_requests: int
+
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("hello", "bench.v1.Greeter.SayHello", {"name": "world"}, "SayHello: no I/O", 2000),
+    Scenario(
+        "s3-unary",
+        "bench.v1.ObjectStore.ListObjects",
+        {"bucket": "bench"},
+        "ListObjects: the whole bucket in one reply",
+        20,
+    ),
+    Scenario(
+        "s3-stream",
+        "bench.v1.ObjectStore.StreamObjects",
+        {"bucket": "bench", "batch_size": 1},
+        "StreamObjects: one object per message (batch_size 1)",
+        20,
+    ),
+    Scenario(
+        "s3-mongo",
+        "bench.v1.ObjectStore.ArchiveObjects",
+        {"bucket": "bench"},
+        "ArchiveObjects: list the bucket, upsert one document per object",
+        20,
+    ),
+)
+Named = TypeVar("Named", "Scenario", "ServerVariant")
+CONCURRENCY_LEVELS: tuple[int, ...] = (2, 10, 25, 50)
+REPEATS = 3
+# Measured runs are sized to last about this long, from the warm-up's throughput.
+TARGET_RUN_SECONDS = 2.5
+MAX_REQUESTS = 50_000
+
+
+def scenario(name: str) -> Scenario:
+    """The scenario called name."""
+    return _by_name(SCENARIOS, name, "scenario")
+
+
 def server_variant(name: str) -> ServerVariant:
     """The registered variant called name."""
-    for variant in SERVER_VARIANTS:
-        if variant.name == name:
-            return variant
-    known = ", ".join(variant.name for variant in SERVER_VARIANTS)
-    raise KeyError(f"unknown server variant {name!r}; known: {known}")
+    return _by_name(SERVER_VARIANTS, name, "server variant")
+
+
+def _by_name(items: tuple[Named, ...], name: str, kind: str) -> Named:
+    for item in items:
+        if item.name == name:
+            return item
+    raise KeyError(f"unknown {kind} {name!r}; known: {', '.join(item.name for item in items)}")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of the matrix: a server variant serving a scenario at a concurrency level."""
+
+    server: ServerVariant
+    scenario: Scenario
+    concurrency: int
+
+    @property
+    def key(self) -> str:
+        """A stable, path-safe name: scenario/server/c<N>."""
+        return f"{self.scenario.name}/{self.server.name}/c{self.concurrency}"
+
+
+def expand(servers: tuple[ServerVariant, ...], scenarios: tuple[Scenario, ...], levels: tuple[int, ...]) -> list[Cell]:
+    """Every cell of servers x scenarios x levels, one scenario at a time."""
+    return [Cell(server, each, level) for each in scenarios for server in servers for level in levels]
+
+
+def measured_requests(warmup_ok_rps: float, concurrency: int) -> int:
+    """Requests for a run of about TARGET_RUN_SECONDS; at least one per ghz worker."""
+    return max(concurrency, min(MAX_REQUESTS, round(warmup_ok_rps * TARGET_RUN_SECONDS)))

@@ -82,8 +82,7 @@ def wait_ready(child: Child, ready: Callable[[], bool], timeout: float) -> None:
     while not ready():
         if child.process.poll() is not None:
             raise ProcessError(
-                f"{child.name} exited with status {child.process.returncode} before it was ready:\n"
-                f"{child.log_tail()}"
+                f"{child.name} exited with status {child.process.returncode} before it was ready:\n{child.log_tail()}"
             )
         if time.monotonic() > deadline:
             raise ProcessError(f"{child.name} was not ready after {timeout:.0f} s:\n{child.log_tail()}")

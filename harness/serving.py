@@ -47,7 +47,5 @@ def running_server(
     if cpus:
         argv = ["taskset", "-c", ",".join(map(str, cpus)), *argv]
     env = {**os.environ, **backend_env}
-    with managed_process(
-        variant.name, argv, env=env, cwd=ROOT, ready=health_serving(target), log_dir=log_dir
-    ) as child:
+    with managed_process(variant.name, argv, env=env, cwd=ROOT, ready=health_serving(target), log_dir=log_dir) as child:
         yield target, child

@@ -50,8 +50,7 @@ def stale_files() -> list[str]:
         return [
             name
             for name in GENERATED
-            if not (committed / name).exists()
-            or not filecmp.cmp(fresh / name, committed / name, shallow=False)
+            if not (committed / name).exists() or not filecmp.cmp(fresh / name, committed / name, shallow=False)
         ]
 
 

@@ -105,9 +105,7 @@ class AsyncScenarios:
     async def _pages(self, bucket: str, prefix: str) -> AsyncIterator[Mapping[str, Any]]:
         validate_bucket(bucket)
         try:
-            async for page in self._s3.get_paginator("list_objects_v2").paginate(
-                Bucket=bucket, Prefix=prefix
-            ):
+            async for page in self._s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
                 yield page
         except S3_ERRORS as error:
             raise s3_error(error, bucket) from error

@@ -27,9 +27,7 @@ class BackendConfig:
 
     def __post_init__(self) -> None:
         if not self.mongo_uri.startswith(("mongodb://", "mongodb+srv://")):
-            raise ValueError(
-                f"MONGO_URI must start with mongodb:// or mongodb+srv://, got {self.mongo_uri!r}"
-            )
+            raise ValueError(f"MONGO_URI must start with mongodb:// or mongodb+srv://, got {self.mongo_uri!r}")
         if not self.mongo_db:
             raise ValueError("MONGO_DB must not be empty")
         if self.connect_timeout <= 0 or self.read_timeout <= 0:

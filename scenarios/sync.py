@@ -57,9 +57,7 @@ class SyncScenarios:
         """Every object under prefix, in key order."""
         return [info for page in self._pages(bucket, prefix) for info in page_objects(page)]
 
-    def stream_objects(
-        self, bucket: str, prefix: str, batch_size: int
-    ) -> Iterator[list[bench_pb2.ObjectInfo]]:
+    def stream_objects(self, bucket: str, prefix: str, batch_size: int) -> Iterator[list[bench_pb2.ObjectInfo]]:
         """The same objects, in messages of batch_size, sent as the pages arrive."""
         batcher = Batcher(effective_batch_size(batch_size))
         for page in self._pages(bucket, prefix):

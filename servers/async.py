@@ -98,29 +98,21 @@ class ObjectStore(bench_grpc.ObjectStoreBase):
         self._scenarios = scenarios
         self._calls = calls
 
-    async def ListObjects(
-        self, stream: Stream[bench_pb2.ListObjectsRequest, bench_pb2.ListObjectsReply]
-    ) -> None:
+    async def ListObjects(self, stream: Stream[bench_pb2.ListObjectsRequest, bench_pb2.ListObjectsReply]) -> None:
         request = await stream.recv_message()
         assert request is not None
         async with self._calls.call("ListObjects"):
             objects = await self._scenarios.list_objects(request.bucket, request.prefix)
             await stream.send_message(bench_pb2.ListObjectsReply(objects=objects))
 
-    async def StreamObjects(
-        self, stream: Stream[bench_pb2.ListObjectsRequest, bench_pb2.ListObjectsReply]
-    ) -> None:
+    async def StreamObjects(self, stream: Stream[bench_pb2.ListObjectsRequest, bench_pb2.ListObjectsReply]) -> None:
         request = await stream.recv_message()
         assert request is not None
         async with self._calls.call("StreamObjects"):
-            async for batch in self._scenarios.stream_objects(
-                request.bucket, request.prefix, request.batch_size
-            ):
+            async for batch in self._scenarios.stream_objects(request.bucket, request.prefix, request.batch_size):
                 await stream.send_message(bench_pb2.ListObjectsReply(objects=batch))
 
-    async def ArchiveObjects(
-        self, stream: Stream[bench_pb2.ListObjectsRequest, bench_pb2.ArchiveReply]
-    ) -> None:
+    async def ArchiveObjects(self, stream: Stream[bench_pb2.ListObjectsRequest, bench_pb2.ArchiveReply]) -> None:
         request = await stream.recv_message()
         assert request is not None
         async with self._calls.call("ArchiveObjects"):

@@ -55,9 +55,7 @@ def parse_config(
     """Parse a server's command line; backends come from the environment."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
-    parser.add_argument(
-        "--port", type=int, default=50051, help="port to bind, 0 for any (default: %(default)s)"
-    )
+    parser.add_argument("--port", type=int, default=50051, help="port to bind, 0 for any (default: %(default)s)")
     parser.add_argument(
         "--grace",
         type=float,
@@ -65,13 +63,9 @@ def parse_config(
         help="seconds calls in flight get on shutdown (default: %(default)s)",
     )
     if stack == "threads":
-        parser.add_argument(
-            "-w", "--workers", type=int, default=10, help="thread-pool size (default: %(default)s)"
-        )
+        parser.add_argument("-w", "--workers", type=int, default=10, help="thread-pool size (default: %(default)s)")
     else:
-        parser.add_argument(
-            "-l", "--loop", choices=LOOPS, default="asyncio", help="event loop (default: %(default)s)"
-        )
+        parser.add_argument("-l", "--loop", choices=LOOPS, default="asyncio", help="event loop (default: %(default)s)")
         parser.add_argument(
             "--pool-size", type=int, default=100, help="backend connections per client (default: %(default)s)"
         )

@@ -48,9 +48,7 @@ class Greeter(bench_pb2_grpc.GreeterServicer):
     def __init__(self, scenarios: SyncScenarios) -> None:
         self._scenarios = scenarios
 
-    def SayHello(
-        self, request: bench_pb2.HelloRequest, context: grpc.ServicerContext
-    ) -> bench_pb2.HelloReply:
+    def SayHello(self, request: bench_pb2.HelloRequest, context: grpc.ServicerContext) -> bench_pb2.HelloReply:
         with grpc_errors(context, "SayHello"):
             return bench_pb2.HelloReply(message=self._scenarios.hello(request.name))
 
@@ -63,9 +61,7 @@ class ObjectStore(bench_pb2_grpc.ObjectStoreServicer):
         self, request: bench_pb2.ListObjectsRequest, context: grpc.ServicerContext
     ) -> bench_pb2.ListObjectsReply:
         with grpc_errors(context, "ListObjects"):
-            return bench_pb2.ListObjectsReply(
-                objects=self._scenarios.list_objects(request.bucket, request.prefix)
-            )
+            return bench_pb2.ListObjectsReply(objects=self._scenarios.list_objects(request.bucket, request.prefix))
 
     def StreamObjects(
         self, request: bench_pb2.ListObjectsRequest, context: grpc.ServicerContext
@@ -98,7 +94,9 @@ def serve(config: ServerConfig) -> None:
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
-        (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server, pool=ReflectionPool(),  # type: ignore[arg-type]  # duck-typed pool
+        (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME),
+        server,
+        pool=ReflectionPool(),  # type: ignore[arg-type]  # duck-typed pool
     )
     port = server.add_insecure_port(f"{config.host}:{config.port}")
     server.start()

@@ -44,10 +44,7 @@ def test_s3_stopped_mid_test_is_unavailable_then_recovers(variant: ServerVariant
             grpc.insecure_channel(target) as channel,
         ):
             store = bench_pb2_grpc.ObjectStoreStub(channel)
-            assert (
-                len(store.ListObjects(bench_pb2.ListObjectsRequest(bucket=BUCKET), timeout=30).objects)
-                == OBJECTS
-            )
+            assert len(store.ListObjects(bench_pb2.ListObjectsRequest(bucket=BUCKET), timeout=30).objects) == OBJECTS
 
             gateway.child.stop()
             for call in (store.ListObjects, store.ArchiveObjects):

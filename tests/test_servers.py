@@ -16,9 +16,7 @@ from protos.bench.v1 import bench_pb2
 from tests.conftest import LARGE_BUCKET, LARGE_OBJECTS, Server
 
 
-def request(
-    bucket: str = BENCH_BUCKET, prefix: str = "", batch_size: int = 0
-) -> bench_pb2.ListObjectsRequest:
+def request(bucket: str = BENCH_BUCKET, prefix: str = "", batch_size: int = 0) -> bench_pb2.ListObjectsRequest:
     return bench_pb2.ListObjectsRequest(bucket=bucket, prefix=prefix, batch_size=batch_size)
 
 

@@ -1,0 +1,87 @@
+"""CPU and memory of the server under test, sampled from its process tree while ghz runs."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from types import TracebackType
+
+import psutil
+
+INTERVAL = 0.1
+
+
+@dataclass(frozen=True)
+class ResourceUsage:
+    """Server CPU time and memory over one measured run. CPU% is of one core (200% = two cores)."""
+
+    wall_seconds: float
+    cpu_seconds: float
+    peak_cpu_percent: float
+    peak_rss_bytes: int
+
+    @property
+    def average_cpu_percent(self) -> float:
+        return 100.0 * self.cpu_seconds / self.wall_seconds if self.wall_seconds > 0 else 0.0
+
+
+def _tree(root: psutil.Process) -> list[psutil.Process]:
+    try:
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def _cpu_and_rss(processes: list[psutil.Process]) -> tuple[float, int]:
+    cpu, rss = 0.0, 0
+    for process in processes:
+        try:
+            times = process.cpu_times()
+            cpu += times.user + times.system
+            rss += process.memory_info().rss
+        except psutil.Error:
+            continue
+    return cpu, rss
+
+
+class ResourceSampler:
+    """`with ResourceSampler(pid) as sampler:` ... then `sampler.usage`."""
+
+    def __init__(self, pid: int, interval: float = INTERVAL) -> None:
+        self._root = psutil.Process(pid)
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, name="resource-sampler", daemon=True)
+        self._peak_cpu = 0.0
+        self._peak_rss = 0
+        self.usage: ResourceUsage | None = None
+
+    def __enter__(self) -> ResourceSampler:
+        self._start_wall = time.monotonic()
+        self._start_cpu, self._peak_rss = _cpu_and_rss(_tree(self._root))
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self._stop.set()
+        self._thread.join()
+        cpu, rss = _cpu_and_rss(_tree(self._root))
+        self.usage = ResourceUsage(
+            wall_seconds=time.monotonic() - self._start_wall,
+            cpu_seconds=max(0.0, cpu - self._start_cpu),
+            peak_cpu_percent=self._peak_cpu,
+            peak_rss_bytes=max(self._peak_rss, rss),
+        )
+
+    def _sample(self) -> None:
+        last_wall, last_cpu = self._start_wall, self._start_cpu
+        while not self._stop.wait(self._interval):
+            cpu, rss = _cpu_and_rss(_tree(self._root))
+            now = time.monotonic()
+            if now > last_wall:
+                self._peak_cpu = max(self._peak_cpu, 100.0 * (cpu - last_cpu) / (now - last_wall))
+            self._peak_rss = max(self._peak_rss, rss)
+            last_wall, last_cpu = now, cpu

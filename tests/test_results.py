@@ -1,0 +1,73 @@
+"""Result files: atomic writes, typed records that round-trip, metadata without credentials."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.backends import Backends
+from harness.resources import ResourceUsage
+from harness.results import CellRecord, Repeat, environment, latest_run, write_json_atomic
+from scenarios.config import BackendConfig
+
+
+def test_atomic_write_leaves_the_old_file_whole_on_failure(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    write_json_atomic(path, {"status": "complete"})
+    with pytest.raises(TypeError):
+        write_json_atomic(path, {"status": object()})
+    assert json.loads(path.read_text()) == {"status": "complete"}
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
+
+
+def test_atomic_write_replaces_and_creates_parents(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "b.json"
+    write_json_atomic(path, [1])
+    write_json_atomic(path, [2])
+    assert json.loads(path.read_text()) == [2]
+
+
+def test_cell_record_round_trips() -> None:
+    usage = ResourceUsage(wall_seconds=2.0, cpu_seconds=1.5, peak_cpu_percent=99.5, peak_rss_bytes=123)
+    record = CellRecord("hello", "sync-w1", 10, "ok", repeats=[Repeat("cells/x-r1.json", 100, usage)], seconds=4.5)
+    again = CellRecord.from_json(json.loads(json.dumps(record.to_json())))
+    assert again == record
+    assert again.repeats[0].resources.average_cpu_percent == pytest.approx(75.0)
+    assert record.stem == "cells/hello/sync-w1/c10"
+
+
+def test_cell_record_refuses_another_schema() -> None:
+    with pytest.raises(ValueError, match="schema"):
+        CellRecord.from_json({"schema": 99})
+
+
+def test_environment_metadata() -> None:
+    env = environment("ghz v0.121.0")
+    assert env["ghz"] == "ghz v0.121.0"
+    assert env["cpu_count"] >= 1
+    assert set(env["packages"]) >= {"grpcio", "grpclib", "uvloop", "boto3", "aioboto3", "pymongo", "motor"}
+    assert all(version != "not installed" for version in env["packages"].values())
+    assert len(env["git_commit"]) >= 40 or env["git_commit"] == "unknown"
+
+
+def test_backend_description_never_holds_credentials() -> None:
+    config = BackendConfig(
+        s3_endpoint="http://127.0.0.1:9000",
+        s3_access_key="AKIDSECRET",
+        s3_secret_key="very-secret",
+        mongo_uri="mongodb://user:hunter2@db:27017/x",
+    )
+    described = json.dumps(Backends(config, "versitygw", "external").describe())
+    for secret in ("AKIDSECRET", "very-secret", "hunter2", "user:"):
+        assert secret not in described
+    assert "db:27017" in described
+
+
+def test_latest_run(tmp_path: Path) -> None:
+    for run in ("20260101T000000Z", "20260102T000000Z"):
+        write_json_atomic(tmp_path / "runs" / run / "run.json", {})
+    assert latest_run(tmp_path).name == "20260102T000000Z"
+    with pytest.raises(FileNotFoundError, match="run-all"):
+        latest_run(tmp_path / "empty")

@@ -1,0 +1,58 @@
+"""`python -m harness run-all --quick` end to end: real servers, backends and ghz; every file; no leftovers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+
+from harness.matrix import SCENARIOS, SERVER_VARIANTS
+from harness.tools import ROOT
+
+CHILDREN = ("servers.sync", "servers.async", "versitygw", "Launcher.java", "ghz")
+
+
+def started_by_harness() -> set[int]:
+    pids = set()
+    for process in psutil.process_iter(["pid", "cmdline"]):
+        cmdline = " ".join(process.info["cmdline"] or ())
+        if any(name in cmdline for name in CHILDREN):
+            pids.add(process.info["pid"])
+    return pids
+
+
+def test_quick_run_writes_every_file_with_zero_errors_and_leaves_no_process(tmp_path: Path) -> None:
+    before = started_by_harness()
+    finished = subprocess.run(
+        [sys.executable, "-m", "harness", "run-all", "--quick", "--out", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert started_by_harness() <= before
+
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert meta["status"] == "complete"
+    assert meta["targets"]["zero_non_ok"]["met"], meta["targets"]
+    assert meta["pinning"]["server_cpus"] != meta["pinning"]["ghz_and_backend_cpus"]
+    assert meta["environment"]["ghz"].startswith("ghz ")
+    assert "secret" not in json.dumps(meta["backends"]).lower()
+
+    for each in SCENARIOS:
+        assert (tmp_path / each.name / "concurrency-2.md").is_file()
+        assert (tmp_path / "charts" / f"{each.name}.png").is_file()
+        for server in SERVER_VARIANTS:
+            cell = json.loads((run_dir / "cells" / each.name / server.name / "c2.json").read_text())
+            assert cell["status"] == "ok", cell
+            report = json.loads((run_dir / cell["repeats"][0]["ghz_file"]).read_text())
+            assert report["statusCodeDistribution"] == {"OK": 20}
+            assert "details" not in report
+    summary = (tmp_path / "README.md").read_text()
+    assert all(f"## {each.name}" in summary for each in SCENARIOS)
+    assert "target, zero non-OK responses: True" in finished.stdout

@@ -1,0 +1,77 @@
+"""The matrix and the run loop's arithmetic: expansion, run sizing, spread, targets, options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.cli import parser, run_options
+from harness.matrix import SCENARIOS, SERVER_VARIANTS, expand, measured_requests, scenario, server_variant
+from harness.runner import RunOptions, check_targets, spread
+
+
+def test_expand_covers_every_cell_once() -> None:
+    cells = expand(SERVER_VARIANTS, SCENARIOS, (2, 50))
+    assert len(cells) == len(SERVER_VARIANTS) * len(SCENARIOS) * 2
+    assert len({cell.key for cell in cells}) == len(cells)
+    assert cells[0].key == "hello/sync-w1/c2"
+
+
+def test_unknown_names_say_what_exists() -> None:
+    with pytest.raises(KeyError, match="known: sync-w1, sync-w10"):
+        server_variant("tornado")
+    with pytest.raises(KeyError, match="unknown scenario"):
+        scenario("s3-batch")
+
+
+@pytest.mark.parametrize(
+    ("warmup_rps", "concurrency", "requests"),
+    [(4000.0, 50, 10_000), (10.0, 2, 25), (10.0, 50, 50), (1e9, 2, 50_000), (0.0, 10, 10)],
+)
+def test_measured_requests_last_a_few_seconds(warmup_rps: float, concurrency: int, requests: int) -> None:
+    assert measured_requests(warmup_rps, concurrency) == requests
+
+
+def test_spread_is_the_farthest_run_from_the_median() -> None:
+    assert spread([100.0, 110.0, 95.0]) == pytest.approx(0.10)
+    assert spread([5.0]) == 0.0
+    assert spread([]) == 0.0
+
+
+def test_targets_with_nothing_run() -> None:
+    targets = check_targets([], wall_seconds=1300.0, full_matrix=True)
+    assert targets["wall_time"] == {"target_seconds": 1200, "measured_seconds": 1300.0, "applies": True, "met": False}
+    assert targets["zero_non_ok"]["met"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"levels": (0,)}, "concurrency levels must be >= 1"),
+        ({"repeats": 0}, "repeats must be >= 1"),
+        ({"requests": 10, "levels": (50,)}, "requests (10) must be >= the highest concurrency (50)"),
+        ({"server_cpus": (7,), "available_cpus": (0, 1)}, "server CPUs [7] are not available"),
+        ({"server_cpus": (0, 1), "available_cpus": (0, 1)}, "ghz and the backends need one"),
+        ({"servers": ()}, "the matrix is empty"),
+    ],
+)
+def test_run_options_validate(changes: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+        RunOptions(out_dir=Path("out"), **changes)  # type: ignore[arg-type]
+
+
+def test_default_options_are_the_full_matrix() -> None:
+    options = run_options(parser().parse_args(["run-all", "--server-cpus", ""]))
+    assert options.is_default_matrix
+    assert options.other_cpus == options.available_cpus
+
+
+def test_quick_is_a_tiny_matrix_and_flags_override_it() -> None:
+    quick = run_options(parser().parse_args(["run-all", "--quick", "--server-cpus", ""]))
+    assert (quick.levels, quick.repeats, quick.requests) == ((2,), 1, 20)
+    assert not quick.is_default_matrix
+    chosen = run_options(
+        parser().parse_args(["run-all", "--quick", "--concurrency", "3,4", "--servers", "sync-w1", "--server-cpus", ""])
+    )
+    assert (chosen.levels, [s.name for s in chosen.servers]) == ((3, 4), ["sync-w1"])
