@@ -1,7 +1,8 @@
-"""The scenarios on asyncio clients (aioboto3 and motor), for event-loop servers: same meaning as sync.py."""
+"""The scenarios on asyncio clients (aioboto3, and motor or PyMongo's AsyncMongoClient): same meaning as sync.py."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import aioboto3
 from aiobotocore.config import AioConfig
 from motor.motor_asyncio import AsyncIOMotorClient
-from pymongo import UpdateOne
+from pymongo import AsyncMongoClient, UpdateOne
 from pymongo.errors import BulkWriteError, PyMongoError
 
 from protos.bench.v1 import bench_pb2
@@ -24,6 +25,7 @@ from scenarios.objects import (
     Batcher,
     archive_operations,
     bulk_outcome,
+    delay_seconds,
     effective_batch_size,
     hello_message,
     page_objects,
@@ -34,7 +36,11 @@ from scenarios.objects import (
 
 
 class AsyncScenarios:
-    """One aioboto3 S3 client and one MongoDB client for the process; create with `await open(...)`."""
+    """One aioboto3 S3 client and one async MongoDB client for the process; create with `await open(...)`.
+
+    motor runs the blocking PyMongo driver on a thread pool; AsyncMongoClient is natively async.
+    Both share PyMongo's API and errors, so the scenario code is the same for either.
+    """
 
     def __init__(self, s3: Any, mongo: Any, mongo_db: str, resources: AsyncExitStack) -> None:
         self._s3 = s3
@@ -43,24 +49,35 @@ class AsyncScenarios:
         self._resources = resources
 
     @classmethod
-    async def open(cls, config: BackendConfig, pool_size: int) -> AsyncScenarios:
-        """Create the clients on the running event loop."""
+    async def open(cls, config: BackendConfig, pool_size: int, mongo_driver: str = "motor") -> AsyncScenarios:
+        """Create the clients on the running event loop; mongo_driver is "motor" or "pymongo"."""
         resources = AsyncExitStack()
         s3 = await resources.enter_async_context(
             aioboto3.Session().client(
                 "s3", config=AioConfig(**s3_config_options(config, pool_size)), **s3_client_kwargs(config)
             )
         )
-        mongo = AsyncIOMotorClient(config.mongo_uri, **mongo_client_options(config, pool_size))
-        resources.callback(mongo.close)
+        options = mongo_client_options(config, pool_size)
+        mongo: Any
+        if mongo_driver == "pymongo":
+            mongo = AsyncMongoClient(config.mongo_uri, **options)
+            resources.push_async_callback(mongo.close)
+        elif mongo_driver == "motor":
+            mongo = AsyncIOMotorClient(config.mongo_uri, **options)
+            resources.callback(mongo.close)
+        else:
+            raise ValueError(f"unknown MongoDB driver {mongo_driver!r}: motor or pymongo")
         return cls(s3, mongo, config.mongo_db, resources)
 
     async def close(self) -> None:
         """Close both clients and their connection pools."""
         await self._resources.aclose()
 
-    async def hello(self, name: str) -> str:
-        """Greet without I/O."""
+    async def hello(self, name: str, delay_ms: int = 0) -> str:
+        """Greet after delay_ms, yielding the event loop meanwhile (no I/O, no CPU)."""
+        pause = delay_seconds(delay_ms)
+        if pause:
+            await asyncio.sleep(pause)
         return hello_message(name)
 
     async def list_objects(self, bucket: str, prefix: str) -> list[bench_pb2.ObjectInfo]:

@@ -16,6 +16,7 @@ from protos.bench.v1 import bench_pb2
 from scenarios.errors import BackendUnavailable, InvalidArgument, NotFound, ScenarioError
 
 MAX_BATCH_SIZE = 1000
+MAX_DELAY_MS = 60_000
 ARCHIVE_COLLECTION = "objects"
 DUPLICATE_KEY = 11000
 # Attempts at a bulk upsert before duplicate-key races count as a MongoDB failure.
@@ -26,6 +27,13 @@ _BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 def hello_message(name: str) -> str:
     """The Greeter's reply text."""
     return "Hello " + name
+
+
+def delay_seconds(delay_ms: int) -> float:
+    """How long SayHello waits: delay_ms in seconds, at most MAX_DELAY_MS."""
+    if delay_ms > MAX_DELAY_MS:
+        raise InvalidArgument("delay_ms", f"{delay_ms} is above the maximum of {MAX_DELAY_MS}")
+    return delay_ms / 1000
 
 
 def validate_bucket(bucket: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -23,6 +24,7 @@ from scenarios.objects import (
     Batcher,
     archive_operations,
     bulk_outcome,
+    delay_seconds,
     effective_batch_size,
     hello_message,
     page_objects,
@@ -49,8 +51,11 @@ class SyncScenarios:
         self._s3.close()
         self._mongo.close()
 
-    def hello(self, name: str) -> str:
-        """Greet without I/O."""
+    def hello(self, name: str, delay_ms: int = 0) -> str:
+        """Greet after delay_ms, sleeping on this worker thread (no I/O, no CPU)."""
+        pause = delay_seconds(delay_ms)
+        if pause:
+            time.sleep(pause)
         return hello_message(name)
 
     def list_objects(self, bucket: str, prefix: str) -> list[bench_pb2.ObjectInfo]:

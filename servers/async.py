@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
@@ -27,6 +27,7 @@ from servers.common import (
     log,
     log_failure,
     parse_config,
+    run_on_loop,
     setup_logging,
     status_of,
 )
@@ -90,7 +91,9 @@ class Greeter(bench_grpc.GreeterBase):
         request = await stream.recv_message()
         assert request is not None
         async with self._calls.call("SayHello"):
-            await stream.send_message(bench_pb2.HelloReply(message=await self._scenarios.hello(request.name)))
+            await stream.send_message(
+                bench_pb2.HelloReply(message=await self._scenarios.hello(request.name, request.delay_ms))
+            )
 
 
 class ObjectStore(bench_grpc.ObjectStoreBase):
@@ -127,7 +130,7 @@ async def serve(config: ServerConfig) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
 
-    scenarios = await AsyncScenarios.open(config.backends, pool_size=config.pool_size)
+    scenarios = await AsyncScenarios.open(config.backends, config.pool_size, config.mongo_driver)
     calls = CallsInFlight()
     services: list[Any] = [Greeter(scenarios, calls), ObjectStore(scenarios, calls)]
     serving = ServiceStatus()
@@ -140,7 +143,9 @@ async def serve(config: ServerConfig) -> None:
     try:
         await server.start(config.host, config.port)
         serving.set(True)
-        log.info("grpclib server on %s serving on %s:%d", config.loop, config.host, config.port)
+        log.info(
+            "grpclib server on %s (%s) serving on %s:%d", config.loop, config.mongo_driver, config.host, config.port
+        )
         await stop.wait()
         log.info("stopping: refusing new calls, %.1f s for calls in flight", config.grace)
         serving.set(False)
@@ -152,20 +157,10 @@ async def serve(config: ServerConfig) -> None:
         log.info("stopped")
 
 
-def run(config: ServerConfig, main: Callable[[ServerConfig], Coroutine[Any, Any, None]]) -> None:
-    """Run an async server's main coroutine on the configured event loop."""
-    if config.loop == "uvloop":
-        import uvloop
-
-        uvloop.run(main(config))
-    else:
-        asyncio.run(main(config))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `python -m servers.async`."""
     setup_logging()
-    run(parse_config(argv, prog="python -m servers.async", description="grpclib server", stack="loop"), serve)
+    run_on_loop(parse_config(argv, prog="python -m servers.async", description="grpclib server", stack="loop"), serve)
     return 0
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -17,6 +18,8 @@ from scenarios.objects import ArchiveCounts
 
 LOOPS = ("asyncio", "uvloop")
 Loop = Literal["asyncio", "uvloop"]
+MONGO_DRIVERS = ("motor", "pymongo")
+MongoDriver = Literal["motor", "pymongo"]
 # Full names of the services every server registers, for health and reflection.
 SERVICE_NAMES = tuple(service.full_name for service in bench_pb2.DESCRIPTOR.services_by_name.values())
 
@@ -31,9 +34,13 @@ class ServerConfig:
     port: int = 50051
     grace: float = 5.0
     workers: int = 10
+    # Thread-pool server processes sharing the port (SO_REUSEPORT); more than 1 needs an explicit port.
+    processes: int = 1
     loop: Loop = "asyncio"
     # Backend connections per client for event-loop servers (thread-pool servers use `workers`).
     pool_size: int = 100
+    # The async MongoDB client of event-loop servers: motor, or PyMongo's native AsyncMongoClient.
+    mongo_driver: MongoDriver = "motor"
     backends: BackendConfig = field(default_factory=BackendConfig)
 
     def __post_init__(self) -> None:
@@ -43,10 +50,16 @@ class ServerConfig:
             raise ValueError(f"grace must be >= 0 seconds, got {self.grace}")
         if self.workers < 1:
             raise ValueError(f"workers must be >= 1, got {self.workers}")
+        if self.processes < 1:
+            raise ValueError(f"processes must be >= 1, got {self.processes}")
+        if self.processes > 1 and self.port == 0:
+            raise ValueError("several processes share one port: give --port, not 0")
         if self.pool_size < 1:
             raise ValueError(f"pool size must be >= 1, got {self.pool_size}")
         if self.loop not in LOOPS:
             raise ValueError(f"loop must be one of {', '.join(LOOPS)}, got {self.loop!r}")
+        if self.mongo_driver not in MONGO_DRIVERS:
+            raise ValueError(f"mongo driver must be one of {', '.join(MONGO_DRIVERS)}, got {self.mongo_driver!r}")
 
 
 def parse_config(
@@ -63,11 +76,26 @@ def parse_config(
         help="seconds calls in flight get on shutdown (default: %(default)s)",
     )
     if stack == "threads":
-        parser.add_argument("-w", "--workers", type=int, default=10, help="thread-pool size (default: %(default)s)")
+        parser.add_argument(
+            "-w", "--workers", type=int, default=10, help="thread-pool size per process (default: %(default)s)"
+        )
+        parser.add_argument(
+            "-p",
+            "--processes",
+            type=int,
+            default=1,
+            help="server processes sharing the port with SO_REUSEPORT (default: %(default)s)",
+        )
     else:
         parser.add_argument("-l", "--loop", choices=LOOPS, default="asyncio", help="event loop (default: %(default)s)")
         parser.add_argument(
             "--pool-size", type=int, default=100, help="backend connections per client (default: %(default)s)"
+        )
+        parser.add_argument(
+            "--mongo-driver",
+            choices=MONGO_DRIVERS,
+            default="motor",
+            help="async MongoDB client: motor, or PyMongo's AsyncMongoClient (default: %(default)s)",
         )
     args = parser.parse_args(argv)
     options = {name: value for name, value in vars(args).items() if value is not None}
@@ -75,6 +103,16 @@ def parse_config(
         return ServerConfig(backends=BackendConfig.from_env(), **options)
     except ValueError as error:
         parser.error(str(error))
+
+
+def run_on_loop(config: ServerConfig, serve: Callable[[ServerConfig], Coroutine[Any, Any, None]]) -> None:
+    """Run an async server's main coroutine on the configured event loop."""
+    if config.loop == "uvloop":
+        import uvloop
+
+        uvloop.run(serve(config))
+    else:
+        asyncio.run(serve(config))
 
 
 def setup_logging() -> None:

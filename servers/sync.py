@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -50,7 +51,7 @@ class Greeter(bench_pb2_grpc.GreeterServicer):
 
     def SayHello(self, request: bench_pb2.HelloRequest, context: grpc.ServicerContext) -> bench_pb2.HelloReply:
         with grpc_errors(context, "SayHello"):
-            return bench_pb2.HelloReply(message=self._scenarios.hello(request.name))
+            return bench_pb2.HelloReply(message=self._scenarios.hello(request.name, request.delay_ms))
 
 
 class ObjectStore(bench_pb2_grpc.ObjectStoreServicer):
@@ -104,7 +105,10 @@ def serve(config: ServerConfig) -> None:
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     log.info("grpcio sync server (%d workers) serving on %s:%d", config.workers, config.host, port)
     try:
-        stop.wait()
+        # Wake up regularly: a signal the kernel hands to one of grpc's threads runs its Python handler
+        # only once the main thread executes bytecode again, so an untimed wait can miss SIGTERM for good.
+        while not stop.wait(0.5):
+            pass
     finally:
         log.info("stopping: refusing new calls, %.1f s for calls in flight", config.grace)
         health_servicer.enter_graceful_shutdown()
@@ -113,17 +117,50 @@ def serve(config: ServerConfig) -> None:
         log.info("stopped")
 
 
+def supervise(config: ServerConfig) -> int:
+    """Run config.processes single-process servers on one port; stop them all on SIGTERM or SIGINT.
+
+    grpc's documented way to use more cores with the sync server: one process per core, each with its
+    own thread pool and GIL, sharing the port through SO_REUSEPORT (on by default in grpcio on Linux).
+    """
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    argv = [sys.executable, "-m", "servers.sync", "-w", str(config.workers), "-p", "1"]
+    argv += ["--host", config.host, "--port", str(config.port), "--grace", str(config.grace)]
+    workers = [subprocess.Popen(argv) for _ in range(config.processes)]
+    log.info("supervising %d server processes: %s", len(workers), ", ".join(str(w.pid) for w in workers))
+    try:
+        while not stop.wait(0.5):
+            exited = [worker for worker in workers if worker.poll() is not None]
+            # A signal sent to the whole process group can stop a worker before this process sees it.
+            if exited and not stop.wait(1.0):
+                log.error("server process %d exited with status %d; stopping", exited[0].pid, exited[0].returncode)
+                break
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.send_signal(signal.SIGTERM)
+        for worker in workers:
+            try:
+                worker.wait(config.grace + 5)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+            if worker.returncode != 0:
+                log.error("server process %d exited with status %d", worker.pid, worker.returncode)
+    return 0 if stop.is_set() and all(worker.returncode == 0 for worker in workers) else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `python -m servers.sync`."""
     setup_logging()
-    serve(
-        parse_config(
-            argv,
-            prog="python -m servers.sync",
-            description="grpcio sync server on a thread pool",
-            stack="threads",
-        )
+    config = parse_config(
+        argv, prog="python -m servers.sync", description="grpcio sync server on a thread pool", stack="threads"
     )
+    if config.processes > 1:
+        return supervise(config)
+    serve(config)
     return 0
 
 

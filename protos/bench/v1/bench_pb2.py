@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bprotos/bench/v1/bench.proto\x12\x08\x62\x65nch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x1c\n\x0cHelloRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\x1d\n\nHelloReply\x12\x0f\n\x07message\x18\x01 \x01(\t\"H\n\x12ListObjectsRequest\x12\x0e\n\x06\x62ucket\x18\x01 \x01(\t\x12\x0e\n\x06prefix\x18\x02 \x01(\t\x12\x12\n\nbatch_size\x18\x03 \x01(\r\"h\n\nObjectInfo\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\x12\x31\n\rlast_modified\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"9\n\x10ListObjectsReply\x12%\n\x07objects\x18\x01 \x03(\x0b\x32\x14.bench.v1.ObjectInfo\"A\n\x0c\x41rchiveReply\x12\x0e\n\x06listed\x18\x01 \x01(\r\x12\x10\n\x08inserted\x18\x02 \x01(\r\x12\x0f\n\x07updated\x18\x03 \x01(\r2C\n\x07Greeter\x12\x38\n\x08SayHello\x12\x16.bench.v1.HelloRequest\x1a\x14.bench.v1.HelloReply2\xeb\x01\n\x0bObjectStore\x12G\n\x0bListObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x1a.bench.v1.ListObjectsReply\x12K\n\rStreamObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x1a.bench.v1.ListObjectsReply0\x01\x12\x46\n\x0e\x41rchiveObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x16.bench.v1.ArchiveReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bprotos/bench/v1/bench.proto\x12\x08\x62\x65nch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\".\n\x0cHelloRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08\x64\x65lay_ms\x18\x02 \x01(\r\"\x1d\n\nHelloReply\x12\x0f\n\x07message\x18\x01 \x01(\t\"H\n\x12ListObjectsRequest\x12\x0e\n\x06\x62ucket\x18\x01 \x01(\t\x12\x0e\n\x06prefix\x18\x02 \x01(\t\x12\x12\n\nbatch_size\x18\x03 \x01(\r\"h\n\nObjectInfo\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\x12\x31\n\rlast_modified\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"9\n\x10ListObjectsReply\x12%\n\x07objects\x18\x01 \x03(\x0b\x32\x14.bench.v1.ObjectInfo\"A\n\x0c\x41rchiveReply\x12\x0e\n\x06listed\x18\x01 \x01(\r\x12\x10\n\x08inserted\x18\x02 \x01(\r\x12\x0f\n\x07updated\x18\x03 \x01(\r2C\n\x07Greeter\x12\x38\n\x08SayHello\x12\x16.bench.v1.HelloRequest\x1a\x14.bench.v1.HelloReply2\xeb\x01\n\x0bObjectStore\x12G\n\x0bListObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x1a.bench.v1.ListObjectsReply\x12K\n\rStreamObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x1a.bench.v1.ListObjectsReply0\x01\x12\x46\n\x0e\x41rchiveObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x16.bench.v1.ArchiveReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,19 +33,19 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'protos.bench.v1.bench_pb2',
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_HELLOREQUEST']._serialized_start=74
-  _globals['_HELLOREQUEST']._serialized_end=102
-  _globals['_HELLOREPLY']._serialized_start=104
-  _globals['_HELLOREPLY']._serialized_end=133
-  _globals['_LISTOBJECTSREQUEST']._serialized_start=135
-  _globals['_LISTOBJECTSREQUEST']._serialized_end=207
-  _globals['_OBJECTINFO']._serialized_start=209
-  _globals['_OBJECTINFO']._serialized_end=313
-  _globals['_LISTOBJECTSREPLY']._serialized_start=315
-  _globals['_LISTOBJECTSREPLY']._serialized_end=372
-  _globals['_ARCHIVEREPLY']._serialized_start=374
-  _globals['_ARCHIVEREPLY']._serialized_end=439
-  _globals['_GREETER']._serialized_start=441
-  _globals['_GREETER']._serialized_end=508
-  _globals['_OBJECTSTORE']._serialized_start=511
-  _globals['_OBJECTSTORE']._serialized_end=746
+  _globals['_HELLOREQUEST']._serialized_end=120
+  _globals['_HELLOREPLY']._serialized_start=122
+  _globals['_HELLOREPLY']._serialized_end=151
+  _globals['_LISTOBJECTSREQUEST']._serialized_start=153
+  _globals['_LISTOBJECTSREQUEST']._serialized_end=225
+  _globals['_OBJECTINFO']._serialized_start=227
+  _globals['_OBJECTINFO']._serialized_end=331
+  _globals['_LISTOBJECTSREPLY']._serialized_start=333
+  _globals['_LISTOBJECTSREPLY']._serialized_end=390
+  _globals['_ARCHIVEREPLY']._serialized_start=392
+  _globals['_ARCHIVEREPLY']._serialized_end=457
+  _globals['_GREETER']._serialized_start=459
+  _globals['_GREETER']._serialized_end=526
+  _globals['_OBJECTSTORE']._serialized_start=529
+  _globals['_OBJECTSTORE']._serialized_end=764
 # @@protoc_insertion_point(module_scope)

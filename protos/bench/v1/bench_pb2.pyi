@@ -10,10 +10,12 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class HelloRequest(_message.Message):
-    __slots__ = ("name",)
+    __slots__ = ("name", "delay_ms")
     NAME_FIELD_NUMBER: _ClassVar[int]
+    DELAY_MS_FIELD_NUMBER: _ClassVar[int]
     name: str
-    def __init__(self, name: _Optional[str] = ...) -> None: ...
+    delay_ms: int
+    def __init__(self, name: _Optional[str] = ..., delay_ms: _Optional[int] = ...) -> None: ...
 
 class HelloReply(_message.Message):
     __slots__ = ("message",)
