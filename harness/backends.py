@@ -7,9 +7,12 @@ Tests and the harness share them.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import secrets
 import tempfile
+import urllib.error
+import urllib.request
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
@@ -22,10 +25,12 @@ import pymongo
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from harness.processes import Child, free_port, managed_process, tcp_ready
+from harness.matrix import BENCH_BUCKET, BENCH_OBJECTS
+from harness.processes import Child, Ready, free_port, managed_process, tcp_ready
 from harness.tools import (
     MONGO_JAVA_SERVER_VERSION,
     MONGO_LAUNCHER,
+    TOXIPROXY,
     VERSITYGW,
     ensure_go_tool,
     java,
@@ -34,8 +39,6 @@ from harness.tools import (
 from scenarios.clients import s3_client_kwargs
 from scenarios.config import BackendConfig
 
-BENCH_BUCKET = "bench"
-BENCH_OBJECTS = 893  # the original study's bucket
 HOST = "127.0.0.1"
 
 
@@ -149,7 +152,7 @@ def mongo_java_server(port: int | None = None) -> Iterator[tuple[str, Child]]:
         str(port),
         HOST,
     ]
-    with managed_process("mongo-java-server", argv, ready=lambda: mongo_ready(uri)) as child:
+    with managed_process("mongo-java-server", argv, ready=lambda pid: mongo_ready(uri)) as child:
         yield uri, child
 
 
@@ -171,6 +174,103 @@ def start_backends(env: Mapping[str, str] = os.environ) -> Iterator[Backends]:
             mongo_kind = f"mongo-java-server {MONGO_JAVA_SERVER_VERSION} (in memory)"
             config = replace(config, mongo_uri=uri)
         yield Backends(config, s3_kind, mongo_kind, tuple(children))
+
+
+class Toxiproxy:
+    """A running toxiproxy: proxies that add latency between the servers and a backend."""
+
+    def __init__(self, api: str, child: Child) -> None:
+        self.api = api
+        self.child = child
+
+    def _post(self, path: str, body: dict[str, Any]) -> None:
+        request = urllib.request.Request(
+            self.api + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=5) as response:
+            response.read()
+
+    def add_latency(self, name: str, upstream: str, latency_ms: int, jitter_ms: int = 0) -> str:
+        """A proxy to upstream ("host:port") whose replies arrive latency_ms later; returns its "host:port"."""
+        listen = f"{HOST}:{free_port()}"
+        self._post("/proxies", {"name": name, "listen": listen, "upstream": upstream, "enabled": True})
+        toxic = {"latency": latency_ms, "jitter": jitter_ms}
+        self._post(f"/proxies/{name}/toxics", {"type": "latency", "stream": "downstream", "attributes": toxic})
+        return listen
+
+
+def http_ready(url: str) -> Ready:
+    """A readiness check that passes once url answers 200."""
+
+    def check(pid: int) -> bool:
+        try:
+            with urllib.request.urlopen(url, timeout=0.5) as response:
+                return bool(response.status == 200)
+        except (urllib.error.URLError, OSError):
+            return False
+
+    return check
+
+
+def replace_mongo_host(uri: str, host_port: str) -> str:
+    """uri pointed at host_port directly (one host; credentials and options kept)."""
+    scheme, _, rest = uri.partition("://")
+    if scheme != "mongodb":
+        raise ValueError(f"latency emulation needs a mongodb:// URI with one host, got {scheme}://")
+    authority, sep, tail = rest.partition("/")
+    if "?" in authority:
+        authority, query = authority.split("?", 1)
+        sep, tail = "/", "?" + query
+    userinfo, at, hosts = authority.rpartition("@")
+    if "," in hosts:
+        raise ValueError("latency emulation supports a MONGO_URI with one host, not a replica set list")
+    path, _, query = (sep + tail).partition("?")
+    options = [option for option in query.split("&") if option and not option.startswith("directConnection=")]
+    options.append("directConnection=true")
+    return f"mongodb://{userinfo}{at}{host_port}{path or '/'}?{'&'.join(options)}"
+
+
+class LatencyRoutes:
+    """Backend configs whose S3 or MongoDB traffic crosses a latency proxy, each proxy made on first use."""
+
+    def __init__(self, proxy: Toxiproxy, direct: BackendConfig, jitter_ms: int = 0) -> None:
+        self._proxy = proxy
+        self._direct = direct
+        self._jitter_ms = jitter_ms
+        self._routes: dict[tuple[str, int], str] = {}
+
+    def _route(self, backend: str, upstream: str, latency_ms: int) -> str:
+        key = (backend, latency_ms)
+        if key not in self._routes:
+            name = f"{backend}-{latency_ms}ms"
+            self._routes[key] = self._proxy.add_latency(name, upstream, latency_ms, self._jitter_ms)
+        return self._routes[key]
+
+    def config(self, s3_latency_ms: int = 0, mongo_latency_ms: int = 0) -> BackendConfig:
+        """The direct config, with each backend given a latency reached through its proxy."""
+        config = self._direct
+        if s3_latency_ms:
+            if not config.s3_endpoint or not config.s3_endpoint.startswith("http://"):
+                raise ValueError("S3 latency emulation needs a plain-HTTP AWS_ENDPOINT_URL (or the embedded S3)")
+            upstream = config.s3_endpoint.removeprefix("http://").rstrip("/")
+            config = replace(config, s3_endpoint=f"http://{self._route('s3', upstream, s3_latency_ms)}")
+        if mongo_latency_ms:
+            nodes = pymongo.uri_parser.parse_uri(config.mongo_uri)["nodelist"]
+            upstream = f"{nodes[0][0]}:{nodes[0][1]}"
+            listen = self._route("mongodb", upstream, mongo_latency_ms)
+            config = replace(config, mongo_uri=replace_mongo_host(config.mongo_uri, listen))
+        return config
+
+
+@contextmanager
+def toxiproxy() -> Iterator[Toxiproxy]:
+    """toxiproxy's server with its API on 127.0.0.1 (a free port), and no proxy yet."""
+    binary = ensure_go_tool(TOXIPROXY)
+    api = f"http://{HOST}:{free_port()}"
+    port = api.rpartition(":")[2]
+    argv = [str(binary), "-host", HOST, "-port", port]
+    with managed_process("toxiproxy", argv, ready=http_ready(f"{api}/version")) as child:
+        yield Toxiproxy(api, child)
 
 
 def seed_body(index: int) -> bytes:

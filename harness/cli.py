@@ -23,8 +23,19 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from harness.backends import BENCH_BUCKET, BENCH_OBJECTS, seed_bucket, start_backends
-from harness.matrix import CONCURRENCY_LEVELS, REPEATS, SCENARIOS, SERVER_VARIANTS, Cell, scenario, server_variant
+from harness.backends import seed_bucket, start_backends
+from harness.matrix import (
+    BENCH_BUCKET,
+    BENCH_OBJECTS,
+    CONCURRENCY_LEVELS,
+    REPEATS,
+    SCENARIOS,
+    SERVER_VARIANTS,
+    SMALL_OBJECTS,
+    Cell,
+    scenario,
+    server_variant,
+)
 from harness.processes import ProcessError
 from harness.report import write_report
 from harness.results import CellRecord, latest_run
@@ -34,6 +45,8 @@ from scenarios.config import BackendConfig
 
 DEFAULT_OUT = ROOT / "results"
 QUICK = {"levels": (2,), "repeats": 1, "requests": 20, "warmup_requests": 10}
+# One variant per server module and option, including one that needs more CPUs (so skipping is exercised too).
+QUICK_SERVERS = ("sync-w10", "sync-w10-p2", "grpclib-uvloop", "aio-asyncio", "grpclib-asyncio-pymongo")
 
 
 def tools() -> int:
@@ -61,7 +74,8 @@ def backends(bucket: str, objects: int) -> int:
         stopped = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stopped.set())
         with contextlib.suppress(KeyboardInterrupt):
-            stopped.wait()
+            while not stopped.wait(0.5):  # a timed wait lets the signal handlers run
+                pass
     return 0
 
 
@@ -69,7 +83,7 @@ def servers() -> int:
     """List the registered server variants."""
     for variant in SERVER_VARIANTS:
         slots = "unbounded" if variant.slots is None else str(variant.slots)
-        print(f"{variant.name:18} {variant.command:36} slots={slots:10} {variant.description}")
+        print(f"{variant.name:26} {variant.command:58} slots={slots:10} {variant.description}")
     return 0
 
 
@@ -111,7 +125,9 @@ class ProgressDisplay:
     def cell_finished(self, cell: Cell, record: CellRecord) -> None:
         self._progress.advance(self._task)
         if record.status != "ok":
-            self._console.log(f"[red]{cell.key}: failed: {record.reason}")
+            self._console.log(
+                f"{'[yellow]' if record.status == 'skipped' else '[red]'}{cell.key}: {record.status}: {record.reason}"
+            )
             return
         runs = f"{len(record.repeats)} x {record.repeats[0].requests} requests" if record.repeats else "no runs"
         self._console.log(
@@ -148,6 +164,23 @@ def report(out_dir: Path, run: Path | None) -> int:
     return 0
 
 
+def milliseconds(text: str) -> int:
+    """A duration such as "100ms", "0.1s" or "100" (milliseconds) as whole milliseconds."""
+    value = text.strip().lower()
+    try:
+        if value.endswith("ms"):
+            result = float(value[:-2])
+        elif value.endswith("s"):
+            result = float(value[:-1]) * 1000
+        else:
+            result = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a duration such as 100ms or 0.1s, got {text!r}") from None
+    if result < 0:
+        raise argparse.ArgumentTypeError(f"a latency cannot be negative: {text!r}")
+    return round(result)
+
+
 def _names(text: str) -> list[str]:
     return [name.strip() for name in text.split(",") if name.strip()]
 
@@ -170,11 +203,24 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--concurrency", type=_ints, help=f"comma-separated levels (default: {CONCURRENCY_LEVELS})")
     run.add_argument("--repeats", type=int, help=f"measured runs per cell (default: {REPEATS})")
     run.add_argument("--requests", type=int, help="requests per measured run (default: sized from the warm-up)")
-    run.add_argument("--quick", action="store_true", help="a tiny matrix for smoke tests: c=2, 1 run of 20 requests")
+    run.add_argument(
+        "--quick", action="store_true", help="a tiny matrix for smoke tests: 5 variants, c=2, 1 run of 20 requests"
+    )
     run.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default: results/)")
     run.add_argument("--objects", type=int, default=BENCH_OBJECTS, help="objects in the bucket (default: %(default)s)")
     run.add_argument(
         "--server-cpus", type=_ints, help="CPUs for the server under test (default: the last core); the rest run ghz"
+    )
+    run.add_argument(
+        "--s3-latency", type=milliseconds, default=0, help="latency added to S3 (toxiproxy), e.g. 100ms; default none"
+    )
+    run.add_argument("--mongo-latency", type=milliseconds, default=0, help="latency added to MongoDB, e.g. 5ms")
+    run.add_argument("--jitter", type=milliseconds, default=0, help="jitter of the added latencies, e.g. 10ms")
+    run.add_argument(
+        "--latency-bucket-objects",
+        type=int,
+        default=SMALL_OBJECTS,
+        help="objects in the latency scenarios' bucket (default: %(default)s)",
     )
 
     rep = commands.add_parser("report", help="re-render tables and charts from raw result files")
@@ -205,10 +251,15 @@ def run_options(args: argparse.Namespace) -> RunOptions:
     settings = {**quick, **{key: value for key, value in chosen.items() if value is not None}}
     return RunOptions(
         out_dir=args.out.resolve(),
-        servers=tuple(server_variant(name) for name in args.servers) if args.servers else SERVER_VARIANTS,
+        servers=tuple(server_variant(name) for name in args.servers or (QUICK_SERVERS if args.quick else ()))
+        or SERVER_VARIANTS,
         scenarios=tuple(scenario(name) for name in args.scenarios) if args.scenarios else SCENARIOS,
         server_cpus=args.server_cpus if args.server_cpus is not None else default_server_cpus(),
         objects=args.objects,
+        latency_bucket_objects=args.latency_bucket_objects,
+        s3_latency_ms=args.s3_latency,
+        mongo_latency_ms=args.mongo_latency,
+        jitter_ms=args.jitter,
         **settings,
     )
 

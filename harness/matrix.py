@@ -17,9 +17,17 @@ class ServerVariant:
     name: str
     module: str
     args: tuple[str, ...]
-    # Calls it can serve at once: thread-pool workers, or None for an event loop (no fixed bound).
+    # Calls it can serve at once: thread-pool workers (times processes), or None for an event loop.
     slots: int | None
     description: str
+    # Server CPUs it needs to be worth measuring (a multi-process server on one core measures nothing new).
+    min_cpus: int = 1
+    # The scenarios it runs, or None for all (a MongoDB-driver variant only matters where MongoDB is used).
+    only: tuple[str, ...] | None = None
+
+    def runs(self, scenario_name: str) -> bool:
+        """Whether this variant takes part in a scenario."""
+        return self.only is None or scenario_name in self.only
 
     def argv(self, port: int, host: str = "127.0.0.1") -> list[str]:
         """The command that starts this variant on host:port."""
@@ -31,11 +39,36 @@ class ServerVariant:
         return " ".join(["python -m", self.module, *self.args])
 
 
+BENCH_BUCKET = "bench"
+BENCH_OBJECTS = 893  # the original study's bucket
+SMALL_BUCKET = "bench-small"  # for the latency scenarios: few objects, so the wait dominates
+SMALL_OBJECTS = 20
+WAIT_MS = 100
+S3_LATENCY_MS = 100
+
+MONGO_ONLY = ("s3-mongo", f"s3-mongo-{S3_LATENCY_MS}ms")
 SERVER_VARIANTS: tuple[ServerVariant, ...] = (
     ServerVariant("sync-w1", "servers.sync", ("-w", "1"), 1, "grpcio sync, 1 worker thread"),
     ServerVariant("sync-w10", "servers.sync", ("-w", "10"), 10, "grpcio sync, 10 worker threads"),
-    ServerVariant("grpclib-asyncio", "servers.async", ("-l", "asyncio"), None, "grpclib on asyncio"),
-    ServerVariant("grpclib-uvloop", "servers.async", ("-l", "uvloop"), None, "grpclib on uvloop"),
+    ServerVariant(
+        "sync-w10-p2", "servers.sync", ("-w", "10", "-p", "2"), 20, "grpcio sync, 2 processes x 10 threads", 2
+    ),
+    ServerVariant("grpclib-asyncio", "servers.async", ("-l", "asyncio"), None, "grpclib on asyncio, motor"),
+    ServerVariant("grpclib-uvloop", "servers.async", ("-l", "uvloop"), None, "grpclib on uvloop, motor"),
+    ServerVariant("aio-asyncio", "servers.aio", ("-l", "asyncio"), None, "grpc.aio on asyncio, motor"),
+    ServerVariant("aio-uvloop", "servers.aio", ("-l", "uvloop"), None, "grpc.aio on uvloop, motor"),
+    *(
+        ServerVariant(
+            f"{stack}-{loop}-pymongo",
+            module,
+            ("-l", loop, "--mongo-driver", "pymongo"),
+            None,
+            f"{label} on {loop}, PyMongo AsyncMongoClient",
+            only=MONGO_ONLY,
+        )
+        for stack, module, label in (("grpclib", "servers.async", "grpclib"), ("aio", "servers.aio", "grpc.aio"))
+        for loop in ("asyncio", "uvloop")
+    ),
 )
 
 
@@ -49,30 +82,67 @@ class Scenario:
     description: str
     # Requests in a warm-up run; measured runs are sized from the warm-up's throughput.
     warmup_requests: int
+    # The bucket it lists, seeded before the run (None: no S3).
+    bucket: str | None = None
+    # Emulated latency between the server and S3 in this scenario (0: the run's --s3-latency, if any).
+    s3_latency_ms: int = 0
+    # Also measure one call alone (concurrency 1), to show the cell's bounds and efficiency.
+    bounded: bool = False
 
 
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario("hello", "bench.v1.Greeter.SayHello", {"name": "world"}, "SayHello: no I/O", 2000),
     Scenario(
+        "hello-wait",
+        "bench.v1.Greeter.SayHello",
+        {"name": "world", "delay_ms": WAIT_MS},
+        f"SayHello waiting {WAIT_MS} ms without CPU (a blocking sleep on a worker thread, asyncio.sleep on a loop)",
+        20,
+        bounded=True,
+    ),
+    Scenario(
         "s3-unary",
         "bench.v1.ObjectStore.ListObjects",
-        {"bucket": "bench"},
+        {"bucket": BENCH_BUCKET},
         "ListObjects: the whole bucket in one reply",
         20,
+        bucket=BENCH_BUCKET,
     ),
     Scenario(
         "s3-stream",
         "bench.v1.ObjectStore.StreamObjects",
-        {"bucket": "bench", "batch_size": 1},
+        {"bucket": BENCH_BUCKET, "batch_size": 1},
         "StreamObjects: one object per message (batch_size 1)",
         20,
+        bucket=BENCH_BUCKET,
     ),
     Scenario(
         "s3-mongo",
         "bench.v1.ObjectStore.ArchiveObjects",
-        {"bucket": "bench"},
+        {"bucket": BENCH_BUCKET},
         "ArchiveObjects: list the bucket, upsert one document per object",
         20,
+        bucket=BENCH_BUCKET,
+    ),
+    Scenario(
+        f"s3-unary-{S3_LATENCY_MS}ms",
+        "bench.v1.ObjectStore.ListObjects",
+        {"bucket": SMALL_BUCKET},
+        f"ListObjects on the small bucket, S3 {S3_LATENCY_MS} ms away",
+        20,
+        bucket=SMALL_BUCKET,
+        s3_latency_ms=S3_LATENCY_MS,
+        bounded=True,
+    ),
+    Scenario(
+        f"s3-mongo-{S3_LATENCY_MS}ms",
+        "bench.v1.ObjectStore.ArchiveObjects",
+        {"bucket": SMALL_BUCKET},
+        f"ArchiveObjects on the small bucket, S3 {S3_LATENCY_MS} ms away",
+        20,
+        bucket=SMALL_BUCKET,
+        s3_latency_ms=S3_LATENCY_MS,
+        bounded=True,
     ),
 )
 Named = TypeVar("Named", "Scenario", "ServerVariant")
@@ -115,8 +185,14 @@ class Cell:
 
 
 def expand(servers: tuple[ServerVariant, ...], scenarios: tuple[Scenario, ...], levels: tuple[int, ...]) -> list[Cell]:
-    """Every cell of servers x scenarios x levels, one scenario at a time."""
-    return [Cell(server, each, level) for each in scenarios for server in servers for level in levels]
+    """Every cell of servers x scenarios x levels that a variant takes part in, one scenario at a time."""
+    return [
+        Cell(server, each, level)
+        for each in scenarios
+        for server in servers
+        if server.runs(each.name)
+        for level in levels
+    ]
 
 
 def measured_requests(warmup_ok_rps: float, concurrency: int) -> int:

@@ -27,10 +27,13 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-def tcp_ready(host: str, port: int) -> Callable[[], bool]:
+Ready = Callable[[int], bool]  # a readiness check, given the child's pid
+
+
+def tcp_ready(host: str, port: int) -> Ready:
     """A readiness check that passes once host:port accepts a TCP connection."""
 
-    def check() -> bool:
+    def check(pid: int) -> bool:
         try:
             with socket.create_connection((host, port), timeout=0.5):
                 return True
@@ -76,10 +79,10 @@ class Child:
         return self.process.returncode
 
 
-def wait_ready(child: Child, ready: Callable[[], bool], timeout: float) -> None:
+def wait_ready(child: Child, ready: Ready, timeout: float) -> None:
     """Poll `ready` until it passes; fail early if the child exits."""
     deadline = time.monotonic() + timeout
-    while not ready():
+    while not ready(child.pid):
         if child.process.poll() is not None:
             raise ProcessError(
                 f"{child.name} exited with status {child.process.returncode} before it was ready:\n{child.log_tail()}"
@@ -94,13 +97,13 @@ def managed_process(
     name: str,
     argv: Sequence[str],
     *,
-    ready: Callable[[], bool],
+    ready: Ready,
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     log_dir: Path | None = None,
     timeout: float = 60.0,
 ) -> Iterator[Child]:
-    """Start argv in its own process group, yield it once `ready()` passes, stop it on exit.
+    """Start argv in its own process group, yield it once `ready(pid)` passes, stop it on exit.
 
     Output goes to a log file in log_dir (kept), or to a temporary file removed on exit.
 

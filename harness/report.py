@@ -10,12 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.bounds import Bounds, cell_bounds
 from harness.ghz import PERCENTILES
 from harness.matrix import SCENARIOS
 from harness.results import CellResult, load_cells, read_json, write_bytes_atomic, write_text_atomic
 from harness.runner import NOISE_THRESHOLD, spread
 
 CPU_BOUND_PERCENT = 90.0
+TIE = 0.05  # throughputs this close are not called a win
 MIB = 1024 * 1024
 
 
@@ -24,6 +26,11 @@ class CellSummary:
     """A cell's repeats reduced to what the tables show: medians, with the spread of OK req/s."""
 
     result: CellResult
+    meta: dict[str, Any]
+
+    @property
+    def bounds(self) -> Bounds | None:
+        return cell_bounds(self.result, self.meta)
 
     @property
     def failed(self) -> bool:
@@ -79,6 +86,22 @@ def _rate(value: float) -> str:
     return f"{value:,.1f}" if value < 100 else f"{value:,.0f}"
 
 
+def latency_label(records: Sequence[CellSummary]) -> str:
+    """ "S3 +100 ms, MongoDB +5 ms (jitter 10 ms)" for the latencies the cells ran with, or ""."""
+    record = records[0].result.record if records else None
+    if record is None or not (record.s3_latency_ms or record.mongo_latency_ms):
+        return ""
+    parts = [
+        f"{name} +{ms} ms" for name, ms in (("S3", record.s3_latency_ms), ("MongoDB", record.mongo_latency_ms)) if ms
+    ]
+    jitter = f" (jitter {record.jitter_ms} ms)" if record.jitter_ms else ""
+    return ", ".join(parts) + jitter
+
+
+def _bound(value: float) -> str:
+    return "unbounded" if value == float("inf") else f"{_rate(value)}/s"
+
+
 def _row(label: str, cells: Sequence[str]) -> str:
     return f"| {label} | " + " | ".join(cells) + " |"
 
@@ -93,8 +116,12 @@ def cell_table(scenario: str, concurrency: int, summaries: dict[str, CellSummary
     def column(render: Any) -> list[str]:
         return [("—" if summaries[name].failed else render(summaries[name])) for name in servers]
 
+    def bound_column(render: Any) -> list[str]:
+        return [("—" if (b := summaries[name].bounds) is None else render(b)) for name in servers]
+
+    latency = latency_label(list(summaries.values()))
     lines = [
-        f"# {scenario}, concurrency {concurrency}",
+        f"# {scenario}, concurrency {concurrency}" + (f" ({latency})" if latency else ""),
         "",
         f"{description}. Run `{meta['run_id']}`: a discarded warm-up, then {repeats} measured ghz runs per cell "
         "in count mode. Count, OK and status rows add up all runs; times and percentiles are medians of the "
@@ -124,17 +151,29 @@ def cell_table(scenario: str, concurrency: int, summaries: dict[str, CellSummary
         _row("Server RSS, peak", column(lambda s: f"{s.rss_peak / MIB:.0f} MiB")),
         _row("Noise", column(lambda s: f"**noisy** ({s.spread:.0%})" if s.noisy else f"ok ({s.spread:.0%})")),
     ]
-    failures = [f"- {name}: failed: {s.result.record.reason}" for name, s in summaries.items() if s.failed]
+    if any(summary.bounds for summary in summaries.values()):
+        lines += [
+            _row("Call alone (c=1, average)", column(lambda s: _ms(s.result.probe.average) if s.result.probe else "—")),
+            _row("Wait bound, min(c, slots) / latency", bound_column(lambda b: _bound(b.wait))),
+            _row("CPU bound, CPUs / CPU s per call", bound_column(lambda b: _bound(b.cpu))),
+            _row("Bound that binds", bound_column(lambda b: f"{b.binding}, {_bound(b.bound)}")),
+            _row("**Efficiency**, OK req/s / bound", bound_column(lambda b: f"**{b.efficiency:.0%}**")),
+        ]
+    failures = [
+        f"- {name}: {s.result.record.status}: {s.result.record.reason}" for name, s in summaries.items() if s.failed
+    ]
     if failures:
         lines += ["", *failures]
     return "\n".join(lines) + "\n"
 
 
-def _by_scenario(results: list[CellResult]) -> dict[str, dict[int, dict[str, CellSummary]]]:
+def _by_scenario(results: list[CellResult], meta: dict[str, Any]) -> dict[str, dict[int, dict[str, CellSummary]]]:
     grouped: dict[str, dict[int, dict[str, CellSummary]]] = {}
     for result in results:
         record = result.record
-        grouped.setdefault(record.scenario, {}).setdefault(record.concurrency, {})[record.server] = CellSummary(result)
+        grouped.setdefault(record.scenario, {}).setdefault(record.concurrency, {})[record.server] = CellSummary(
+            result, meta
+        )
     return grouped
 
 
@@ -150,9 +189,16 @@ def reading(scenario: str, levels: dict[int, dict[str, CellSummary]], cpus: int)
         ranked = sorted(((s.ok_rps, name) for name, s in levels[level].items() if not s.failed), reverse=True)
         if not ranked:
             continue
-        (best_rps, best), *rest = ranked
-        runner_up = f", {rest[0][1]} next at {_rate(rest[0][0])}" if rest else ""
-        lines.append(f"- c={level}: **{best}** serves the most, {_rate(best_rps)} OK req/s{runner_up}.")
+        best_rps = ranked[0][0]
+        leaders = [name for rps, name in ranked if rps >= best_rps * (1 - TIE)]
+        if len(leaders) == 1:
+            runner_up = f", {ranked[1][1]} next at {_rate(ranked[1][0])}" if len(ranked) > 1 else ""
+            lines.append(f"- c={level}: **{leaders[0]}** serves the most, {_rate(best_rps)} OK req/s{runner_up}.")
+        else:
+            lines.append(
+                f"- c={level}: {', '.join(leaders)} within {TIE:.0%} of each other, a tie "
+                f"(highest {_rate(best_rps)} OK req/s)."
+            )
     top = max(levels)
     bound = []
     for name, summary in levels[top].items():
@@ -163,6 +209,13 @@ def reading(scenario: str, levels: dict[int, dict[str, CellSummary]], cpus: int)
         bound.append(f"{name} {summary.cpu_average:.0f}% ({kind})")
     if bound:
         lines.append(f"- Server CPU at c={top} (100% = one core, {cpus} given): " + "; ".join(bound) + ".")
+    limits = [
+        f"{name} {b.binding}-bound at {_bound(b.bound)}, {b.efficiency:.0%} of it"
+        for name, summary in levels[top].items()
+        if (b := summary.bounds) is not None
+    ]
+    if limits:
+        lines.append(f"- What limits each stack at c={top}: " + "; ".join(limits) + ".")
     return lines
 
 
@@ -215,8 +268,20 @@ def _targets(meta: dict[str, Any]) -> list[str]:
         + (f" (cells: {', '.join(zero['cells_with_non_ok_or_failed'])})" if not zero["met"] else ""),
         f"- hello repeats within 10% of their median: {mark[hello['met']]}"
         + (f" (widest: {worst[0]} at {worst[1]:.1%})" if worst else " (no hello cell with repeats)"),
+        *[
+            f"- {key}: every variant at {target['least']:.0%} or more of its bound: {mark[target['met']]} ("
+            + ", ".join(f"{name} {value:.0%}" for name, value in target["by_server"].items())
+            + ")"
+            for key, target in targets.get("efficiency", {}).items()
+        ],
         "",
     ]
+
+
+def _summary_cell(summary: CellSummary) -> str:
+    bounds = summary.bounds
+    efficiency = f" ({bounds.efficiency:.0%})" if bounds else ""
+    return _rate(summary.ok_rps) + efficiency + (" **noisy**" if summary.noisy else "")
 
 
 def _cpus(cpus: list[int]) -> str:
@@ -225,7 +290,7 @@ def _cpus(cpus: list[int]) -> str:
 
 def summary(results: list[CellResult], meta: dict[str, Any]) -> str:
     """results/README.md: per scenario, OK req/s by server x concurrency, links, charts and a reading."""
-    grouped = _by_scenario(results)
+    grouped = _by_scenario(results, meta)
     env = meta["environment"]
     pinning = meta["pinning"]
     backends = meta.get("backends", {})
@@ -239,12 +304,15 @@ def summary(results: list[CellResult], meta: dict[str, Any]) -> str:
         f"{_cpus(pinning['ghz_and_backend_cpus'])}. Python {env['python']}, "
         + ", ".join(f"{name} {version}" for name, version in env["packages"].items())
         + f", {env['ghz']}. S3: {backends.get('s3', '?')}; MongoDB: {backends.get('mongo', '?')}. "
-        f"Bucket `{meta['matrix']['bucket']['name']}` of {meta['matrix']['bucket']['objects']} objects.",
+        "Buckets: " + ", ".join(f"`{name}` ({n} objects)" for name, n in meta["matrix"]["buckets"].items()) + ".",
         "",
         "How to read: each cell is a fresh server, a warm-up that is thrown away, then "
         f"{meta['matrix']['repeats']} ghz runs in count mode sized to last a few seconds. Figures are OK "
         "responses per second (failed calls never count), the median of the runs; **noisy** marks a cell whose "
-        "runs stray more than 10% from their median. Raw ghz reports and run metadata are in "
+        "runs stray more than 10% from their median. Where a scenario waits (emulated latency, a sleep), "
+        "its cells also show an **efficiency**: OK req/s over the lower of two bounds, the wait bound "
+        "min(concurrency, serving slots) / (one call's latency alone) and the CPU bound "
+        "(server CPUs / CPU seconds per call). Raw ghz reports and run metadata are in "
         f"[`runs/{meta['run_id']}`](runs/{meta['run_id']}).",
         "",
         *_targets(meta),
@@ -253,16 +321,18 @@ def summary(results: list[CellResult], meta: dict[str, Any]) -> str:
         levels = grouped[scenario]
         servers = _ordered(meta, "servers", sorted({name for level in levels.values() for name in level}))
         description = next((each.description for each in SCENARIOS if each.name == scenario), scenario)
-        lines += [f"## {scenario}", "", f"{description}.", "", f"![{scenario}](charts/{scenario}.png)", ""]
-        lines.append(_row("OK req/s", [f"c={level}" for level in sorted(levels)]))
+        latency = latency_label([summary for level in levels.values() for summary in level.values()])
+        bounded = any(summary.bounds for level in levels.values() for summary in level.values())
+        lines += [f"## {scenario}", "", f"{description}" + (f"; emulated latency: {latency}" if latency else "") + "."]
+        lines += ["", f"![{scenario}](charts/{scenario}.png)", ""]
+        header = "OK req/s (efficiency)" if bounded else "OK req/s"
+        lines.append(_row(header, [f"c={level}" for level in sorted(levels)]))
         lines.append("|---|" + "---|" * len(levels))
         for name in servers:
             row = []
             for level in sorted(levels):
                 s = levels[level].get(name)
-                row.append(
-                    "—" if s is None else "failed" if s.failed else _rate(s.ok_rps) + (" **noisy**" if s.noisy else "")
-                )
+                row.append("—" if s is None else s.result.record.status if s.failed else _summary_cell(s))
             lines.append(_row(name, row))
         links = ", ".join(f"[c={level}]({scenario}/concurrency-{level}.md)" for level in sorted(levels))
         lines += ["", f"Full tables: {links}.", "", *reading(scenario, levels, cpus), ""]
@@ -273,7 +343,7 @@ def write_report(run_dir: Path, out_dir: Path) -> list[Path]:
     """Render every table, chart and the summary of run_dir into out_dir; returns the files written."""
     meta = read_json(run_dir / "run.json")
     results = load_cells(run_dir)
-    grouped = _by_scenario(results)
+    grouped = _by_scenario(results, meta)
     for stale in [out_dir / "charts", *(out_dir / each.name for each in SCENARIOS)]:
         if stale.is_dir():
             shutil.rmtree(stale)

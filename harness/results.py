@@ -4,6 +4,7 @@ Layout of one run (`<out>/runs/<run id>/`):
   run.json                                   metadata, the matrix, status, wall time, targets
   cells/<scenario>/<server>/c<N>.json        one cell: status or failure reason, sizing, resources
   cells/<scenario>/<server>/c<N>-r<k>.json   ghz's report of repeat k, per-request details stripped
+  cells/<scenario>/<server>/c<N>-probe.json  calls one at a time, for the bounds (bounded scenarios)
 """
 
 from __future__ import annotations
@@ -64,12 +65,16 @@ class CellRecord:
     scenario: str
     server: str
     concurrency: int
-    status: str  # "ok" or "failed"
+    status: str  # "ok", "failed" or "skipped"
     reason: str = ""
     warmup_requests: int = 0
     warmup_ok_rps: float = 0.0
     repeats: list[Repeat] = field(default_factory=list)
     seconds: float = 0.0
+    s3_latency_ms: int = 0
+    mongo_latency_ms: int = 0
+    jitter_ms: int = 0
+    probe_file: str = ""  # ghz's report of calls made one at a time, for the cell's bounds
     schema: int = SCHEMA
 
     @property
@@ -93,15 +98,16 @@ class CellResult:
 
     record: CellRecord
     reports: list[GhzReport]
+    probe: GhzReport | None = None
 
 
 def save_cell(run_dir: Path, record: CellRecord) -> None:
     write_json_atomic(run_dir / f"{record.stem}.json", record.to_json())
 
 
-def save_ghz(run_dir: Path, record_stem: str, repeat: int, raw: dict[str, Any]) -> str:
-    """Store one repeat's ghz report; returns its path relative to the run directory."""
-    relative = f"{record_stem}-r{repeat}.json"
+def save_ghz(run_dir: Path, record_stem: str, run: str, raw: dict[str, Any]) -> str:
+    """Store one ghz report (run "r1", "r2", ... or "probe"); returns its path relative to the run directory."""
+    relative = f"{record_stem}-{run}.json"
     write_json_atomic(run_dir / relative, raw)
     return relative
 
@@ -110,11 +116,12 @@ def load_cells(run_dir: Path) -> list[CellResult]:
     """Every cell record of a run, with its ghz reports, from the files alone."""
     results = []
     for path in sorted((run_dir / "cells").glob("*/*/c*.json")):
-        if "-r" in path.stem:
+        if "-" in path.stem:
             continue
         record = CellRecord.from_json(read_json(path))
         reports = [GhzReport.from_json(read_json(run_dir / repeat.ghz_file)) for repeat in record.repeats]
-        results.append(CellResult(record, reports))
+        probe = GhzReport.from_json(read_json(run_dir / record.probe_file)) if record.probe_file else None
+        results.append(CellResult(record, reports, probe))
     return results
 
 

@@ -3,24 +3,38 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
+import psutil
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from harness.matrix import ServerVariant
-from harness.processes import Child, free_port, managed_process
+from harness.processes import Child, Ready, free_port, managed_process
 from harness.tools import ROOT
 
 HOST = "127.0.0.1"
 
 
-def health_serving(target: str) -> Callable[[], bool]:
+def every_process_listening(pid: int, port: int) -> bool:
+    """True once the server's processes all listen on port: its workers if it has any, else itself."""
+    try:
+        root = psutil.Process(pid)
+        processes = root.children(recursive=True) or [root]
+        return all(
+            any(c.laddr.port == port and c.status == psutil.CONN_LISTEN for c in p.net_connections(kind="tcp"))
+            for p in processes
+        )
+    except psutil.Error:
+        return False
+
+
+def health_serving(target: str) -> Ready:
     """A readiness check that passes once the server's overall health is SERVING."""
 
-    def check() -> bool:
+    def check(pid: int) -> bool:
         with grpc.insecure_channel(target) as channel:
             try:
                 reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=1)
@@ -47,5 +61,10 @@ def running_server(
     if cpus:
         argv = ["taskset", "-c", ",".join(map(str, cpus)), *argv]
     env = {**os.environ, **backend_env}
-    with managed_process(variant.name, argv, env=env, cwd=ROOT, ready=health_serving(target), log_dir=log_dir) as child:
+    healthy = health_serving(target)
+
+    def ready(pid: int) -> bool:
+        return healthy(pid) and every_process_listening(pid, port)
+
+    with managed_process(variant.name, argv, env=env, cwd=ROOT, ready=ready, log_dir=log_dir) as child:
         yield target, child

@@ -11,8 +11,8 @@ import grpc
 import pymongo
 import pytest
 
-from harness.backends import BENCH_BUCKET, BENCH_OBJECTS, Backends, seed_bucket, start_backends
-from harness.matrix import SERVER_VARIANTS, ServerVariant
+from harness.backends import Backends, seed_bucket, start_backends
+from harness.matrix import BENCH_BUCKET, BENCH_OBJECTS, SERVER_VARIANTS, ServerVariant
 from harness.processes import Child
 from harness.serving import running_server
 from protos.bench.v1 import bench_pb2_grpc

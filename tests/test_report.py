@@ -39,11 +39,12 @@ META: dict[str, Any] = {
     "pinning": {"server_cpus": [1], "ghz_and_backend_cpus": [0]},
     "matrix": {
         "servers": ["sync-w1", "sync-w10", "grpclib-uvloop"],
-        "scenarios": ["s3-unary"],
+        "server_slots": {"sync-w1": 1, "sync-w10": 10, "grpclib-uvloop": None},
+        "scenarios": ["s3-unary", "hello-wait"],
         "concurrency": [2],
         "repeats": 2,
         "requests": 40,
-        "bucket": {"name": "bench", "objects": 893},
+        "buckets": {"bench": 893},
     },
     "backends": {"s3": "versitygw v1.8.0 (posix)", "mongo": "mongo-java-server 1.46.0 (in memory)"},
     "targets": {
@@ -69,6 +70,20 @@ def make_run(root: Path) -> Path:
             repeats.append(Repeat(f"{stem}-r{number}.json", 40, usage))
         save_cell(run_dir, CellRecord("s3-unary", server, 2, "ok", repeats=repeats, seconds=3.0))
     save_cell(run_dir, CellRecord("s3-unary", "grpclib-uvloop", 2, "failed", reason="server exited with status 1"))
+    stem = "cells/hello-wait/sync-w1/c2"
+    (run_dir / stem).parent.mkdir(parents=True)
+    for run in ("probe", "r1"):
+        shutil.copy(FIXTURES / "ghz-ok.json", run_dir / f"{stem}-{run}.json")
+    bounded = CellRecord(
+        "hello-wait",
+        "sync-w1",
+        2,
+        "ok",
+        repeats=[Repeat(f"{stem}-r1.json", 40, usage)],
+        s3_latency_ms=100,
+        probe_file=f"{stem}-probe.json",
+    )
+    save_cell(run_dir, bounded)
     return run_dir
 
 
@@ -87,6 +102,10 @@ def rendered(tmp_path: Path) -> Path:
 
 def test_concurrency_table_matches_golden(rendered: Path) -> None:
     check_golden("s3-unary-concurrency-2.md", (rendered / "s3-unary" / "concurrency-2.md").read_text())
+
+
+def test_bounded_table_shows_bounds_and_efficiency(rendered: Path) -> None:
+    check_golden("hello-wait-concurrency-2.md", (rendered / "hello-wait" / "concurrency-2.md").read_text())
 
 
 def test_summary_matches_golden(rendered: Path) -> None:

@@ -13,7 +13,9 @@ from harness.runner import RunOptions, check_targets, spread
 
 def test_expand_covers_every_cell_once() -> None:
     cells = expand(SERVER_VARIANTS, SCENARIOS, (2, 50))
-    assert len(cells) == len(SERVER_VARIANTS) * len(SCENARIOS) * 2
+    pairs = [(server, each) for server in SERVER_VARIANTS for each in SCENARIOS if server.runs(each.name)]
+    assert len(cells) == len(pairs) * 2
+    assert not any(cell.server.name.endswith("-pymongo") and "mongo" not in cell.scenario.name for cell in cells)
     assert len({cell.key for cell in cells}) == len(cells)
     assert cells[0].key == "hello/sync-w1/c2"
 
@@ -40,7 +42,7 @@ def test_spread_is_the_farthest_run_from_the_median() -> None:
 
 
 def test_targets_with_nothing_run() -> None:
-    targets = check_targets([], wall_seconds=1300.0, full_matrix=True)
+    targets = check_targets([], wall_seconds=1300.0, full_matrix=True, meta={})
     assert targets["wall_time"] == {"target_seconds": 1200, "measured_seconds": 1300.0, "applies": True, "met": False}
     assert targets["zero_non_ok"]["met"]
 
@@ -52,13 +54,23 @@ def test_targets_with_nothing_run() -> None:
         ({"repeats": 0}, "repeats must be >= 1"),
         ({"requests": 10, "levels": (50,)}, "requests (10) must be >= the highest concurrency (50)"),
         ({"server_cpus": (7,), "available_cpus": (0, 1)}, "server CPUs [7] are not available"),
-        ({"server_cpus": (0, 1), "available_cpus": (0, 1)}, "ghz and the backends need one"),
         ({"servers": ()}, "the matrix is empty"),
     ],
 )
 def test_run_options_validate(changes: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
         RunOptions(out_dir=Path("out"), **changes)  # type: ignore[arg-type]
+
+
+def test_a_server_given_every_cpu_shares_them_and_multiprocess_needs_two() -> None:
+    shared = RunOptions(out_dir=Path("out"), server_cpus=(0, 1), available_cpus=(0, 1))
+    assert shared.other_cpus == (0, 1)
+    (multi,) = [
+        c for c in expand(SERVER_VARIANTS, SCENARIOS, (2,)) if c.server.min_cpus == 2 and c.scenario.name == "hello"
+    ]
+    assert shared.skip_reason(multi) == ""
+    one = RunOptions(out_dir=Path("out"), server_cpus=(1,), available_cpus=(0, 1))
+    assert "needs 2 server CPUs, given 1" in one.skip_reason(multi)
 
 
 def test_default_options_are_the_full_matrix() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -11,7 +12,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from harness.backends import BENCH_BUCKET, BENCH_OBJECTS, expected_etag, seed_objects
+from harness.backends import expected_etag, seed_objects
+from harness.matrix import BENCH_BUCKET, BENCH_OBJECTS
 from protos.bench.v1 import bench_pb2
 from tests.conftest import LARGE_BUCKET, LARGE_OBJECTS, Server
 
@@ -38,6 +40,37 @@ def test_health_reports_serving(server: Server) -> None:
 def test_say_hello(server: Server) -> None:
     reply = server.greeter.SayHello(bench_pb2.HelloRequest(name="world"), timeout=5)
     assert reply.message == "Hello world"
+
+
+WAIT = 0.2
+
+
+def test_hello_wait_returns_after_the_delay(server: Server) -> None:
+    begun = time.monotonic()
+    reply = server.greeter.SayHello(bench_pb2.HelloRequest(name="w", delay_ms=int(WAIT * 1000)), timeout=5)
+    assert reply.message == "Hello w"
+    assert time.monotonic() - begun >= WAIT
+
+
+def test_two_waits_overlap_unless_the_server_has_one_slot(server: Server) -> None:
+    def wait(_: int) -> None:
+        server.greeter.SayHello(bench_pb2.HelloRequest(name="w", delay_ms=int(WAIT * 1000)), timeout=5)
+
+    begun = time.monotonic()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(wait, range(2)))
+    both = time.monotonic() - begun
+    if server.variant.slots == 1:
+        assert both >= 2 * WAIT  # one worker thread: the second call waits for the first
+    else:
+        assert both < 1.8 * WAIT  # the waits overlap
+
+
+def test_a_delay_above_the_maximum_is_invalid(server: Server) -> None:
+    with pytest.raises(grpc.RpcError) as raised:
+        server.greeter.SayHello(bench_pb2.HelloRequest(name="w", delay_ms=60_001), timeout=5)
+    assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "delay_ms: 60001 is above the maximum of 60000" in str(raised.value.details())
 
 
 def test_list_objects_returns_every_object_in_key_order(server: Server) -> None:
@@ -159,4 +192,4 @@ def test_sigterm_lets_a_running_stream_finish(server: Server) -> None:
     rest = list(stream)
     assert len(rest) + 1 == LARGE_OBJECTS
     assert [first.objects[0].key, rest[-1].objects[0].key] == ["obj-00000", f"obj-{LARGE_OBJECTS - 1:05d}"]
-    assert server.child.process.wait(timeout=15) == 0
+    assert server.child.process.wait(timeout=15) == 0, server.child.log_tail()
