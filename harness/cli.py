@@ -151,6 +151,8 @@ def run_all_command(options: RunOptions) -> int:
         + (f" ({', '.join(failed)})" if failed else "")
     )
     print(f"  target, hello repeats within 10% of their median: {hello['met']} {hello['spread_by_cell']}")
+    for key, target in targets["efficiency"].items():
+        print(f"  target, {key} at {target['least']:.0%}+ of its bound: {target['met']} {target['by_server']}")
     print(f"raw results: {run_dir}")
     print(f"summary:     {options.out_dir / 'README.md'} ({len(written)} files rendered)")
     return 1 if failed else 0

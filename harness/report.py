@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import shutil
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,12 +67,9 @@ class CellSummary:
     def rss_peak(self) -> int:
         return max((repeat.resources.peak_rss_bytes for repeat in self.result.record.repeats), default=0)
 
-    def status_counts(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for report in self.result.reports:
-            for code, n in report.status_codes.items():
-                counts[code] = counts.get(code, 0) + n
-        return counts
+    def status_counts(self) -> Counter[str]:
+        """Responses by status code, added up over the runs."""
+        return sum((Counter(report.status_codes) for report in self.result.reports), Counter())
 
 
 def _seconds(value: float) -> str:
@@ -211,6 +209,7 @@ def reading(scenario: str, levels: dict[int, dict[str, CellSummary]], cpus: int)
         lines.append(f"- Server CPU at c={top} (100% = one core, {cpus} given): " + "; ".join(bound) + ".")
     limits = [
         f"{name} {b.binding}-bound at {_bound(b.bound)}, {b.efficiency:.0%} of it"
+        + (" (its CPU was busy only that share of the time)" if b.binding == "CPU" and b.efficiency < 0.9 else "")
         for name, summary in levels[top].items()
         if (b := summary.bounds) is not None
     ]

@@ -26,7 +26,6 @@ from harness.matrix import (
     SERVER_VARIANTS,
     SMALL_BUCKET,
     SMALL_OBJECTS,
-    TARGET_RUN_SECONDS,
     Cell,
     Scenario,
     ServerVariant,
@@ -152,7 +151,8 @@ class RunOptions:
             "scenario_latency_ms": {each.name: self.latencies(each) for each in self.scenarios},
             "concurrency": list(self.levels),
             "repeats": self.repeats,
-            "requests": self.requests or f"sized for {TARGET_RUN_SECONDS} s from the warm-up",
+            "requests": self.requests
+            or {each.name: f"sized for {each.run_seconds} s from the warm-up" for each in self.scenarios},
             "buckets": self.buckets(),
             "jitter_ms": self.jitter_ms,
         }
@@ -189,7 +189,7 @@ def run_cell(cell: Cell, env: dict[str, str], ghz: Path, options: RunOptions, ru
                 alone = replace(cell, concurrency=1)
                 raw = run_ghz(ghz_argv(ghz, alone, target, PROBE_REQUESTS), GHZ_RUN_TIMEOUT)
                 record = replace(record, probe_file=save_ghz(run_dir, record.stem, "probe", raw))
-            requests = options.requests or measured_requests(warmup.ok_rps, cell.concurrency)
+            requests = options.requests or measured_requests(warmup.ok_rps, cell.concurrency, cell.scenario.run_seconds)
             for number in range(1, options.repeats + 1):
                 with ResourceSampler(child.pid) as sampler:
                     raw = run_ghz(ghz_argv(ghz, cell, target, requests), GHZ_RUN_TIMEOUT)
