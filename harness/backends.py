@@ -36,7 +36,7 @@ from harness.tools import (
     java,
     mongo_jars,
 )
-from scenarios.clients import s3_client_kwargs
+from scenarios.clients import s3_client_kwargs, s3_config_options
 from scenarios.config import BackendConfig
 
 HOST = "127.0.0.1"
@@ -292,7 +292,7 @@ def s3_client(config: BackendConfig, pool_size: int = 16) -> Any:
     """A boto3 S3 client for the harness's own use (seeding, checks)."""
     return boto3.session.Session().client(
         "s3",
-        config=Config(max_pool_connections=pool_size, s3={"addressing_style": "path"}),
+        config=Config(**s3_config_options(config, pool_size)),
         **s3_client_kwargs(config),
     )
 

@@ -113,15 +113,20 @@ def managed_process(
     log_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, kept for the log tail
         prefix=f"{name}-", suffix=".log", dir=log_dir, delete=False
     )
-    process = subprocess.Popen(
-        list(argv),
-        stdin=subprocess.DEVNULL,
-        stdout=log_file,
-        stderr=subprocess.STDOUT,
-        env=dict(env) if env is not None else None,
-        cwd=cwd,
-        start_new_session=True,
-    )
+    try:
+        process = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except BaseException:
+        log_file.close()
+        Path(log_file.name).unlink()
+        raise
     log_file.close()
     child = Child(name, process, Path(log_file.name))
     try:

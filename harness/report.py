@@ -8,6 +8,7 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ class CellSummary:
     result: CellResult
     meta: dict[str, Any]
 
-    @property
+    @cached_property
     def bounds(self) -> Bounds | None:
         return cell_bounds(self.result, self.meta)
 
@@ -180,6 +181,11 @@ def _ordered(meta: dict[str, Any], key: str, present: Sequence[Any]) -> list[Any
     return [item for item in order if item in present] + [item for item in present if item not in order]
 
 
+def _servers_in(meta: dict[str, Any], levels: dict[int, dict[str, CellSummary]]) -> list[str]:
+    """The servers of a scenario's cells, in the run's matrix order."""
+    return _ordered(meta, "servers", sorted({name for level in levels.values() for name in level}))
+
+
 def reading(scenario: str, levels: dict[int, dict[str, CellSummary]], cpus: int) -> list[str]:
     """A short, factual reading of one scenario: who wins where, and whether the server was CPU-bound."""
     lines = []
@@ -318,7 +324,7 @@ def summary(results: list[CellResult], meta: dict[str, Any]) -> str:
     ]
     for scenario in _ordered(meta, "scenarios", list(grouped)):
         levels = grouped[scenario]
-        servers = _ordered(meta, "servers", sorted({name for level in levels.values() for name in level}))
+        servers = _servers_in(meta, levels)
         description = next((each.description for each in SCENARIOS if each.name == scenario), scenario)
         latency = latency_label([summary for level in levels.values() for summary in level.values()])
         bounded = any(summary.bounds for level in levels.values() for summary in level.values())
@@ -348,7 +354,7 @@ def write_report(run_dir: Path, out_dir: Path) -> list[Path]:
             shutil.rmtree(stale)
     written = []
     for scenario, levels in grouped.items():
-        servers = _ordered(meta, "servers", sorted({name for level in levels.values() for name in level}))
+        servers = _servers_in(meta, levels)
         for level, by_server in levels.items():
             ordered = {name: by_server[name] for name in servers if name in by_server}
             path = out_dir / scenario / f"concurrency-{level}.md"

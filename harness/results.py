@@ -31,9 +31,13 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write path so that a reader sees the old file or the whole new one, never a part."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=False) as temporary:
-        temporary.write(data)
-        temporary.flush()
-        os.fsync(temporary.fileno())
+        try:
+            temporary.write(data)
+            temporary.flush()
+            os.fsync(temporary.fileno())
+        except BaseException:
+            os.unlink(temporary.name)
+            raise
     os.replace(temporary.name, path)
 
 

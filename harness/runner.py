@@ -228,8 +228,10 @@ def check_targets(
     for scenario, level, least in EFFICIENCY_TARGETS:
         measured = {}
         for r in results:
+            if (r.record.scenario, r.record.concurrency) != (scenario, level):
+                continue
             bounds = cell_bounds(r, meta)
-            if (r.record.scenario, r.record.concurrency) == (scenario, level) and bounds:
+            if bounds:
                 measured[r.record.server] = round(bounds.efficiency, 3)
         if measured:
             efficiency[f"{scenario}/c{level}"] = {

@@ -21,6 +21,8 @@ ARCHIVE_COLLECTION = "objects"
 DUPLICATE_KEY = 11000
 # Attempts at a bulk upsert before duplicate-key races count as a MongoDB failure.
 MAX_BULK_ATTEMPTS = 3
+# What a failed S3 call raises: botocore's own errors, and socket errors from the transport.
+S3_ERRORS = (BotoCoreError, ClientError, OSError)
 _BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 
 
@@ -162,6 +164,3 @@ def s3_error(error: Exception, bucket: str) -> ScenarioError:
     if isinstance(error, ClientError) and error.response.get("Error", {}).get("Code") == "NoSuchBucket":
         return NotFound(f"bucket {bucket!r} does not exist")
     return BackendUnavailable("S3", error)
-
-
-S3_ERRORS = (BotoCoreError, ClientError, OSError)
