@@ -58,8 +58,11 @@ def server_cpus(meta: dict[str, Any]) -> int:
     return len(meta["pinning"]["server_cpus"]) or int(meta["environment"]["cpu_count"] or 1)
 
 
-def cell_bounds(result: CellResult, meta: dict[str, Any]) -> Bounds | None:
-    """A measured cell's bounds, from its files: None without a probe (calls alone) or measured runs."""
+def cell_bounds(result: CellResult, meta: dict[str, Any], slots: int | None) -> Bounds | None:
+    """A measured cell's bounds, from its files: None without a probe (calls alone) or measured runs.
+
+    slots: calls the server can serve at once (thread-pool workers), None for an event loop.
+    """
     if result.probe is None or not result.reports or result.record.status != "ok":
         return None
     per_call = [
@@ -67,7 +70,6 @@ def cell_bounds(result: CellResult, meta: dict[str, Any]) -> Bounds | None:
         for repeat, report in zip(result.record.repeats, result.reports, strict=True)
         if report.ok
     ]
-    slots = meta["matrix"]["server_slots"].get(result.record.server)
     return Bounds(
         wait=wait_bound(result.record.concurrency, slots, result.probe.average),
         cpu=cpu_bound(server_cpus(meta), statistics.median(per_call), 1) if per_call else math.inf,

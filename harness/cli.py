@@ -24,11 +24,11 @@ from rich.progress import (
 )
 
 from harness.backends import seed_bucket, start_backends
+from harness.compare import compare
 from harness.matrix import (
     BENCH_BUCKET,
     BENCH_OBJECTS,
     CONCURRENCY_LEVELS,
-    REPEATS,
     SCENARIOS,
     SERVER_VARIANTS,
     SMALL_OBJECTS,
@@ -36,10 +36,12 @@ from harness.matrix import (
     scenario,
     server_variant,
 )
+from harness.options import RunOptions
 from harness.processes import ProcessError
 from harness.report import write_report
-from harness.results import CellRecord, latest_run
-from harness.runner import RunOptions, default_server_cpus, run_all
+from harness.results import CellRecord, resolve_run
+from harness.runner import default_server_cpus, run_all
+from harness.studies import DEFAULT_STUDIES, STUDIES, study
 from harness.tools import ROOT, MissingPrerequisite, ensure_all
 from scenarios.config import BackendConfig
 
@@ -94,6 +96,25 @@ def scenarios() -> int:
     return 0
 
 
+def studies(out_dir: Path) -> int:
+    """List the studies: name, question, default axes, driver, and how many cells they expand to."""
+    options = RunOptions(out_dir)
+    for each in STUDIES:
+        default = " (default)" if each.name in DEFAULT_STUDIES else ""
+        print(f"{each.name}{default}: {each.question}")
+        print(f"  follows {each.follows}")
+        print(f"  driver {each.driver}; {len(each.cells(options))} cells, {each.repeats} measured runs each")
+        for axis in each.axes:
+            print(f"  {axis.name:12} {axis.option:14} {', '.join(axis.values)}")
+    return 0
+
+
+def compare_command(out_dir: Path, run_a: str, run_b: str) -> int:
+    """Print every cell two runs share, with ratios and significance."""
+    print(compare(resolve_run(out_dir, run_a), resolve_run(out_dir, run_b)), end="")
+    return 0
+
+
 class ProgressDisplay:
     """A rich progress bar with the current cell and the time left, and one line per finished cell."""
 
@@ -109,6 +130,7 @@ class ProgressDisplay:
             console=console,
         )
         self._task = self._progress.add_task("starting backends", total=None)
+        self._study = ""
 
     def __enter__(self) -> ProgressDisplay:
         self._progress.start()
@@ -119,8 +141,12 @@ class ProgressDisplay:
     ) -> None:
         self._progress.stop()
 
+    def study_started(self, name: str, cells: int) -> None:
+        self._study = name
+        self._progress.reset(self._task, total=cells, description=f"{name}: starting")
+
     def cell_started(self, cell: Cell, index: int, total: int) -> None:
-        self._progress.update(self._task, description=cell.key, total=total)
+        self._progress.update(self._task, description=f"{self._study}: {cell.key}", total=total)
 
     def cell_finished(self, cell: Cell, record: CellRecord) -> None:
         self._progress.advance(self._task)
@@ -136,33 +162,34 @@ class ProgressDisplay:
 
 
 def run_all_command(options: RunOptions) -> int:
-    """Run the matrix, render the report, print the targets and where everything is."""
+    """Run the studies, render the report, print each study's wall time and targets."""
     console = Console(stderr=True)
     with ProgressDisplay(console) as display:
         run_dir, meta = run_all(options, display)
-    written = write_report(run_dir, options.out_dir)
-    targets = meta["targets"]
-    failed = targets["zero_non_ok"]["cells_with_non_ok_or_failed"]
-    wall, hello = targets["wall_time"], targets["hello_repeats_within_10_percent"]
+    written = write_report(options.out_dir, run_dir)
     print(f"run {meta['run_id']}: {meta['status']} in {meta['wall_seconds'] / 60:.1f} min")
-    print(f"  target, full default matrix within 20 min: {wall['met'] if wall['applies'] else 'n/a (not a full run)'}")
-    print(
-        f"  target, zero non-OK responses: {targets['zero_non_ok']['met']}"
-        + (f" ({', '.join(failed)})" if failed else "")
-    )
-    print(f"  target, hello repeats within 10% of their median: {hello['met']} {hello['spread_by_cell']}")
-    for key, target in targets["efficiency"].items():
-        print(f"  target, {key} at {target['least']:.0%}+ of its bound: {target['met']} {target['by_server']}")
+    failed = False
+    for name, entry in meta["studies"].items():
+        print(f"  {name}: {entry['status']} in {entry.get('wall_seconds', 0) / 60:.1f} min")
+        for target, value in (entry.get("targets") or {}).items():
+            failed |= target == "zero_non_ok" and not value["met"]
+            print(f"    target {target}: {_target_line(value)}")
     print(f"raw results: {run_dir}")
     print(f"summary:     {options.out_dir / 'README.md'} ({len(written)} files rendered)")
     return 1 if failed else 0
 
 
+def _target_line(value: dict[str, object]) -> str:
+    if "met" in value:
+        details = {key: item for key, item in value.items() if key != "met"}
+        return f"{value['met']} {details}"
+    return "; ".join(f"{key}: {_target_line(item)}" for key, item in value.items() if isinstance(item, dict))
+
+
 def report(out_dir: Path, run: Path | None) -> int:
-    """Re-render the tables and charts from a run's raw files (the newest one by default)."""
-    run_dir = run or latest_run(out_dir)
-    written = write_report(run_dir, out_dir)
-    print(f"rendered {len(written)} files from {run_dir} into {out_dir}")
+    """Re-render the tables, charts and answers from the runs' raw files."""
+    written = write_report(out_dir, run.resolve() if run else None)
+    print(f"rendered {len(written)} files into {out_dir}")
     return 0
 
 
@@ -199,11 +226,16 @@ def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="python -m harness", description="Python gRPC server benchmark harness")
     commands = root.add_subparsers(dest="command", required=True)
 
-    run = commands.add_parser("run-all", help="run the benchmark matrix and write results")
+    run = commands.add_parser("run-all", help="run the studies and write results")
+    run.add_argument(
+        "--study",
+        type=_names,
+        help=f"comma-separated studies (default: {', '.join(DEFAULT_STUDIES)}; see `studies`)",
+    )
     run.add_argument("--servers", type=_names, help="comma-separated variants (default: all; see `servers`)")
     run.add_argument("--scenarios", type=_names, help="comma-separated scenarios (default: all; see `scenarios`)")
     run.add_argument("--concurrency", type=_ints, help=f"comma-separated levels (default: {CONCURRENCY_LEVELS})")
-    run.add_argument("--repeats", type=int, help=f"measured runs per cell (default: {REPEATS})")
+    run.add_argument("--repeats", type=int, help="measured runs per cell (default: each study's own)")
     run.add_argument("--requests", type=int, help="requests per measured run (default: sized from the warm-up)")
     run.add_argument(
         "--quick", action="store_true", help="a tiny matrix for smoke tests: 5 variants, c=2, 1 run of 20 requests"
@@ -225,9 +257,17 @@ def parser() -> argparse.ArgumentParser:
         help="objects in the latency scenarios' bucket (default: %(default)s)",
     )
 
-    rep = commands.add_parser("report", help="re-render tables and charts from raw result files")
+    rep = commands.add_parser("report", help="re-render tables, charts and answers from raw result files")
     rep.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results directory (default: results/)")
-    rep.add_argument("--run", type=Path, help="a run directory (default: the newest under OUT/runs)")
+    rep.add_argument("--run", type=Path, help="the newest run directory to use (default: the newest under OUT/runs)")
+
+    cmp = commands.add_parser("compare", help="compare two runs cell by cell (OK calls/s, p99, significance)")
+    cmp.add_argument("run_a", help="a run id under OUT/runs, or a run directory")
+    cmp.add_argument("run_b", help="a run id under OUT/runs, or a run directory")
+    cmp.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results directory (default: results/)")
+
+    stu = commands.add_parser("studies", help="list the studies with their questions and cell counts")
+    stu.add_argument("--out", type=Path, default=DEFAULT_OUT, help=argparse.SUPPRESS)
 
     commands.add_parser("servers", help="list the server variants")
     commands.add_parser("scenarios", help="list the scenarios")
@@ -251,11 +291,12 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         "requests": args.requests,
     }
     settings = {**quick, **{key: value for key, value in chosen.items() if value is not None}}
+    chosen_servers = args.servers or (QUICK_SERVERS if args.quick else None)
     return RunOptions(
         out_dir=args.out.resolve(),
-        servers=tuple(server_variant(name) for name in args.servers or (QUICK_SERVERS if args.quick else ()))
-        or SERVER_VARIANTS,
-        scenarios=tuple(scenario(name) for name in args.scenarios) if args.scenarios else SCENARIOS,
+        studies=tuple(study(name).name for name in args.study or ()),
+        servers=tuple(server_variant(name) for name in chosen_servers) if chosen_servers else None,
+        scenarios=tuple(scenario(name) for name in args.scenarios) if args.scenarios else None,
         server_cpus=args.server_cpus if args.server_cpus is not None else default_server_cpus(),
         objects=args.objects,
         latency_bucket_objects=args.latency_bucket_objects,
@@ -279,6 +320,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_all_command(options)
         if args.command == "report":
             return report(args.out.resolve(), args.run)
+        if args.command == "compare":
+            return compare_command(args.out.resolve(), args.run_a, args.run_b)
+        if args.command == "studies":
+            return studies(args.out.resolve())
         if args.command == "tools":
             return tools()
         if args.command == "servers":

@@ -1,10 +1,12 @@
 """Result files: typed, versioned JSON written atomically, and the run's metadata.
 
 Layout of one run (`<out>/runs/<run id>/`):
-  run.json                                   metadata, the matrix, status, wall time, targets
-  cells/<scenario>/<server>/c<N>.json        one cell: status or failure reason, sizing, resources
-  cells/<scenario>/<server>/c<N>-r<k>.json   ghz's report of repeat k, per-request details stripped
-  cells/<scenario>/<server>/c<N>-probe.json  calls one at a time, for the bounds (bounded scenarios)
+  run.json                                           metadata, each study's matrix, wall time and targets
+  <study>/cells/<scenario>/<server>/c<N>.json        one cell: status or failure reason, sizing, resources
+  <study>/cells/<scenario>/<server>/c<N>-r<k>.json   the driver's report of repeat k (an HdrHistogram, no details)
+  <study>/cells/<scenario>/<server>/probe.json       calls one at a time, for the bounds (bounded scenarios)
+
+Runs of schema 1 (before studies) hold one study, `stacks`, with `cells/` at the run's top.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from harness.ghz import GhzReport
+from harness.drivers.report import LoadReport
 from harness.resources import ResourceUsage
 from harness.tools import ROOT
 
-SCHEMA = 1
+SCHEMA = 2
+READABLE_SCHEMAS = (1, 2)
+LEGACY_STUDY = "stacks"  # the only study of a schema-1 run
 PACKAGES = ("grpcio", "grpclib", "uvloop", "protobuf", "boto3", "aioboto3", "pymongo", "motor")
 
 
@@ -55,11 +59,21 @@ def read_json(path: Path) -> Any:
 
 @dataclass(frozen=True)
 class Repeat:
-    """One measured run of a cell: its ghz report file and the server's resources meanwhile."""
+    """One measured run of a cell: the driver's report file, the server's resources and the driver's CPU."""
 
-    ghz_file: str
+    report_file: str
     requests: int
     resources: ResourceUsage
+    driver_cpu_seconds: float | None = None  # None in runs from before it was measured
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Repeat:
+        return cls(
+            raw.get("report_file") or raw["ghz_file"],
+            raw["requests"],
+            ResourceUsage(**raw["resources"]),
+            raw.get("driver_cpu_seconds"),
+        )
 
 
 @dataclass(frozen=True)
@@ -78,7 +92,7 @@ class CellRecord:
     s3_latency_ms: int = 0
     mongo_latency_ms: int = 0
     jitter_ms: int = 0
-    probe_file: str = ""  # ghz's report of calls made one at a time, for the cell's bounds
+    probe_file: str = ""  # the report of calls made one at a time, for the cell's bounds
     schema: int = SCHEMA
 
     @property
@@ -88,53 +102,137 @@ class CellRecord:
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
+    @property
+    def key(self) -> str:
+        """scenario/server/c<N>: the cell's name within its study."""
+        return f"{self.scenario}/{self.server}/c{self.concurrency}"
+
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> CellRecord:
-        if raw.get("schema") != SCHEMA:
-            raise ValueError(f"cell record schema {raw.get('schema')!r}, expected {SCHEMA}")
-        repeats = [Repeat(r["ghz_file"], r["requests"], ResourceUsage(**r["resources"])) for r in raw["repeats"]]
+        if raw.get("schema") not in READABLE_SCHEMAS:
+            raise ValueError(f"cell record schema {raw.get('schema')!r}, expected one of {READABLE_SCHEMAS}")
+        repeats = [Repeat.from_json(r) for r in raw["repeats"]]
         return cls(**{**raw, "repeats": repeats})
 
 
 @dataclass(frozen=True)
 class CellResult:
-    """A cell record with its ghz reports loaded."""
+    """A cell record with its driver reports loaded."""
 
     record: CellRecord
-    reports: list[GhzReport]
-    probe: GhzReport | None = None
+    reports: list[LoadReport]
+    probe: LoadReport | None = None
 
 
-def save_cell(run_dir: Path, record: CellRecord) -> None:
-    write_json_atomic(run_dir / f"{record.stem}.json", record.to_json())
+def save_cell(study_dir: Path, record: CellRecord) -> None:
+    write_json_atomic(study_dir / f"{record.stem}.json", record.to_json())
 
 
-def save_ghz(run_dir: Path, record_stem: str, run: str, raw: dict[str, Any]) -> str:
-    """Store one ghz report (run "r1", "r2", ... or "probe"); returns its path relative to the run directory."""
-    relative = f"{record_stem}-{run}.json"
-    write_json_atomic(run_dir / relative, raw)
+def save_report(study_dir: Path, relative: str, raw: dict[str, Any]) -> str:
+    """Store one driver report at study_dir/relative; returns relative."""
+    write_json_atomic(study_dir / relative, raw)
     return relative
 
 
-def load_cells(run_dir: Path) -> list[CellResult]:
-    """Every cell record of a run, with its ghz reports, from the files alone."""
+def load_cells(study_dir: Path) -> list[CellResult]:
+    """Every cell record of a study in a run, with its reports, from the files alone."""
     results = []
-    for path in sorted((run_dir / "cells").glob("*/*/c*.json")):
+    for path in sorted((study_dir / "cells").glob("*/*/c*.json")):
         if "-" in path.stem:
             continue
         record = CellRecord.from_json(read_json(path))
-        reports = [GhzReport.from_json(read_json(run_dir / repeat.ghz_file)) for repeat in record.repeats]
-        probe = GhzReport.from_json(read_json(run_dir / record.probe_file)) if record.probe_file else None
+        reports = [LoadReport.from_json(read_json(study_dir / repeat.report_file)) for repeat in record.repeats]
+        probe = LoadReport.from_json(read_json(study_dir / record.probe_file)) if record.probe_file else None
         results.append(CellResult(record, reports, probe))
     return results
 
 
+@dataclass(frozen=True)
+class StudyRun:
+    """One study's cells in one run, with the run's metadata."""
+
+    study: str
+    run_dir: Path
+    meta: dict[str, Any]
+    cells: list[CellResult]
+
+    @property
+    def run_id(self) -> str:
+        return str(self.meta["run_id"])
+
+    @property
+    def cpu_model(self) -> str:
+        return str(self.meta["environment"]["cpu_model"])
+
+    @property
+    def matrix(self) -> dict[str, Any]:
+        """The study's matrix as the run recorded it."""
+        return dict(self.meta["studies"][self.study]["matrix"]) if "studies" in self.meta else self.meta["matrix"]
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """The study's entry in run.json: wall time, targets, whether it was the full default matrix."""
+        if "studies" in self.meta:
+            return dict(self.meta["studies"][self.study])
+        targets = self.meta.get("targets", {})
+        return {
+            "wall_seconds": self.meta.get("wall_seconds", 0.0),
+            "targets": targets,
+            "default_matrix": targets.get("wall_time", {}).get("applies", False),
+        }
+
+    @property
+    def title(self) -> str:
+        """Run, CPU model and count, pinning: what every table names."""
+        env, pinning = self.meta["environment"], self.meta["pinning"]
+        return (
+            f"run `{self.run_id}`, {env['cpu_model']} ({env['cpu_count']} CPUs), server on CPU "
+            f"{_cpus(pinning['server_cpus'])}, load generator and backends on CPU "
+            f"{_cpus(pinning['ghz_and_backend_cpus'])}"
+        )
+
+
+def _cpus(cpus: list[int]) -> str:
+    return ",".join(map(str, cpus)) if cpus else "any (not pinned)"
+
+
+def studies_in(meta: dict[str, Any]) -> list[str]:
+    """The studies a run holds, in the order it ran them."""
+    return list(meta["studies"]) if "studies" in meta else [LEGACY_STUDY]
+
+
+def study_dir(run_dir: Path, meta: dict[str, Any], study: str) -> Path:
+    """Where a study's files are in a run."""
+    return run_dir if "studies" not in meta else run_dir / study
+
+
+def load_study(run_dir: Path, study: str) -> StudyRun:
+    """One study of a run, from its files; FileNotFoundError when the run does not hold it."""
+    meta = read_json(run_dir / "run.json")
+    if study not in studies_in(meta):
+        raise FileNotFoundError(f"run {run_dir.name} holds no {study} study (it holds {', '.join(studies_in(meta))})")
+    return StudyRun(study, run_dir, meta, load_cells(study_dir(run_dir, meta, study)))
+
+
+def all_runs(out_dir: Path) -> list[Path]:
+    """Every run directory under out_dir/runs, oldest first."""
+    return sorted(path.parent for path in (out_dir / "runs").glob("*/run.json"))
+
+
 def latest_run(out_dir: Path) -> Path:
     """The newest run directory under out_dir/runs."""
-    runs = sorted(path.parent for path in (out_dir / "runs").glob("*/run.json"))
+    runs = all_runs(out_dir)
     if not runs:
         raise FileNotFoundError(f"no run under {out_dir / 'runs'}: run `python -m harness run-all` first")
     return runs[-1]
+
+
+def resolve_run(out_dir: Path, name: str) -> Path:
+    """A run given by id (under out_dir/runs) or by directory."""
+    for candidate in (Path(name), out_dir / "runs" / name):
+        if (candidate / "run.json").is_file():
+            return candidate
+    raise FileNotFoundError(f"no run {name!r}: give a run id under {out_dir / 'runs'} or a run directory")
 
 
 def _git_commit() -> str:

@@ -1,90 +1,23 @@
-"""Tables and summary rendered from raw files only, checked against golden files.
+"""Tables, answers and the summary rendered from run files only, checked against golden files.
 
-Regenerate the golden files after an intended change with `UPDATE_GOLDEN=1 pytest tests/test_report.py`.
+Regenerate the golden files after an intended change with
+`UPDATE_GOLDEN=1 pytest tests/test_report.py tests/test_compare.py`.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from harness.report import write_report
-from harness.resources import ResourceUsage
-from harness.results import CellRecord, Repeat, save_cell, write_json_atomic
+from harness.results import load_study
+from harness.studies import STUDIES
+from harness.summaries import CellSummary
+from tests.runs import make_legacy_run, make_run
 
-FIXTURES = Path(__file__).parent / "fixtures"
 GOLDEN = Path(__file__).parent / "golden"
-RUN_ID = "20260101T000000Z"
-
-META: dict[str, Any] = {
-    "schema": 1,
-    "run_id": RUN_ID,
-    "date": "2026-01-01T00:00:00+00:00",
-    "status": "complete",
-    "wall_seconds": 600.0,
-    "environment": {
-        "git_commit": "0123456789abcdef",
-        "cpu_model": "Test CPU",
-        "cpu_count": 2,
-        "platform": "Linux",
-        "python": "3.11.7",
-        "packages": {"grpcio": "1.0", "grpclib": "0.4"},
-        "ghz": "ghz v0.121.0",
-    },
-    "pinning": {"server_cpus": [1], "ghz_and_backend_cpus": [0]},
-    "matrix": {
-        "servers": ["sync-w1", "sync-w10", "grpclib-uvloop"],
-        "server_slots": {"sync-w1": 1, "sync-w10": 10, "grpclib-uvloop": None},
-        "scenarios": ["s3-unary", "hello-wait"],
-        "concurrency": [2],
-        "repeats": 2,
-        "requests": 40,
-        "buckets": {"bench": 893},
-    },
-    "backends": {"s3": "versitygw v1.8.0 (posix)", "mongo": "mongo-java-server 1.46.0 (in memory)"},
-    "targets": {
-        "wall_time": {"target_seconds": 1200, "measured_seconds": 600.0, "applies": False, "met": True},
-        "zero_non_ok": {"cells_with_non_ok_or_failed": ["s3-unary/sync-w10/c2"], "met": False},
-        "hello_repeats_within_10_percent": {"spread_by_cell": {}, "met": True},
-    },
-}
-
-
-def make_run(root: Path) -> Path:
-    """A run directory holding real ghz reports: a clean cell, one with errors, one failed."""
-    run_dir = root / "runs" / RUN_ID
-    write_json_atomic(run_dir / "run.json", META)
-    usage = ResourceUsage(wall_seconds=0.2, cpu_seconds=0.15, peak_cpu_percent=99.0, peak_rss_bytes=80 * 1024 * 1024)
-    cells = {"sync-w1": "ghz-ok.json", "sync-w10": "ghz-errors.json"}
-    for server, fixture in cells.items():
-        stem = f"cells/s3-unary/{server}/c2"
-        (run_dir / stem).parent.mkdir(parents=True)
-        repeats = []
-        for number in (1, 2):
-            shutil.copy(FIXTURES / fixture, run_dir / f"{stem}-r{number}.json")
-            repeats.append(Repeat(f"{stem}-r{number}.json", 40, usage))
-        save_cell(run_dir, CellRecord("s3-unary", server, 2, "ok", repeats=repeats, seconds=3.0))
-    save_cell(run_dir, CellRecord("s3-unary", "grpclib-uvloop", 2, "failed", reason="server exited with status 1"))
-    stem = "cells/hello-wait/sync-w1/c2"
-    (run_dir / stem).parent.mkdir(parents=True)
-    for run in ("probe", "r1"):
-        shutil.copy(FIXTURES / "ghz-ok.json", run_dir / f"{stem}-{run}.json")
-    bounded = CellRecord(
-        "hello-wait",
-        "sync-w1",
-        2,
-        "ok",
-        repeats=[Repeat(f"{stem}-r1.json", 40, usage)],
-        s3_latency_ms=100,
-        probe_file=f"{stem}-probe.json",
-    )
-    save_cell(run_dir, bounded)
-    return run_dir
 
 
 def check_golden(name: str, text: str) -> None:
@@ -96,45 +29,88 @@ def check_golden(name: str, text: str) -> None:
 
 @pytest.fixture
 def rendered(tmp_path: Path) -> Path:
-    write_report(make_run(tmp_path), tmp_path)
+    """Three runs: a schema-1 run, an older run on CPU B, the newest on CPU A (whose ranks differ)."""
+    make_legacy_run(tmp_path)
+    make_run(tmp_path, "20260101T000000Z", "Test CPU B", scale=0.5, skew=0.3)
+    make_run(tmp_path, "20260102T000000Z", "Test CPU A")
+    write_report(tmp_path)
     return tmp_path
 
 
-def test_concurrency_table_matches_golden(rendered: Path) -> None:
-    check_golden("s3-unary-concurrency-2.md", (rendered / "s3-unary" / "concurrency-2.md").read_text())
+def test_summary_opens_with_the_answers_and_matches_golden(rendered: Path) -> None:
+    text = (rendered / "README.md").read_text()
+    check_golden("README.md", text)
+    answers = text.split("## The answers", 1)[1].split("\n## ", 1)[0]
+    for each in STUDIES:
+        assert f"**{each.question}**" in answers
+    assert text.index("## The answers") < text.index("## stacks")
+
+
+def test_answer_is_written_from_the_files(rendered: Path) -> None:
+    text = (rendered / "README.md").read_text()
+    # hello at c=50 on CPU A: sync-w10 (3000 calls in 1 s) leads; aio-uvloop 2600; the median run is the first.
+    assert "hello costs (aio-uvloop 2,600 vs sync-w10 3,000, ×0.87)" in text
+    assert "hello-wait pays off (grpclib-uvloop 467 vs sync-w10 100, ×4.67)" in text
+
+
+def test_every_machine_stands_side_by_side(rendered: Path) -> None:
+    text = (rendered / "README.md").read_text()
+    assert "Test CPU A (`20260102T000000Z`)" in text and "Test CPU B (`20260101T000000Z`)" in text
+    assert "Legacy CPU" in text  # a full default run on a third CPU model, schema 1
+
+
+def test_table_titles_name_run_cpu_and_pinning(rendered: Path) -> None:
+    table = (rendered / "stacks" / "hello" / "concurrency-50.md").read_text()
+    check_golden("hello-concurrency-50.md", table)
+    assert table.splitlines()[0].endswith(
+        "run `20260102T000000Z`, Test CPU A (2 CPUs), server on CPU 1, load generator and backends on CPU 0"
+    )
 
 
 def test_bounded_table_shows_bounds_and_efficiency(rendered: Path) -> None:
-    check_golden("hello-wait-concurrency-2.md", (rendered / "hello-wait" / "concurrency-2.md").read_text())
-
-
-def test_summary_matches_golden(rendered: Path) -> None:
-    check_golden("README.md", (rendered / "README.md").read_text())
+    check_golden("hello-wait-concurrency-50.md", (rendered / "stacks" / "hello-wait" / "concurrency-50.md").read_text())
 
 
 def test_chart_is_a_png(rendered: Path) -> None:
-    assert (rendered / "charts" / "s3-unary.png").read_bytes().startswith(b"\x89PNG")
+    assert (rendered / "stacks" / "charts" / "hello.png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_report_reads_only_the_files(tmp_path: Path) -> None:
     """Rendering twice from the same files gives the same text: nothing else feeds it."""
-    run_dir = make_run(tmp_path)
-    write_report(run_dir, tmp_path / "a")
-    write_report(run_dir, tmp_path / "b")
-    for name in ("README.md", "s3-unary/concurrency-2.md"):
-        assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text()
+    make_run(tmp_path, "20260102T000000Z", "Test CPU A")
+    write_report(tmp_path)
+    first = (tmp_path / "README.md").read_text()
+    write_report(tmp_path)
+    assert (tmp_path / "README.md").read_text() == first
 
 
 def test_stale_tables_are_removed(rendered: Path) -> None:
-    stale = rendered / "hello" / "concurrency-99.md"
-    stale.parent.mkdir()
+    stale = rendered / "stacks" / "hello" / "concurrency-99.md"
     stale.write_text("old")
-    write_report(rendered / "runs" / RUN_ID, rendered)
+    write_report(rendered)
     assert not stale.exists()
 
 
-def test_ok_rps_in_the_table_ignores_failed_calls(rendered: Path) -> None:
-    table = (rendered / "s3-unary" / "concurrency-2.md").read_text()
-    rps_row = next(line for line in table.splitlines() if line.startswith("| Requests/sec"))
-    assert rps_row.split("|")[3].strip() == "0.0 (0.0–0.0)"  # sync-w10: every call NotFound
-    assert json.loads((FIXTURES / "ghz-errors.json").read_text())["rps"] > 400
+def test_percentiles_pool_every_run_and_need_enough_calls(tmp_path: Path) -> None:
+    run = load_study(make_run(tmp_path, "20260102T000000Z", "Test CPU A"), "stacks")
+    cells = {cell.record.key: cell for cell in run.cells}
+    hello = CellSummary(cells["hello/sync-w10/c50"], run.meta, 10)
+    assert hello.ok_calls == 3000 + 2940 + 3090
+    # Each call took 16 ms x (1.00 .. 1.09): the pooled median and tail, to HdrHistogram's 0.1%.
+    assert hello.percentile(50) == pytest.approx(0.01664, rel=2e-3)
+    assert hello.percentile(99.9) == pytest.approx(0.01744, rel=2e-3)
+    waiting = CellSummary(cells["hello-wait/sync-w10/c50"], run.meta, 10)
+    assert waiting.ok_calls == 150 + 147 + 154  # enough for p99, not for p99.9
+    assert waiting.percentile(99) is not None
+    assert waiting.percentile(99.9) is None
+
+
+def test_a_legacy_run_is_read_as_the_stacks_study(tmp_path: Path) -> None:
+    run = load_study(make_legacy_run(tmp_path), "stacks")
+    (cell, _) = run.cells
+    summary = CellSummary(cell, run.meta, 10)
+    assert summary.driver_cpu is None
+    assert summary.latencies is None
+    assert summary.percentile(50) == pytest.approx(0.016450297)  # ghz's own median, one run
+    assert summary.percentile(99) is None  # 40 calls: too few for p99
+    assert run.info["default_matrix"] is True

@@ -9,7 +9,16 @@ import pytest
 
 from harness.backends import Backends
 from harness.resources import ResourceUsage
-from harness.results import CellRecord, Repeat, environment, latest_run, write_json_atomic
+from harness.results import (
+    CellRecord,
+    Repeat,
+    environment,
+    latest_run,
+    resolve_run,
+    studies_in,
+    study_dir,
+    write_json_atomic,
+)
 from scenarios.config import BackendConfig
 
 
@@ -31,11 +40,31 @@ def test_atomic_write_replaces_and_creates_parents(tmp_path: Path) -> None:
 
 def test_cell_record_round_trips() -> None:
     usage = ResourceUsage(wall_seconds=2.0, cpu_seconds=1.5, peak_cpu_percent=99.5, peak_rss_bytes=123)
-    record = CellRecord("hello", "sync-w1", 10, "ok", repeats=[Repeat("cells/x-r1.json", 100, usage)], seconds=4.5)
+    record = CellRecord("hello", "sync-w1", 10, "ok", repeats=[Repeat("cells/x-r1.json", 100, usage, 0.7)], seconds=4.5)
     again = CellRecord.from_json(json.loads(json.dumps(record.to_json())))
     assert again == record
     assert again.repeats[0].resources.average_cpu_percent == pytest.approx(75.0)
     assert record.stem == "cells/hello/sync-w1/c10"
+
+
+def test_a_repeat_from_before_driver_cpu_was_measured_reads() -> None:
+    usage = {"wall_seconds": 1.0, "cpu_seconds": 0.5, "peak_cpu_percent": 60.0, "peak_rss_bytes": 1}
+    old = Repeat.from_json({"ghz_file": "cells/a-r1.json", "requests": 5, "resources": usage})
+    assert (old.report_file, old.driver_cpu_seconds) == ("cells/a-r1.json", None)
+
+
+def test_study_dir_of_a_legacy_run_is_the_run_itself(tmp_path: Path) -> None:
+    assert study_dir(tmp_path, {"schema": 1}, "stacks") == tmp_path
+    assert study_dir(tmp_path, {"studies": {"stacks": {}}}, "stacks") == tmp_path / "stacks"
+    assert studies_in({"schema": 1}) == ["stacks"]
+
+
+def test_a_run_is_found_by_id_or_directory(tmp_path: Path) -> None:
+    write_json_atomic(tmp_path / "runs" / "20260101T000000Z" / "run.json", {})
+    assert resolve_run(tmp_path, "20260101T000000Z") == tmp_path / "runs" / "20260101T000000Z"
+    assert resolve_run(tmp_path, str(tmp_path / "runs" / "20260101T000000Z")).name == "20260101T000000Z"
+    with pytest.raises(FileNotFoundError, match="no run 'x'"):
+        resolve_run(tmp_path, "x")
 
 
 def test_cell_record_refuses_another_schema() -> None:

@@ -40,16 +40,20 @@ def test_quick_run_writes_every_file_with_zero_errors_and_leaves_no_process(tmp_
     (run_dir,) = (tmp_path / "runs").iterdir()
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["status"] == "complete"
-    assert meta["targets"]["zero_non_ok"]["met"], meta["targets"]
+    stacks = meta["studies"]["stacks"]
+    assert stacks["status"] == "complete" and stacks["wall_seconds"] > 0
+    assert stacks["targets"]["zero_non_ok"]["met"], stacks["targets"]
+    assert stacks["targets"]["driver_not_busy"]["highest"] > 0  # the driver's CPU was measured
+    assert not stacks["default_matrix"]
     assert meta["pinning"]["server_cpus"] != meta["pinning"]["ghz_and_backend_cpus"]
     assert meta["environment"]["ghz"].startswith("ghz ")
     assert "secret" not in json.dumps(meta["backends"]).lower()
 
     for each in SCENARIOS:
-        assert (tmp_path / each.name / "concurrency-2.md").is_file()
-        assert (tmp_path / "charts" / f"{each.name}.png").is_file()
+        assert (tmp_path / "stacks" / each.name / "concurrency-2.md").is_file()
+        assert (tmp_path / "stacks" / "charts" / f"{each.name}.png").is_file()
         for server in map(server_variant, QUICK_SERVERS):
-            cell_file = run_dir / "cells" / each.name / server.name / "c2.json"
+            cell_file = run_dir / "stacks" / "cells" / each.name / server.name / "c2.json"
             if not server.runs(each.name):
                 assert not cell_file.exists()
                 continue
@@ -59,10 +63,13 @@ def test_quick_run_writes_every_file_with_zero_errors_and_leaves_no_process(tmp_
                 assert "needs 2 server CPUs" in cell["reason"]
                 continue
             assert cell["status"] == "ok", cell
-            report = json.loads((run_dir / cell["repeats"][0]["ghz_file"]).read_text())
+            report = json.loads((run_dir / "stacks" / cell["repeats"][0]["report_file"]).read_text())
             assert report["statusCodeDistribution"] == {"OK": 20}
-            assert "details" not in report
+            assert "details" not in report and report["okLatencyHistogram"]
+            assert cell["repeats"][0]["driver_cpu_seconds"] > 0
             assert bool(cell["probe_file"]) == each.bounded
     summary = (tmp_path / "README.md").read_text()
-    assert all(f"## {each.name}" in summary for each in SCENARIOS)
-    assert "target, zero non-OK responses: True" in finished.stdout
+    assert summary.index("## The answers") < summary.index("## stacks")
+    assert all(f"### {each.name}" in summary for each in SCENARIOS)
+    assert "stacks: complete in" in finished.stdout
+    assert "target zero_non_ok: True" in finished.stdout

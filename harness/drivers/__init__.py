@@ -1,0 +1,30 @@
+"""Load drivers: each turns a cell into a command line (pure) and its output into a typed `LoadReport`.
+
+A driver is registered here; a study names its driver, and the run loop finds it in `DRIVERS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.drivers.ghz import ghz_argv, run_ghz
+from harness.drivers.report import DriverError, DriverRun, LoadReport
+from harness.matrix import Cell
+from harness.tools import GHZ, GoTool
+
+
+@dataclass(frozen=True)
+class Driver:
+    """A load tool: where it comes from, the command for a run of a cell, and how a run is read."""
+
+    name: str
+    tool: GoTool
+    argv: Callable[[Path | str, Cell, str, int], list[str]]
+    run: Callable[[list[str], float], DriverRun]
+
+
+DRIVERS: dict[str, Driver] = {"ghz": Driver("ghz", GHZ, ghz_argv, run_ghz)}
+
+__all__ = ["DRIVERS", "Driver", "DriverError", "DriverRun", "LoadReport"]

@@ -1,0 +1,85 @@
+"""ghz: the command line built from a cell (pure), and its JSON report kept without per-call details.
+
+ghz prints every call in `details` (large); the stored report replaces them with an HdrHistogram of
+the OK calls' latencies, so percentiles can pool a cell's runs.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.drivers.histogram import Latencies, encode_latencies
+from harness.drivers.report import HISTOGRAM_KEY, NANOSECONDS, DriverError, DriverRun, LoadReport
+from harness.matrix import Cell
+
+CALL_TIMEOUT = "120s"
+
+
+def ghz_argv(ghz: Path | str, cell: Cell, target: str, requests: int) -> list[str]:
+    """The ghz command for `requests` calls of cell's scenario at cell's concurrency (count mode)."""
+    if requests < cell.concurrency:
+        raise ValueError(f"ghz needs at least one request per worker: {requests} < {cell.concurrency}")
+    return [
+        str(ghz),
+        "--insecure",
+        "--call",
+        cell.scenario.call,
+        "--data",
+        json.dumps(cell.scenario.data, sort_keys=True),
+        "--total",
+        str(requests),
+        "--concurrency",
+        str(cell.concurrency),
+        "--timeout",
+        CALL_TIMEOUT,
+        "--format",
+        "json",
+        target,
+    ]
+
+
+def compact(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The report with `details` replaced by an HdrHistogram of the OK calls' latencies."""
+    try:
+        ok_latencies = [
+            detail["latency"] / NANOSECONDS for detail in raw.get("details") or () if detail["status"] == "OK"
+        ]
+    except (TypeError, KeyError) as error:
+        raise DriverError(f"malformed ghz details: {error!r}") from error
+    stripped = {key: value for key, value in raw.items() if key != "details"}
+    stripped[HISTOGRAM_KEY] = encode_latencies(ok_latencies)
+    return stripped
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_ghz(argv: list[str], timeout: float) -> DriverRun:
+    """Run ghz, keep its report compact, and measure its CPU time; DriverError on failure or timeout."""
+    # Children's CPU counts once they are waited for: the delta is ghz's own (servers and backends still run).
+    cpu_before = _children_cpu()
+    try:
+        finished = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as error:
+        raise DriverError(f"ghz did not finish within {timeout:.0f} s") from error
+    cpu_seconds = _children_cpu() - cpu_before
+    if finished.returncode != 0:
+        raise DriverError(f"ghz exited with status {finished.returncode}: {finished.stderr.strip()[-500:]}")
+    try:
+        raw = json.loads(finished.stdout)
+    except json.JSONDecodeError as error:
+        raise DriverError(f"ghz printed no JSON report: {finished.stdout[:200]!r}") from error
+    if not isinstance(raw, dict):
+        raise DriverError("ghz's report is not a JSON object")
+    stripped = compact(raw)
+    report = LoadReport.from_json(stripped)
+    if Latencies([report.histogram]).count != report.ok:
+        raise DriverError(f"ghz listed {Latencies([report.histogram]).count} OK calls in its details, not {report.ok}")
+    return DriverRun(stripped, report, round(cpu_seconds, 3))

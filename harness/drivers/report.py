@@ -1,0 +1,84 @@
+"""A driver's report of one run, in the shape of ghz's JSON, parsed strictly. Throughput counts OK calls only."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+NANOSECONDS = 1e9
+PERCENTILES = (50, 90, 95, 99)
+# Our addition to the stored report: every OK call's latency as an encoded HdrHistogram (microseconds).
+HISTOGRAM_KEY = "okLatencyHistogram"
+_REQUIRED = ("count", "total", "average", "fastest", "slowest", "rps", "statusCodeDistribution")
+
+
+class DriverError(RuntimeError):
+    """A driver failed, timed out or printed something that is not its report."""
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    """One measured run. Times are seconds; `ok_rps` counts OK responses only."""
+
+    count: int
+    total: float
+    average: float
+    fastest: float
+    slowest: float
+    driver_rps: float  # the driver's own figure: every response, errors included
+    status_codes: dict[str, int]
+    errors: dict[str, int]
+    percentiles: dict[int, float]
+    histogram: str = ""  # encoded HdrHistogram of OK latencies; "" in reports from before it was kept
+
+    @property
+    def ok(self) -> int:
+        return self.status_codes.get("OK", 0)
+
+    @property
+    def non_ok(self) -> int:
+        return self.count - self.ok
+
+    @property
+    def ok_rps(self) -> float:
+        """OK responses per second of the run's wall time."""
+        return self.ok / self.total if self.total > 0 else 0.0
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> LoadReport:
+        """Parse a ghz-shaped JSON report; anything missing or malformed raises DriverError."""
+        missing = [key for key in _REQUIRED if key not in raw]
+        if missing:
+            raise DriverError(f"report lacks {', '.join(missing)}")
+        try:
+            distribution = {
+                int(entry["percentage"]): entry["latency"] / NANOSECONDS
+                for entry in raw.get("latencyDistribution") or ()
+            }
+            report = cls(
+                count=int(raw["count"]),
+                total=raw["total"] / NANOSECONDS,
+                average=raw["average"] / NANOSECONDS,
+                fastest=raw["fastest"] / NANOSECONDS,
+                slowest=raw["slowest"] / NANOSECONDS,
+                driver_rps=float(raw["rps"]),
+                status_codes={str(code): int(n) for code, n in raw["statusCodeDistribution"].items()},
+                errors={str(error): int(n) for error, n in (raw.get("errorDistribution") or {}).items()},
+                percentiles={p: distribution[p] for p in PERCENTILES if p in distribution},
+                histogram=str(raw.get(HISTOGRAM_KEY, "")),
+            )
+        except (TypeError, ValueError, KeyError, AttributeError) as error:
+            raise DriverError(f"malformed report: {error!r}") from error
+        if sum(report.status_codes.values()) != report.count:
+            raise DriverError(f"status codes add up to {sum(report.status_codes.values())}, not count {report.count}")
+        return report
+
+
+@dataclass(frozen=True)
+class DriverRun:
+    """One run of a driver: its stored report, parsed, and the CPU time the driver used."""
+
+    raw: dict[str, Any]
+    report: LoadReport
+    cpu_seconds: float

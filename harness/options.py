@@ -1,0 +1,75 @@
+"""What run-all measures and where it writes: one frozen dataclass, validated once, read by every study."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.matrix import BENCH_BUCKET, BENCH_OBJECTS, SMALL_BUCKET, SMALL_OBJECTS, Scenario, ServerVariant
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The run's choices. An axis left as None takes the study's own default values."""
+
+    out_dir: Path
+    studies: tuple[str, ...] = ()  # () runs the default studies
+    servers: tuple[ServerVariant, ...] | None = None
+    scenarios: tuple[Scenario, ...] | None = None
+    levels: tuple[int, ...] | None = None
+    repeats: int | None = None
+    requests: int | None = None  # fixed requests per measured run; None sizes runs from the warm-up
+    warmup_requests: int | None = None  # None: the scenario's own
+    server_cpus: tuple[int, ...] = ()
+    objects: int = BENCH_OBJECTS
+    latency_bucket_objects: int = SMALL_OBJECTS
+    s3_latency_ms: int = 0  # added to every scenario's S3 traffic that has no latency of its own
+    mongo_latency_ms: int = 0
+    jitter_ms: int = 0
+    available_cpus: tuple[int, ...] = field(default_factory=lambda: tuple(sorted(os.sched_getaffinity(0))))
+
+    def __post_init__(self) -> None:
+        if self.servers is not None and not self.servers:
+            raise ValueError("give at least one server variant")
+        if self.scenarios is not None and not self.scenarios:
+            raise ValueError("give at least one scenario")
+        if self.levels is not None and (not self.levels or min(self.levels) < 1):
+            raise ValueError("concurrency levels must be >= 1")
+        if self.repeats is not None and self.repeats < 1:
+            raise ValueError("repeats must be >= 1")
+        if self.requests is not None and self.levels and self.requests < max(self.levels):
+            raise ValueError(f"requests ({self.requests}) must be >= the highest concurrency ({max(self.levels)})")
+        if min(self.s3_latency_ms, self.mongo_latency_ms, self.jitter_ms) < 0:
+            raise ValueError("latencies and jitter must be >= 0 ms")
+        if min(self.objects, self.latency_bucket_objects) < 1:
+            raise ValueError("buckets need at least one object")
+        unknown = set(self.server_cpus) - set(self.available_cpus)
+        if unknown:
+            raise ValueError(f"server CPUs {sorted(unknown)} are not available (have {list(self.available_cpus)})")
+
+    @property
+    def other_cpus(self) -> tuple[int, ...]:
+        """Where the driver, the backends and the harness run: the CPUs the server does not get, or all."""
+        return tuple(cpu for cpu in self.available_cpus if cpu not in self.server_cpus) or self.available_cpus
+
+    @property
+    def server_cpu_count(self) -> int:
+        return len(self.server_cpus or self.available_cpus)
+
+    def latencies(self, scenario: Scenario) -> tuple[int, int]:
+        """The emulated (S3, MongoDB) latency in ms for a scenario's cells."""
+        return scenario.s3_latency_ms or self.s3_latency_ms, self.mongo_latency_ms
+
+    def bucket_objects(self, bucket: str) -> int:
+        """How many objects a seeded bucket holds."""
+        return {BENCH_BUCKET: self.objects, SMALL_BUCKET: self.latency_bucket_objects}[bucket]
+
+    def skip_reason(self, server: ServerVariant) -> str:
+        """Why a server variant is not run here, or "" when it is."""
+        if server.min_cpus > self.server_cpu_count:
+            return (
+                f"needs {server.min_cpus} server CPUs, given {self.server_cpu_count} "
+                "(--server-cpus; on 2 cores the server would then share them with the driver and the backends)"
+            )
+        return ""

@@ -1,0 +1,487 @@
+"""The stacks study: which gRPC server stack, and when does async pay off?
+
+Every server variant serves every scenario at several concurrency levels in closed loop (ghz, one
+connection), the original 2020 study's method. Tables: one per scenario and level; a chart per scenario.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from harness.bounds import Bounds
+from harness.matrix import CONCURRENCY_LEVELS, REPEATS, S3_LATENCY_MS, SCENARIOS, SERVER_VARIANTS, Cell, expand
+from harness.options import RunOptions
+from harness.results import StudyRun
+from harness.studies.base import Axis, Study
+from harness.summaries import (
+    FLAG_NOTES,
+    MIB,
+    NOISE_THRESHOLD,
+    SHOWN_PERCENTILES,
+    TOO_FEW_NOTE,
+    CellSummary,
+    driver_cpus,
+    header,
+    ms,
+    percent,
+    percentile_label,
+    rate,
+    row,
+    seconds,
+    spread,
+)
+
+NAME = "stacks"
+TIME_TARGET_SECONDS = 15 * 60
+CPU_BOUND_PERCENT = 90.0
+TIE = 0.05  # throughputs this close are not called a win
+PAYS_OFF = 1.10  # async over sync at or above this ratio "pays off"; at or below 1/PAYS_OFF it costs
+BASELINE = "sync-w10"  # the stack the side-by-side tables divide by
+# The issue's efficiency targets: (scenario, concurrency, least efficiency).
+EFFICIENCY_TARGETS = (("hello-wait", 50, 0.90), (f"s3-unary-{S3_LATENCY_MS}ms", 50, 0.80))
+
+Levels = dict[int, dict[str, CellSummary]]
+
+
+def cells(options: RunOptions) -> list[Cell]:
+    """Server variants x scenarios x concurrency levels, one scenario at a time."""
+    return expand(
+        options.servers or SERVER_VARIANTS, options.scenarios or SCENARIOS, options.levels or CONCURRENCY_LEVELS
+    )
+
+
+def grouped(run: StudyRun) -> dict[str, Levels]:
+    """scenario -> level -> server -> summary, in the run's matrix order."""
+    slots = run.matrix.get("server_slots", {})
+    result: dict[str, Levels] = {}
+    for cell in run.cells:
+        record = cell.record
+        summary = CellSummary(cell, run.meta, slots.get(record.server))
+        result.setdefault(record.scenario, {}).setdefault(record.concurrency, {})[record.server] = summary
+    order = list(run.matrix["scenarios"])
+    return {name: result[name] for name in sorted(result, key=lambda n: order.index(n) if n in order else len(order))}
+
+
+def servers_in(run: StudyRun, levels: Levels) -> list[str]:
+    """The servers of a scenario's cells, in the run's matrix order."""
+    present = sorted({name for level in levels.values() for name in level})
+    order = list(run.matrix["servers"])
+    return [name for name in order if name in present] + [name for name in present if name not in order]
+
+
+def description(scenario: str) -> str:
+    return next((each.description for each in SCENARIOS if each.name == scenario), scenario)
+
+
+def latency_label(summaries: Sequence[CellSummary]) -> str:
+    """ "S3 +100 ms, MongoDB +5 ms (jitter 10 ms)" for the latencies the cells ran with, or ""."""
+    record = summaries[0].result.record if summaries else None
+    if record is None or not (record.s3_latency_ms or record.mongo_latency_ms):
+        return ""
+    parts = [
+        f"{name} +{ms} ms" for name, ms in (("S3", record.s3_latency_ms), ("MongoDB", record.mongo_latency_ms)) if ms
+    ]
+    jitter = f" (jitter {record.jitter_ms} ms)" if record.jitter_ms else ""
+    return ", ".join(parts) + jitter
+
+
+def _bound(value: float) -> str:
+    return "unbounded" if value == math.inf else f"{rate(value)}/s"
+
+
+def _status_count(code: str) -> Callable[[CellSummary], str]:
+    return lambda s: f"{s.status_counts().get(code, 0):,}"
+
+
+def _latency_at(p: float) -> Callable[[CellSummary], str]:
+    return lambda s: ms(s.percentile(p))
+
+
+def cell_table(run: StudyRun, scenario: str, concurrency: int, summaries: dict[str, CellSummary]) -> str:
+    """The original study's per-concurrency table: one column per server variant."""
+    servers = list(summaries)
+    codes = sorted({code for s in summaries.values() for code in s.status_counts() if code != "OK"})
+    repeats = run.matrix["repeats"]
+
+    def column(render: Callable[[CellSummary], str]) -> list[str]:
+        return [("—" if summaries[name].failed else render(summaries[name])) for name in servers]
+
+    def bound_column(render: Callable[[Bounds], str]) -> list[str]:
+        return [("—" if (b := summaries[name].bounds) is None else render(b)) for name in servers]
+
+    def median_of(s: CellSummary, field: str) -> float:
+        return float(statistics.median(getattr(report, field) for report in s.reports))
+
+    latency = latency_label(list(summaries.values()))
+    percentiles = [p for p, _ in SHOWN_PERCENTILES]
+    measured = [s for s in summaries.values() if not s.failed]
+    lines = [
+        f"# {scenario}, concurrency {concurrency}" + (f" ({latency})" if latency else "") + f": {run.title}",
+        "",
+        f"{description(scenario)}. A discarded warm-up, then {repeats} measured ghz runs per cell in count mode. "
+        "Count, OK and status rows add up all runs; times are medians of the runs; percentiles pool every OK "
+        "call of the runs. **Requests/sec counts OK responses only**: median (lowest–highest run).",
+        "",
+        *header(servers),
+        row("Count", column(lambda s: f"{sum(r.count for r in s.reports):,}")),
+        row("OK", column(lambda s: f"{s.status_counts().get('OK', 0):,}")),
+        *[row(code, column(_status_count(code))) for code in codes],
+        row("Total", column(lambda s: seconds(median_of(s, "total")))),
+        row("Slowest", column(lambda s: ms(median_of(s, "slowest")))),
+        row("Fastest", column(lambda s: ms(median_of(s, "fastest")))),
+        row("Average", column(lambda s: ms(median_of(s, "average")))),
+        row(
+            "Requests/sec (OK only)",
+            column(lambda s: f"{rate(s.ok_rps)} ({rate(s.ok_rps_range[0])}–{rate(s.ok_rps_range[1])})"),
+        ),
+        *[row(percentile_label(p), column(_latency_at(p))) for p in percentiles],
+        row("Server CPU, average", column(lambda s: f"{s.cpu_average:.0f}%")),
+        row("Server CPU, peak", column(lambda s: f"{s.cpu_peak:.0f}%")),
+        row("Server RSS, peak", column(lambda s: f"{s.rss_peak / MIB:.0f} MiB")),
+        row(f"Driver CPU, peak (of its {driver_cpus(run.meta)})", column(lambda s: percent(s.driver_cpu))),
+        row(
+            "Noise",
+            column(lambda s: f"**noisy** ({s.spread:.0%})" if s.noisy else f"ok ({s.spread:.0%})"),
+        ),
+        row("Flags", column(lambda s: ", ".join(f"**{flag}**" for flag in s.flags) or "none")),
+    ]
+    if any(summary.bounds for summary in summaries.values()):
+        lines += [
+            row("Call alone (c=1, average)", column(lambda s: ms(s.result.probe.average) if s.result.probe else "—")),
+            row("Wait bound, min(c, slots) / latency", bound_column(lambda b: _bound(b.wait))),
+            row("CPU bound, CPUs / CPU s per call", bound_column(lambda b: _bound(b.cpu))),
+            row("Bound that binds", bound_column(lambda b: f"{b.binding}, {_bound(b.bound)}")),
+            row("**Efficiency**, OK req/s / bound", bound_column(lambda b: f"**{b.efficiency:.0%}**")),
+        ]
+    notes = [f"- {FLAG_NOTES[flag]}" for flag in FLAG_NOTES if any(flag in s.flags for s in measured)]
+    if any(s.percentile(p) is None for s in measured for p in percentiles):
+        notes.append(f"- {TOO_FEW_NOTE}")
+    failures = [
+        f"- {name}: {s.result.record.status}: {s.result.record.reason}" for name, s in summaries.items() if s.failed
+    ]
+    if notes or failures:
+        lines += ["", *notes, *failures]
+    return "\n".join(lines) + "\n"
+
+
+def reading(scenario: str, levels: Levels, cpus: int) -> list[str]:
+    """A short, factual reading of one scenario: who wins where, and whether the server was CPU-bound."""
+    lines = []
+    for level in sorted(levels):
+        ranked = sorted(((s.ok_rps, name) for name, s in levels[level].items() if not s.failed), reverse=True)
+        if not ranked:
+            continue
+        best_rps = ranked[0][0]
+        leaders = [name for rps, name in ranked if rps >= best_rps * (1 - TIE)]
+        if len(leaders) == 1:
+            runner_up = f", {ranked[1][1]} next at {rate(ranked[1][0])}" if len(ranked) > 1 else ""
+            lines.append(f"- c={level}: **{leaders[0]}** serves the most, {rate(best_rps)} OK req/s{runner_up}.")
+        else:
+            lines.append(
+                f"- c={level}: {', '.join(leaders)} within {TIE:.0%} of each other, a tie "
+                f"(highest {rate(best_rps)} OK req/s)."
+            )
+    top = max(levels)
+    bound = []
+    for name, summary in levels[top].items():
+        if summary.failed:
+            continue
+        kind = "CPU-bound" if summary.cpu_average / cpus >= CPU_BOUND_PERCENT else "not CPU-bound"
+        bound.append(f"{name} {summary.cpu_average:.0f}% ({kind})")
+    if bound:
+        lines.append(f"- Server CPU at c={top} (100% = one core, {cpus} given): " + "; ".join(bound) + ".")
+    limits = [
+        f"{name} {b.binding}-bound at {_bound(b.bound)}, {b.efficiency:.0%} of it"
+        + (" (its CPU was busy only that share of the time)" if b.binding == "CPU" and b.efficiency < 0.9 else "")
+        for name, summary in levels[top].items()
+        if (b := summary.bounds) is not None
+    ]
+    if limits:
+        lines.append(f"- What limits each stack at c={top}: " + "; ".join(limits) + ".")
+    return lines
+
+
+def chart(scenario: str, levels: Levels, servers: list[str], title: str) -> bytes:
+    """OK requests/sec and p99 latency against concurrency, one line per server variant, as PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (throughput, latency) = plt.subplots(1, 2, figsize=(11, 4.4))
+    for name in servers:
+        points = [(level, levels[level][name]) for level in sorted(levels) if name in levels[level]]
+        points = [(level, s) for level, s in points if not s.failed]
+        if not points:
+            continue
+        throughput.plot([level for level, _ in points], [s.ok_rps for _, s in points], marker="o", label=name)
+        p99 = [(level, s.percentile(99)) for level, s in points]
+        shown = [(level, value * 1000) for level, value in p99 if value is not None]
+        if shown:
+            latency.plot(*zip(*shown, strict=True), marker="o", label=name)
+    throughput.set(title=f"{scenario}: OK requests/sec", xlabel="concurrency", ylabel="OK requests/sec")
+    latency.set(title=f"{scenario}: p99 latency (pooled)", xlabel="concurrency", ylabel="p99 (ms)")
+    for axes in (throughput, latency):
+        axes.set_xticks(sorted(levels))
+        axes.grid(alpha=0.3)
+        axes.set_ylim(bottom=0)
+    throughput.legend(fontsize="small")
+    figure.suptitle(title, fontsize="small")
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=90, metadata={"Software": None})
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def render(run: StudyRun) -> dict[str, bytes]:
+    """results/stacks/<scenario>/concurrency-<N>.md and results/stacks/charts/<scenario>.png."""
+    files: dict[str, bytes] = {}
+    plain_title = run.title.replace("`", "")
+    for scenario, levels in grouped(run).items():
+        servers = servers_in(run, levels)
+        for level, by_server in levels.items():
+            ordered = {name: by_server[name] for name in servers if name in by_server}
+            files[f"{scenario}/concurrency-{level}.md"] = cell_table(run, scenario, level, ordered).encode()
+        files[f"charts/{scenario}.png"] = chart(scenario, levels, servers, plain_title)
+    return files
+
+
+def _summary_cell(summary: CellSummary) -> str:
+    bounds = summary.bounds
+    efficiency = f" ({bounds.efficiency:.0%})" if bounds else ""
+    flags = "".join(f" **{flag}**" for flag in summary.flags)
+    return rate(summary.ok_rps) + efficiency + flags
+
+
+def _server_cpus(run: StudyRun) -> int:
+    return max(1, len(run.meta["pinning"]["server_cpus"]) or (run.meta["environment"]["cpu_count"] or 1))
+
+
+def _targets_lines(run: StudyRun) -> list[str]:
+    targets = run.info.get("targets") or {}
+    if not targets:
+        return []
+    wall, zero = targets["wall_time"], targets["zero_non_ok"]
+    hello = targets["hello_repeats_within_10_percent"]
+    mark = {True: "met", False: "**not met**"}
+    worst = max(hello["spread_by_cell"].items(), key=lambda item: item[1], default=None)
+    lines = [
+        f"Targets of run `{run.run_id}`:",
+        "",
+        f"- Full default matrix within {wall['target_seconds'] // 60:.0f} minutes: "
+        f"{wall['measured_seconds'] / 60:.1f} min, "
+        + (mark[wall["met"]] if wall["applies"] else "not a full default run"),
+        f"- Zero non-OK responses in every cell: {mark[zero['met']]}"
+        + (f" (cells: {', '.join(zero['cells_with_non_ok_or_failed'])})" if not zero["met"] else ""),
+        f"- hello repeats within {NOISE_THRESHOLD:.0%} of their median: {mark[hello['met']]}"
+        + (f" (widest: {worst[0]} at {worst[1]:.1%})" if worst else " (no hello cell with repeats)"),
+        *[
+            f"- {key}: every variant at {target['least']:.0%} or more of its bound: {mark[target['met']]} ("
+            + ", ".join(f"{name} {value:.0%}" for name, value in target["by_server"].items())
+            + ")"
+            for key, target in targets.get("efficiency", {}).items()
+        ],
+    ]
+    if "driver_not_busy" in targets:
+        busy = targets["driver_not_busy"]
+        lines.append(
+            f"- The load driver never above 80% of its CPUs: {mark[busy['met']]} (highest: {busy['highest']:.0%})"
+        )
+    return [*lines, ""]
+
+
+def side_by_side(runs: Sequence[StudyRun], scenario: str) -> list[str]:
+    """One scenario at its highest level on each machine: OK req/s and the ratio to the baseline stack."""
+    per_run = [(run, grouped(run).get(scenario, {})) for run in runs]
+    per_run = [(run, levels) for run, levels in per_run if levels]
+    if len(per_run) < 2:
+        return []
+    level = max(max(levels) for _, levels in per_run)
+    servers: list[str] = []
+    for run, levels in per_run:
+        servers += [name for name in servers_in(run, levels) if name not in servers]
+    labels = []
+    for run, _ in per_run:
+        labels += [f"{run.cpu_model} (`{run.run_id}`)", f"× {BASELINE}"]
+    lines = [f"Side by side, c={level}, one machine per column pair (compare ranks, not absolute figures):", ""]
+    lines += header(labels, "OK req/s")
+    for name in servers:
+        cells = []
+        for _, levels in per_run:
+            summary = levels.get(level, {}).get(name)
+            base = levels.get(level, {}).get(BASELINE)
+            if summary is None or summary.failed:
+                cells += ["—", "—"]
+                continue
+            ratio = summary.ok_rps / base.ok_rps if base and not base.failed and base.ok_rps else None
+            cells += [rate(summary.ok_rps), "—" if ratio is None else f"{ratio:.2f}"]
+        lines.append(row(name, cells))
+    return [*lines, ""]
+
+
+def section(runs: Sequence[StudyRun]) -> str:
+    """The study's part of results/README.md: the newest run's tables, and every machine side by side."""
+    newest = runs[0]
+    lines = [
+        f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Each cell: a discarded "
+        f"warm-up, then {newest.matrix['repeats']} ghz runs in count mode sized to last a few seconds, on one "
+        "server start per variant and scenario. Figures are OK responses per second (failed calls never count), "
+        "the median of the runs; flags (**noisy**, **short**, **driver-busy**) are explained in the full tables. "
+        "Where a scenario waits, a cell also shows its **efficiency**: OK req/s over the lower of the wait bound "
+        "min(concurrency, serving slots) / (one call's latency alone) and the CPU bound (server CPUs / CPU "
+        f"seconds per call). Raw reports: [`runs/{newest.run_id}`](runs/{newest.run_id}).",
+        "",
+        *_targets_lines(newest),
+    ]
+    for scenario, levels in grouped(newest).items():
+        servers = servers_in(newest, levels)
+        latency = latency_label([s for level in levels.values() for s in level.values()])
+        bounded = any(s.bounds for level in levels.values() for s in level.values())
+        lines += [f"### {scenario}", "", description(scenario) + (f"; emulated latency: {latency}" if latency else "")]
+        lines += ["", f"![{scenario}]({NAME}/charts/{scenario}.png)", ""]
+        lines += header([f"c={level}" for level in sorted(levels)], "OK req/s (efficiency)" if bounded else "OK req/s")
+        for name in servers:
+            row_cells = []
+            for level in sorted(levels):
+                s = levels[level].get(name)
+                row_cells.append("—" if s is None else s.result.record.status if s.failed else _summary_cell(s))
+            lines.append(row(name, row_cells))
+        links = ", ".join(f"[c={level}]({NAME}/{scenario}/concurrency-{level}.md)" for level in sorted(levels))
+        lines += ["", f"Full tables: {links}.", "", *reading(scenario, levels, _server_cpus(newest)), ""]
+        lines += side_by_side(runs, scenario)
+    return "\n".join(lines)
+
+
+def _best(levels: Levels, async_stack: bool) -> tuple[str, CellSummary] | None:
+    top = levels[max(levels)]
+    candidates = [
+        (name, s)
+        for name, s in top.items()
+        if not s.failed and (s.result is not None) and ((s.slots is None) == async_stack)
+    ]
+    return max(candidates, key=lambda item: item[1].ok_rps, default=None)
+
+
+def _async_verdicts(run: StudyRun) -> list[str]:
+    """Per scenario at the highest level: the best event-loop stack over the best thread-pool stack."""
+    verdicts = []
+    for scenario, levels in grouped(run).items():
+        best_async, best_sync = _best(levels, True), _best(levels, False)
+        if best_async is None or best_sync is None or not best_sync[1].ok_rps:
+            continue
+        ratio = best_async[1].ok_rps / best_sync[1].ok_rps
+        verdict = "pays off" if ratio >= PAYS_OFF else "costs" if ratio <= 1 / PAYS_OFF else "ties"
+        verdicts.append(
+            f"{scenario} {verdict} ({best_async[0]} {rate(best_async[1].ok_rps)} vs {best_sync[0]} "
+            f"{rate(best_sync[1].ok_rps)}, ×{ratio:.2f})"
+        )
+    return verdicts
+
+
+def _leaders(run: StudyRun, scenario: str) -> str:
+    levels = grouped(run).get(scenario)
+    if not levels:
+        return ""
+    top = max(levels)
+    ranked = sorted(((s.ok_rps, name) for name, s in levels[top].items() if not s.failed), reverse=True)
+    if not ranked:
+        return ""
+    order = ", ".join(f"{name} {rate(value)}" for value, name in ranked)
+    return f"{scenario} at c={top}: {order} OK calls/s"
+
+
+def answer(runs: Sequence[StudyRun]) -> str:
+    """Which stack leads where the CPU is the limit, and where async pays off, from the newest run per machine."""
+    newest = runs[0]
+    parts = [
+        f"On {newest.cpu_model} (run `{newest.run_id}`, server pinned to one core), at the highest concurrency, "
+        f"async (the best event-loop stack against the best thread-pool stack): "
+        + "; ".join(_async_verdicts(newest))
+        + ".",
+    ]
+    hello = _leaders(newest, "hello")
+    if hello:
+        parts.append(f"The stack's own cost per call decides the CPU-bound case: {hello}.")
+    for other in runs[1:]:
+        line = _leaders(other, "hello")
+        parts.append(
+            f"On {other.cpu_model} (run `{other.run_id}`) async: "
+            + "; ".join(_async_verdicts(other))
+            + (f"; {line}" if line else "")
+            + "."
+        )
+    if len(runs) > 1:
+        parts.append("Machines rank the stacks differently: measure on your own hardware before you choose.")
+    return " ".join(parts)
+
+
+def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Any]:
+    """The study's benchmark targets, measured on a finished run."""
+    summaries = [s for levels in grouped(run).values() for level in levels.values() for s in level.values()]
+    with_errors = [
+        s.result.record.key
+        for s in summaries
+        if s.result.record.status == "failed" or any(report.non_ok for report in s.reports)
+    ]
+    hello = {
+        f"{s.result.record.server}/c{s.result.record.concurrency}": round(spread([r.ok_rps for r in s.reports]), 4)
+        for s in summaries
+        if s.result.record.scenario == "hello" and len(s.reports) > 1
+    }
+    efficiency: dict[str, Any] = {}
+    for scenario, level, least in EFFICIENCY_TARGETS:
+        measured = {
+            s.result.record.server: round(b.efficiency, 3)
+            for s in summaries
+            if (s.result.record.scenario, s.result.record.concurrency) == (scenario, level)
+            and (b := s.bounds) is not None
+        }
+        if measured:
+            efficiency[f"{scenario}/c{level}"] = {
+                "least": least,
+                "by_server": measured,
+                "met": all(value >= least for value in measured.values()),
+            }
+    driver = [s.driver_cpu for s in summaries if s.driver_cpu is not None]
+    return {
+        "wall_time": {
+            "target_seconds": TIME_TARGET_SECONDS,
+            "measured_seconds": round(wall_seconds, 1),
+            "applies": full_matrix,
+            "met": wall_seconds <= TIME_TARGET_SECONDS,
+        },
+        "zero_non_ok": {"cells_with_non_ok_or_failed": with_errors, "met": not with_errors},
+        "hello_repeats_within_10_percent": {
+            "spread_by_cell": hello,
+            "met": all(value <= NOISE_THRESHOLD for value in hello.values()),
+        },
+        "efficiency": efficiency,
+        "driver_not_busy": {
+            "highest": round(max(driver, default=0.0), 3),
+            "met": not any(s.driver_busy for s in summaries),
+        },
+    }
+
+
+STACKS = Study(
+    name=NAME,
+    question="Which gRPC server stack should we run, and when does async pay off?",
+    follows="the 2020 Python gRPC study (grpcio sync vs grpclib vs aio on S3 and MongoDB), its matrix and tables",
+    axes=(
+        Axis("server", tuple(variant.name for variant in SERVER_VARIANTS), "--servers"),
+        Axis("scenario", tuple(each.name for each in SCENARIOS), "--scenarios"),
+        Axis("concurrency", tuple(map(str, CONCURRENCY_LEVELS)), "--concurrency"),
+    ),
+    driver="ghz",
+    repeats=REPEATS,
+    cells=cells,
+    render=render,
+    section=section,
+    answer=answer,
+    targets=targets,
+)

@@ -1,0 +1,44 @@
+"""`python -m harness compare`: two small fixture runs, golden output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.compare import compare
+from tests.runs import make_legacy_run, make_run
+from tests.test_report import check_golden
+
+
+def test_compare_two_runs_matches_golden(tmp_path: Path) -> None:
+    a = make_run(tmp_path, "20260101T000000Z", "Test CPU A")
+    b = make_run(tmp_path, "20260102T000000Z", "Test CPU A", scale=1.0, skew=0.2)
+    text = compare(a, b)
+    check_golden("compare.txt", text)
+    assert "warning" not in text
+    lines = {line.split()[0]: line for line in text.splitlines() if line.startswith("stacks/")}
+    assert lines["stacks/hello/sync-w10/c50"].endswith("within spread")  # skew 0 for the first server
+    assert lines["stacks/hello/aio-uvloop/c50"].endswith("significant")  # x1.4
+
+
+def test_a_difference_inside_the_spread_is_not_significant(tmp_path: Path) -> None:
+    a = make_run(tmp_path, "20260101T000000Z", "Test CPU A")
+    b = make_run(tmp_path, "20260102T000000Z", "Test CPU A", scale=1.02)
+    text = compare(a, b)
+    assert "significantly faster in 0, slower in 0" in text
+
+
+def test_different_cpu_models_are_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    make_legacy_run(tmp_path)
+    make_run(tmp_path, "20260102T000000Z", "Test CPU A")
+    assert main(["compare", "20250101T000000Z", "20260102T000000Z", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "warning: the runs come from different CPU models (Legacy CPU vs Test CPU A)" in out
+    assert "stacks/hello/sync-w10/c50" in out
+
+
+def test_an_unknown_run_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", "nosuch", "other", "--out", str(tmp_path)]) == 2
+    assert "no run 'nosuch'" in capsys.readouterr().err
