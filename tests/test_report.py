@@ -49,8 +49,8 @@ def test_summary_opens_with_the_answers_and_matches_golden(rendered: Path) -> No
 def test_answer_is_written_from_the_files(rendered: Path) -> None:
     text = (rendered / "README.md").read_text()
     # hello at c=50 on CPU A: sync-w10 (3000 calls in 1 s) leads; aio-uvloop 2600; the median run is the first.
-    assert "hello costs (aio-uvloop 2,600 vs sync-w10 3,000, ×0.87)" in text
-    assert "hello-wait pays off (grpclib-uvloop 467 vs sync-w10 100, ×4.67)" in text
+    assert "async pays off on hello-wait ×4.67 (grpclib-uvloop 467 vs sync-w10 100 OK calls/s)" in text
+    assert "async costs on hello ×0.87 (aio-uvloop 2,600 vs sync-w10 3,000 OK calls/s)" in text
 
 
 def test_every_machine_stands_side_by_side(rendered: Path) -> None:

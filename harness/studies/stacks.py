@@ -123,8 +123,13 @@ def cell_table(run: StudyRun, scenario: str, concurrency: int, summaries: dict[s
         f"# {scenario}, concurrency {concurrency}" + (f" ({latency})" if latency else "") + f": {run.title}",
         "",
         f"{description(scenario)}. A discarded warm-up, then {repeats} measured ghz runs per cell in count mode. "
-        "Count, OK and status rows add up all runs; times are medians of the runs; percentiles pool every OK "
-        "call of the runs. **Requests/sec counts OK responses only**: median (lowest–highest run).",
+        "Count, OK and status rows add up all runs; times are medians of the runs; "
+        + (
+            "percentiles pool every OK call of the runs. "
+            if all(s.latencies is not None for s in measured)
+            else "percentiles are medians of the runs' own (this run predates pooled histograms). "
+        )
+        + "**Requests/sec counts OK responses only**: median (lowest–highest run).",
         "",
         *header(servers),
         row("Count", column(lambda s: f"{sum(r.count for r in s.reports):,}")),
@@ -343,7 +348,7 @@ def section(runs: Sequence[StudyRun]) -> str:
         latency = latency_label([s for level in levels.values() for s in level.values()])
         bounded = any(s.bounds for level in levels.values() for s in level.values())
         lines += [f"### {scenario}", "", description(scenario) + (f"; emulated latency: {latency}" if latency else "")]
-        lines += ["", f"![{scenario}]({NAME}/charts/{scenario}.png)", ""]
+        lines += ["", f"![{scenario}]({NAME}/charts/{scenario}.png)", "", f"*{scenario}: {newest.title}.*", ""]
         lines += header([f"c={level}" for level in sorted(levels)], "OK req/s (efficiency)" if bounded else "OK req/s")
         for name in servers:
             row_cells = []
@@ -367,20 +372,25 @@ def _best(levels: Levels, async_stack: bool) -> tuple[str, CellSummary] | None:
     return max(candidates, key=lambda item: item[1].ok_rps, default=None)
 
 
-def _async_verdicts(run: StudyRun) -> list[str]:
-    """Per scenario at the highest level: the best event-loop stack over the best thread-pool stack."""
-    verdicts = []
+def _async_verdicts(run: StudyRun) -> dict[str, list[str]]:
+    """Per scenario at the highest level, the best event-loop stack over the best thread-pool stack, by verdict."""
+    verdicts: dict[str, list[str]] = {"pays off": [], "ties": [], "costs": []}
     for scenario, levels in grouped(run).items():
         best_async, best_sync = _best(levels, True), _best(levels, False)
         if best_async is None or best_sync is None or not best_sync[1].ok_rps:
             continue
         ratio = best_async[1].ok_rps / best_sync[1].ok_rps
         verdict = "pays off" if ratio >= PAYS_OFF else "costs" if ratio <= 1 / PAYS_OFF else "ties"
-        verdicts.append(
-            f"{scenario} {verdict} ({best_async[0]} {rate(best_async[1].ok_rps)} vs {best_sync[0]} "
-            f"{rate(best_sync[1].ok_rps)}, ×{ratio:.2f})"
+        verdicts[verdict].append(
+            f"{scenario} ×{ratio:.2f} ({best_async[0]} {rate(best_async[1].ok_rps)} vs "
+            f"{best_sync[0]} {rate(best_sync[1].ok_rps)} OK calls/s)"
         )
     return verdicts
+
+
+def _verdict_text(run: StudyRun) -> str:
+    verdicts = _async_verdicts(run)
+    return "; ".join(f"async {verdict} on {', '.join(items)}" for verdict, items in verdicts.items() if items)
 
 
 def _leaders(run: StudyRun, scenario: str) -> str:
@@ -396,24 +406,19 @@ def _leaders(run: StudyRun, scenario: str) -> str:
 
 
 def answer(runs: Sequence[StudyRun]) -> str:
-    """Which stack leads where the CPU is the limit, and where async pays off, from the newest run per machine."""
+    """Where async pays off and which stack leads where the CPU is the limit, from the newest run per machine."""
     newest = runs[0]
     parts = [
-        f"On {newest.cpu_model} (run `{newest.run_id}`, server pinned to one core), at the highest concurrency, "
-        f"async (the best event-loop stack against the best thread-pool stack): "
-        + "; ".join(_async_verdicts(newest))
-        + ".",
+        f"On {newest.cpu_model} (run `{newest.run_id}`, the server pinned to one core), comparing the best "
+        f"event-loop stack with the best thread-pool stack at the highest concurrency: {_verdict_text(newest)}.",
     ]
     hello = _leaders(newest, "hello")
     if hello:
-        parts.append(f"The stack's own cost per call decides the CPU-bound case: {hello}.")
+        parts.append(f"Where the server's own cost per call decides (no I/O), the order is {hello}.")
     for other in runs[1:]:
         line = _leaders(other, "hello")
         parts.append(
-            f"On {other.cpu_model} (run `{other.run_id}`) async: "
-            + "; ".join(_async_verdicts(other))
-            + (f"; {line}" if line else "")
-            + "."
+            f"On {other.cpu_model} (run `{other.run_id}`): {_verdict_text(other)}" + (f"; {line}" if line else "") + "."
         )
     if len(runs) > 1:
         parts.append("Machines rank the stacks differently: measure on your own hardware before you choose.")
