@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import shlex
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
@@ -44,6 +41,7 @@ from harness.runner import default_server_cpus, run_all
 from harness.studies import DEFAULT_STUDIES, STUDIES, study
 from harness.tools import ROOT, MissingPrerequisite, ensure_all
 from scenarios.config import BackendConfig
+from servers.common import StopSignal
 
 DEFAULT_OUT = ROOT / "results"
 QUICK = {"levels": (2,), "repeats": 1, "requests": 20, "warmup_requests": 10}
@@ -73,11 +71,7 @@ def backends(bucket: str, objects: int) -> int:
         for name, value in started.env().items():
             print(f"export {name}={shlex.quote(value)}")
         print("# Ctrl-C stops them", flush=True)
-        stopped = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stopped.set())
-        with contextlib.suppress(KeyboardInterrupt):
-            while not stopped.wait(0.5):  # a timed wait lets the signal handlers run
-                pass
+        StopSignal().wait()
     return 0
 
 

@@ -16,6 +16,7 @@ from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from scenarios.aio import AsyncScenarios
 from scenarios.errors import ScenarioError
 from servers.common import (
+    GRPCIO_SERVER_OPTIONS,
     INTERNAL_MESSAGE,
     SERVICE_NAMES,
     ReflectionPool,
@@ -27,6 +28,7 @@ from servers.common import (
     run_on_loop,
     setup_logging,
     status_of,
+    supervise,
 )
 
 
@@ -97,7 +99,7 @@ async def serve(config: ServerConfig) -> None:
         loop.add_signal_handler(signum, stop.set)
 
     scenarios = await AsyncScenarios.open(config.backends, config.pool_size, config.mongo_driver)
-    server = grpc.aio.server()
+    server = grpc.aio.server(options=GRPCIO_SERVER_OPTIONS)
     bench_pb2_grpc.add_GreeterServicer_to_server(Greeter(scenarios), server)
     bench_pb2_grpc.add_ObjectStoreServicer_to_server(ObjectStore(scenarios), server)
     health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]  # untyped submodule
@@ -125,9 +127,10 @@ async def serve(config: ServerConfig) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `python -m servers.aio`."""
     setup_logging()
-    run_on_loop(
-        parse_config(argv, prog="python -m servers.aio", description="grpcio asyncio server", stack="loop"), serve
-    )
+    config = parse_config(argv, prog="python -m servers.aio", description="grpcio asyncio server", stack="loop")
+    if config.processes > 1:
+        return supervise(config, "servers.aio")
+    run_on_loop(config, serve)
     return 0
 
 

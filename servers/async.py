@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from grpclib.const import Status
+from grpclib.encoding.proto import ProtoCodec
 from grpclib.exceptions import GRPCError
 from grpclib.health.check import ServiceStatus
 from grpclib.health.service import Health
@@ -21,6 +22,7 @@ from scenarios.aio import AsyncScenarios
 from scenarios.errors import ScenarioError
 from servers.common import (
     INTERNAL_MESSAGE,
+    MAX_MESSAGE_BYTES,
     ReflectionPool,
     ServerConfig,
     archive_reply,
@@ -30,6 +32,7 @@ from servers.common import (
     run_on_loop,
     setup_logging,
     status_of,
+    supervise,
 )
 
 
@@ -44,6 +47,18 @@ def grpc_errors(method: str) -> Iterator[None]:
     except Exception as error:
         log_failure(method, error)
         raise GRPCError(Status.INTERNAL, INTERNAL_MESSAGE) from None
+
+
+class LimitedProtoCodec(ProtoCodec):
+    """protobuf, refusing a message over MAX_MESSAGE_BYTES as grpcio does (grpclib itself has no limit)."""
+
+    def decode(self, data: bytes, message_type: Any) -> Any:
+        if len(data) > MAX_MESSAGE_BYTES:
+            raise GRPCError(
+                Status.RESOURCE_EXHAUSTED,
+                f"request of {len(data)} bytes is over the server's maximum of {MAX_MESSAGE_BYTES} bytes",
+            )
+        return super().decode(data, message_type)
 
 
 class CallsInFlight:
@@ -138,10 +153,12 @@ async def serve(config: ServerConfig) -> None:
         [
             *ServerReflection.extend(services, pool=ReflectionPool()),
             Health({service: [serving] for service in services}),
-        ]
+        ],
+        codec=LimitedProtoCodec(),
     )
     try:
-        await server.start(config.host, config.port)
+        # SO_REUSEPORT, as grpcio sets it: the processes of a multi-process server share the port.
+        await server.start(config.host, config.port, reuse_port=True)
         serving.set(True)
         log.info(
             "grpclib server on %s (%s) serving on %s:%d", config.loop, config.mongo_driver, config.host, config.port
@@ -160,7 +177,10 @@ async def serve(config: ServerConfig) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `python -m servers.async`."""
     setup_logging()
-    run_on_loop(parse_config(argv, prog="python -m servers.async", description="grpclib server", stack="loop"), serve)
+    config = parse_config(argv, prog="python -m servers.async", description="grpclib server", stack="loop")
+    if config.processes > 1:
+        return supervise(config, "servers.async")
+    run_on_loop(config, serve)
     return 0
 
 

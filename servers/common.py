@@ -5,8 +5,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any, Literal
 
 from google.protobuf import descriptor, descriptor_pool
@@ -20,6 +25,12 @@ LOOPS = ("asyncio", "uvloop")
 Loop = Literal["asyncio", "uvloop"]
 MONGO_DRIVERS = ("motor", "pymongo")
 MongoDriver = Literal["motor", "pymongo"]
+Stack = Literal["threads", "loop"]
+# The largest request message any stack accepts (grpcio's default, stated once for every stack): a larger
+# one is refused with RESOURCE_EXHAUSTED before it is decoded.
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+# Options every grpcio server (sync and aio) is created with.
+GRPCIO_SERVER_OPTIONS = (("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),)
 # Full names of the services every server registers, for health and reflection.
 SERVICE_NAMES = tuple(service.full_name for service in bench_pb2.DESCRIPTOR.services_by_name.values())
 
@@ -33,9 +44,13 @@ class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 50051
     grace: float = 5.0
+    stack: Stack = "threads"  # a thread pool (workers) or an event loop (loop, pool_size, mongo_driver)
     workers: int = 10
-    # Thread-pool server processes sharing the port (SO_REUSEPORT); more than 1 needs an explicit port.
+    # Server processes sharing the port (SO_REUSEPORT); more than 1 needs an explicit port.
     processes: int = 1
+    # Calls a thread-pool server runs or queues at once before it refuses more with RESOURCE_EXHAUSTED
+    # (grpcio's maximum_concurrent_rpcs); None: no limit, calls queue for a free worker.
+    max_concurrent_rpcs: int | None = None
     loop: Loop = "asyncio"
     # Backend connections per client for event-loop servers (thread-pool servers use `workers`).
     pool_size: int = 100
@@ -52,6 +67,8 @@ class ServerConfig:
             raise ValueError(f"workers must be >= 1, got {self.workers}")
         if self.processes < 1:
             raise ValueError(f"processes must be >= 1, got {self.processes}")
+        if self.max_concurrent_rpcs is not None and self.max_concurrent_rpcs < 1:
+            raise ValueError(f"max concurrent RPCs must be >= 1, got {self.max_concurrent_rpcs}")
         if self.processes > 1 and self.port == 0:
             raise ValueError("several processes share one port: give --port, not 0")
         if self.pool_size < 1:
@@ -61,10 +78,16 @@ class ServerConfig:
         if self.mongo_driver not in MONGO_DRIVERS:
             raise ValueError(f"mongo driver must be one of {', '.join(MONGO_DRIVERS)}, got {self.mongo_driver!r}")
 
+    def worker_argv(self) -> list[str]:
+        """The flags that run this configuration as one worker process of a multi-process server."""
+        argv = ["--host", self.host, "--port", str(self.port), "--grace", str(self.grace), "-p", "1"]
+        if self.stack == "threads":
+            limit = [] if self.max_concurrent_rpcs is None else ["--max-concurrent-rpcs", str(self.max_concurrent_rpcs)]
+            return [*argv, "-w", str(self.workers), *limit]
+        return [*argv, "-l", self.loop, "--pool-size", str(self.pool_size), "--mongo-driver", self.mongo_driver]
 
-def parse_config(
-    argv: Sequence[str] | None, *, prog: str, description: str, stack: Literal["threads", "loop"]
-) -> ServerConfig:
+
+def parse_config(argv: Sequence[str] | None, *, prog: str, description: str, stack: Stack) -> ServerConfig:
     """Parse a server's command line; backends come from the environment."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
@@ -75,16 +98,21 @@ def parse_config(
         default=5.0,
         help="seconds calls in flight get on shutdown (default: %(default)s)",
     )
+    parser.add_argument(
+        "-p",
+        "--processes",
+        type=int,
+        default=1,
+        help="server processes sharing the port with SO_REUSEPORT (default: %(default)s)",
+    )
     if stack == "threads":
         parser.add_argument(
             "-w", "--workers", type=int, default=10, help="thread-pool size per process (default: %(default)s)"
         )
         parser.add_argument(
-            "-p",
-            "--processes",
+            "--max-concurrent-rpcs",
             type=int,
-            default=1,
-            help="server processes sharing the port with SO_REUSEPORT (default: %(default)s)",
+            help="refuse calls beyond this many at once with RESOURCE_EXHAUSTED (default: no limit, calls queue)",
         )
     else:
         parser.add_argument("-l", "--loop", choices=LOOPS, default="asyncio", help="event loop (default: %(default)s)")
@@ -100,7 +128,7 @@ def parse_config(
     args = parser.parse_args(argv)
     options = {name: value for name, value in vars(args).items() if value is not None}
     try:
-        return ServerConfig(backends=BackendConfig.from_env(), **options)
+        return ServerConfig(backends=BackendConfig.from_env(), stack=stack, **options)
     except ValueError as error:
         parser.error(str(error))
 
@@ -113,6 +141,68 @@ def run_on_loop(config: ServerConfig, serve: Callable[[ServerConfig], Coroutine[
         uvloop.run(serve(config))
     else:
         asyncio.run(serve(config))
+
+
+class StopSignal:
+    """SIGTERM or SIGINT, noted by a handler that takes no lock; the main thread polls for it.
+
+    A handler must not call `threading.Event.set()`: in a process with other threads (grpc's), the
+    kernel may hand the signal to one of them, and the main thread runs the Python handler when it next
+    executes bytecode, often right after `Event.wait()` re-took the Event's own lock. `set()` then waits
+    for that lock forever and the process never stops.
+    """
+
+    POLL_SECONDS = 0.1
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, self._note)
+
+    def _note(self, signum: int, frame: FrameType | None) -> None:
+        self.received = signum
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Sleep until a stop signal arrives (True) or the timeout passes (False)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.received is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(self.POLL_SECONDS)
+        return True
+
+
+def supervise(config: ServerConfig, module: str) -> int:
+    """Run config.processes single-process servers of `module` on one port; stop them all on SIGTERM or SIGINT.
+
+    grpc's documented way to use more cores: one process per core, each with its own GIL, sharing the
+    port through SO_REUSEPORT. Ready when every worker listens; a worker that dies stops the rest, and
+    the supervisor then exits non-zero.
+    """
+    stop = StopSignal()
+    argv = [sys.executable, "-m", module, *config.worker_argv()]
+    workers = [subprocess.Popen(argv) for _ in range(config.processes)]
+    log.info("supervising %d server processes: %s", len(workers), ", ".join(str(w.pid) for w in workers))
+    try:
+        while not stop.wait(0.5):
+            exited = [worker for worker in workers if worker.poll() is not None]
+            # A signal sent to the whole process group can stop a worker before this process sees it.
+            if exited and not stop.wait(1.0):
+                log.error("server process %d exited with status %d; stopping", exited[0].pid, exited[0].returncode)
+                break
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.send_signal(signal.SIGTERM)
+        for worker in workers:
+            try:
+                worker.wait(config.grace + 5)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+            if worker.returncode != 0:
+                log.error("server process %d exited with status %d", worker.pid, worker.returncode)
+    return 0 if stop.received is not None and all(worker.returncode == 0 for worker in workers) else 1
 
 
 def setup_logging() -> None:

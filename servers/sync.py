@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import signal
-import subprocess
 import sys
-import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from types import FrameType
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -19,16 +15,19 @@ from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from scenarios.errors import ScenarioError
 from scenarios.sync import SyncScenarios
 from servers.common import (
+    GRPCIO_SERVER_OPTIONS,
     INTERNAL_MESSAGE,
     SERVICE_NAMES,
     ReflectionPool,
     ServerConfig,
+    StopSignal,
     archive_reply,
     log,
     log_failure,
     parse_config,
     setup_logging,
     status_of,
+    supervise,
 )
 
 
@@ -80,16 +79,13 @@ class ObjectStore(bench_pb2_grpc.ObjectStoreServicer):
 
 def serve(config: ServerConfig) -> None:
     """Serve until SIGTERM or SIGINT, then let calls in flight finish within the grace period."""
-    stop = threading.Event()
-
-    def request_stop(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, request_stop)
-    signal.signal(signal.SIGINT, request_stop)
-
+    stop = StopSignal()
     scenarios = SyncScenarios(config.backends, pool_size=config.workers)
-    server = grpc.server(ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="grpc-worker"))
+    server = grpc.server(
+        ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="grpc-worker"),
+        options=GRPCIO_SERVER_OPTIONS,
+        maximum_concurrent_rpcs=config.max_concurrent_rpcs,
+    )
     bench_pb2_grpc.add_GreeterServicer_to_server(Greeter(scenarios), server)
     bench_pb2_grpc.add_ObjectStoreServicer_to_server(ObjectStore(scenarios), server)
     health_servicer = health.HealthServicer()
@@ -105,51 +101,13 @@ def serve(config: ServerConfig) -> None:
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     log.info("grpcio sync server (%d workers) serving on %s:%d", config.workers, config.host, port)
     try:
-        # Wake up regularly: a signal the kernel hands to one of grpc's threads runs its Python handler
-        # only once the main thread executes bytecode again, so an untimed wait can miss SIGTERM for good.
-        while not stop.wait(0.5):
-            pass
+        stop.wait()
     finally:
         log.info("stopping: refusing new calls, %.1f s for calls in flight", config.grace)
         health_servicer.enter_graceful_shutdown()
         server.stop(config.grace).wait()
         scenarios.close()
         log.info("stopped")
-
-
-def supervise(config: ServerConfig) -> int:
-    """Run config.processes single-process servers on one port; stop them all on SIGTERM or SIGINT.
-
-    grpc's documented way to use more cores with the sync server: one process per core, each with its
-    own thread pool and GIL, sharing the port through SO_REUSEPORT (on by default in grpcio on Linux).
-    """
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    argv = [sys.executable, "-m", "servers.sync", "-w", str(config.workers), "-p", "1"]
-    argv += ["--host", config.host, "--port", str(config.port), "--grace", str(config.grace)]
-    workers = [subprocess.Popen(argv) for _ in range(config.processes)]
-    log.info("supervising %d server processes: %s", len(workers), ", ".join(str(w.pid) for w in workers))
-    try:
-        while not stop.wait(0.5):
-            exited = [worker for worker in workers if worker.poll() is not None]
-            # A signal sent to the whole process group can stop a worker before this process sees it.
-            if exited and not stop.wait(1.0):
-                log.error("server process %d exited with status %d; stopping", exited[0].pid, exited[0].returncode)
-                break
-    finally:
-        for worker in workers:
-            if worker.poll() is None:
-                worker.send_signal(signal.SIGTERM)
-        for worker in workers:
-            try:
-                worker.wait(config.grace + 5)
-            except subprocess.TimeoutExpired:
-                worker.kill()
-                worker.wait()
-            if worker.returncode != 0:
-                log.error("server process %d exited with status %d", worker.pid, worker.returncode)
-    return 0 if stop.is_set() and all(worker.returncode == 0 for worker in workers) else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -159,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv, prog="python -m servers.sync", description="grpcio sync server on a thread pool", stack="threads"
     )
     if config.processes > 1:
-        return supervise(config)
+        return supervise(config, "servers.sync")
     serve(config)
     return 0
 

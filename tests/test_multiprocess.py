@@ -1,20 +1,39 @@
-"""`python -m servers.sync -w 10 -p 2`: two processes share the port, and SIGTERM stops them all."""
+"""`-p 2` servers on every stack: two processes share the port, and SIGTERM stops them all, every time."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import grpc
 import psutil
+import pytest
 
 from harness.backends import Backends
-from harness.matrix import server_variant
+from harness.matrix import ServerVariant, server_variant
 from harness.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 
 CONNECTIONS = 16  # 2 * 0.5**16: the chance the kernel hands every connection to one process
+GRACE = 5.0  # the servers' default --grace
+STOPS = 20
 
 
-def test_calls_reach_every_process_and_sigterm_stops_them_all(backends: Backends) -> None:
-    with running_server(server_variant("sync-w10-p2"), backends.env()) as (target, child):
+# One two-process variant per server module: the registered grpcio sync one, and the event-loop stacks'.
+TWO_PROCESSES = (
+    server_variant("sync-w10-p2"),
+    ServerVariant("grpclib-uvloop-p2", "servers.async", ("-l", "uvloop", "-p", "2"), None, "grpclib, 2 processes", 2),
+    ServerVariant("aio-uvloop-p2", "servers.aio", ("-l", "uvloop", "-p", "2"), None, "grpc.aio, 2 processes", 2),
+)
+
+
+@pytest.mark.parametrize("variant", TWO_PROCESSES, ids=lambda variant: variant.name)
+def test_calls_reach_every_process_and_sigterm_stops_them_all(backends: Backends, variant: ServerVariant) -> None:
+    with running_server(variant, backends.env()) as (target, child):
         workers = psutil.Process(child.pid).children()
         assert len(workers) == 2
         port = int(target.rpartition(":")[2])
@@ -39,3 +58,36 @@ def test_calls_reach_every_process_and_sigterm_stops_them_all(backends: Backends
         assert child.stop() == 0
     for worker in workers:
         assert not worker.is_running()
+
+
+@contextmanager
+def every_cpu_busy() -> Iterator[None]:
+    """One busy-looping process per CPU, stopped on exit."""
+    spinners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(len(os.sched_getaffinity(0)))
+    ]
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
+@pytest.mark.timeout(900)
+def test_stop_under_cpu_load_is_clean_every_time(backends: Backends) -> None:
+    """The stop that once ended in SIGKILL: a handler blocked on the lock its own thread held (see StopSignal)."""
+    stops = []
+    with every_cpu_busy():
+        for _ in range(STOPS):
+            with running_server(server_variant("sync-w10-p2"), backends.env()) as (target, child):
+                workers = psutil.Process(child.pid).children()
+                with grpc.insecure_channel(target) as channel:
+                    stub = bench_pb2_grpc.GreeterStub(channel)
+                    assert stub.SayHello(bench_pb2.HelloRequest(name="x"), timeout=30).message == "Hello x"
+                begun = time.monotonic()
+                status = child.stop(timeout=GRACE + 2)
+                stops.append((status, round(time.monotonic() - begun, 2)))
+                assert not any(worker.is_running() for worker in workers)
+    assert all(status == 0 for status, _ in stops), stops
+    assert max(seconds for _, seconds in stops) <= GRACE + 2, stops
