@@ -233,31 +233,30 @@ def replace_mongo_host(uri: str, host_port: str) -> str:
 class LatencyRoutes:
     """Backend configs whose S3 or MongoDB traffic crosses a latency proxy, each proxy made on first use."""
 
-    def __init__(self, proxy: Toxiproxy, direct: BackendConfig, jitter_ms: int = 0) -> None:
+    def __init__(self, proxy: Toxiproxy, direct: BackendConfig) -> None:
         self._proxy = proxy
         self._direct = direct
-        self._jitter_ms = jitter_ms
-        self._routes: dict[tuple[str, int], str] = {}
+        self._routes: dict[tuple[str, int, int], str] = {}
 
-    def _route(self, backend: str, upstream: str, latency_ms: int) -> str:
-        key = (backend, latency_ms)
+    def _route(self, backend: str, upstream: str, latency_ms: int, jitter_ms: int) -> str:
+        key = (backend, latency_ms, jitter_ms)
         if key not in self._routes:
-            name = f"{backend}-{latency_ms}ms"
-            self._routes[key] = self._proxy.add_latency(name, upstream, latency_ms, self._jitter_ms)
+            name = f"{backend}-{latency_ms}ms" + (f"-jitter{jitter_ms}ms" if jitter_ms else "")
+            self._routes[key] = self._proxy.add_latency(name, upstream, latency_ms, jitter_ms)
         return self._routes[key]
 
-    def config(self, s3_latency_ms: int = 0, mongo_latency_ms: int = 0) -> BackendConfig:
-        """The direct config, with each backend given a latency reached through its proxy."""
+    def config(self, s3_latency_ms: int = 0, mongo_latency_ms: int = 0, jitter_ms: int = 0) -> BackendConfig:
+        """The direct config, with each backend given a latency (and jitter) reached through its proxy."""
         config = self._direct
         if s3_latency_ms:
             if not config.s3_endpoint or not config.s3_endpoint.startswith("http://"):
                 raise ValueError("S3 latency emulation needs a plain-HTTP AWS_ENDPOINT_URL (or the embedded S3)")
             upstream = config.s3_endpoint.removeprefix("http://").rstrip("/")
-            config = replace(config, s3_endpoint=f"http://{self._route('s3', upstream, s3_latency_ms)}")
+            config = replace(config, s3_endpoint=f"http://{self._route('s3', upstream, s3_latency_ms, jitter_ms)}")
         if mongo_latency_ms:
             nodes = pymongo.uri_parser.parse_uri(config.mongo_uri)["nodelist"]
             upstream = f"{nodes[0][0]}:{nodes[0][1]}"
-            listen = self._route("mongodb", upstream, mongo_latency_ms)
+            listen = self._route("mongodb", upstream, mongo_latency_ms, jitter_ms)
             config = replace(config, mongo_uri=replace_mongo_host(config.mongo_uri, listen))
         return config
 

@@ -86,6 +86,8 @@ class Scenario:
     bucket: str | None = None
     # Emulated latency between the server and S3 in this scenario (0: the run's --s3-latency, if any).
     s3_latency_ms: int = 0
+    # Jitter of that latency (0: the run's --jitter).
+    jitter_ms: int = 0
     # Also measure one call alone (concurrency 1), to show the cell's bounds and efficiency.
     bounded: bool = False
     # How long a measured run should last: longer where calls are cheap and runs noisier.

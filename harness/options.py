@@ -57,9 +57,10 @@ class RunOptions:
     def server_cpu_count(self) -> int:
         return len(self.server_cpus or self.available_cpus)
 
-    def latencies(self, scenario: Scenario) -> tuple[int, int]:
-        """The emulated (S3, MongoDB) latency in ms for a scenario's cells."""
-        return scenario.s3_latency_ms or self.s3_latency_ms, self.mongo_latency_ms
+    def latencies(self, scenario: Scenario) -> tuple[int, int, int]:
+        """The emulated (S3, MongoDB) latency and their jitter in ms for a scenario's cells."""
+        s3_ms, mongo_ms = scenario.s3_latency_ms or self.s3_latency_ms, self.mongo_latency_ms
+        return s3_ms, mongo_ms, (scenario.jitter_ms or self.jitter_ms) if s3_ms or mongo_ms else 0
 
     def bucket_objects(self, bucket: str) -> int:
         """How many objects a seeded bucket holds."""

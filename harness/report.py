@@ -30,10 +30,13 @@ def runs_of(study: Study, runs: Sequence[Path]) -> list[StudyRun]:
 
 
 def answers(chosen: dict[Study, list[StudyRun]]) -> list[str]:
-    """The answers section: one paragraph per study, its question in bold."""
+    """The answers section: one paragraph per registered study, its question in bold."""
     lines = ["## The answers", ""]
-    for each, study_runs in chosen.items():
-        lines += [f"**{each.question}** {each.answer(study_runs)} ([{each.name}](#{each.name}))", ""]
+    for each in STUDIES:
+        if each in chosen:
+            lines += [f"**{each.question}** {each.answer(chosen[each])} ([{each.name}](#{each.name}))", ""]
+        else:
+            lines += [f"**{each.question}** Not measured yet: `python -m harness run-all --study {each.name}`.", ""]
     return lines
 
 

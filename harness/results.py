@@ -65,6 +65,8 @@ class Repeat:
     requests: int
     resources: ResourceUsage
     driver_cpu_seconds: float | None = None  # None in runs from before it was measured
+    # What the run was for within its cell: "measured" (a repeat), or a study's own role ("step", "low-load", ...).
+    role: str = "measured"
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Repeat:
@@ -73,6 +75,7 @@ class Repeat:
             raw["requests"],
             ResourceUsage(**raw["resources"]),
             raw.get("driver_cpu_seconds"),
+            raw.get("role", "measured"),
         )
 
 

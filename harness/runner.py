@@ -13,35 +13,22 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from harness.backends import LatencyRoutes, backend_env, seed_bucket, start_backends, toxiproxy
-from harness.drivers import DRIVERS, Driver, DriverError
-from harness.matrix import Cell, Scenario, measured_requests
+from harness.drivers import DRIVERS
+from harness.matrix import Cell, Scenario
+from harness.measure import CellContext
 from harness.options import RunOptions
-from harness.processes import Child, ProcessError
-from harness.resources import ResourceSampler
-from harness.results import (
-    SCHEMA,
-    CellRecord,
-    Repeat,
-    StudyRun,
-    environment,
-    load_cells,
-    save_cell,
-    save_report,
-    write_json_atomic,
-)
+from harness.processes import ProcessError
+from harness.results import SCHEMA, CellRecord, StudyRun, environment, load_cells, save_cell, write_json_atomic
 from harness.serving import running_server
 from harness.studies import DEFAULT_STUDIES, Study, study
 from harness.tools import ensure_go_tool
 from scenarios.config import BackendConfig
-
-RUN_TIMEOUT = 600.0
-PROBE_REQUESTS = 10  # calls made one at a time to measure a call's latency alone
 
 
 class RunProgress(Protocol):
@@ -65,59 +52,6 @@ def chosen_studies(options: RunOptions) -> list[Study]:
     return [study(name) for name in options.studies or DEFAULT_STUDIES]
 
 
-@dataclass(frozen=True)
-class CellContext:
-    """What measuring a cell needs besides the cell: where, with what, how often."""
-
-    driver: Driver
-    tool: Path
-    options: RunOptions
-    repeats: int
-    study_dir: Path
-
-
-def measure_cell(cell: Cell, target: str, child: Child, context: CellContext, probe_file: str) -> CellRecord:
-    """Warm up, probe if the scenario is bounded and no probe exists yet, then the measured runs."""
-    begun = time.monotonic()
-    options, driver = context.options, context.driver
-    s3_ms, mongo_ms = options.latencies(cell.scenario)
-    record = CellRecord(
-        cell.scenario.name,
-        cell.server.name,
-        cell.concurrency,
-        status="ok",
-        warmup_requests=max(cell.concurrency, options.warmup_requests or cell.scenario.warmup_requests),
-        s3_latency_ms=s3_ms,
-        mongo_latency_ms=mongo_ms,
-        jitter_ms=options.jitter_ms if s3_ms or mongo_ms else 0,
-        probe_file=probe_file,
-    )
-    repeats: list[Repeat] = []
-    try:
-        warmup = driver.run(driver.argv(context.tool, cell, target, record.warmup_requests), RUN_TIMEOUT).report
-        record = replace(record, warmup_ok_rps=warmup.ok_rps)
-        if warmup.ok == 0:
-            raise DriverError(f"no OK response in the warm-up: {warmup.status_codes} {warmup.errors}")
-        if cell.scenario.bounded and not record.probe_file:
-            alone = driver.run(
-                driver.argv(context.tool, replace(cell, concurrency=1), target, PROBE_REQUESTS), RUN_TIMEOUT
-            )
-            relative = f"cells/{cell.scenario.name}/{cell.server.name}/probe.json"
-            record = replace(record, probe_file=save_report(context.study_dir, relative, alone.raw))
-        requests = options.requests or measured_requests(warmup.ok_rps, cell.concurrency, cell.scenario.run_seconds)
-        for number in range(1, context.repeats + 1):
-            with ResourceSampler(child.pid) as sampler:
-                run = driver.run(driver.argv(context.tool, cell, target, requests), RUN_TIMEOUT)
-            assert sampler.usage is not None
-            relative = save_report(context.study_dir, f"{record.stem}-r{number}.json", run.raw)
-            repeats.append(Repeat(relative, requests, sampler.usage, run.cpu_seconds))
-            if child.process.poll() is not None:
-                raise ProcessError(f"server exited with status {child.process.returncode} during the run")
-    except (ProcessError, DriverError, OSError) as error:
-        record = replace(record, status="failed", reason=str(error).strip().splitlines()[0][:500])
-    return replace(record, repeats=repeats, seconds=round(time.monotonic() - begun, 3))
-
-
 def _failed(cell: Cell, reason: str) -> CellRecord:
     return CellRecord(cell.scenario.name, cell.server.name, cell.concurrency, "failed", reason[:500])
 
@@ -130,7 +64,7 @@ def skipped(group: list[Cell], reason: str, started: Callable[[Cell], None]) -> 
 
 
 def serve_and_measure(
-    group: list[Cell], env: dict[str, str], context: CellContext, started: Callable[[Cell], None]
+    each: Study, group: list[Cell], env: dict[str, str], context: CellContext, started: Callable[[Cell], None]
 ) -> Iterator[tuple[Cell, CellRecord]]:
     """One variant's cells of one scenario on as few server starts as possible: a new one only after a crash."""
     pending = list(group)
@@ -141,7 +75,7 @@ def serve_and_measure(
                 while pending:
                     cell = pending.pop(0)
                     started(cell)
-                    record = measure_cell(cell, target, child, context, probe_file)
+                    record = each.measure(cell, target, child, context, probe_file)
                     probe_file = record.probe_file
                     yield cell, record
                     if child.process.poll() is not None:
@@ -218,7 +152,7 @@ def run_study(
             measured = (
                 skipped(group, skip, started)
                 if skip
-                else serve_and_measure(group, where.server_env(scenario), context, started)
+                else serve_and_measure(each, group, where.server_env(scenario), context, started)
             )
             for cell, record in measured:
                 save_cell(context.study_dir, record)
@@ -275,8 +209,8 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, dict[str,
             for bucket in sorted({cell.scenario.bucket for cell in all_cells if cell.scenario.bucket}):
                 seed_bucket(backends.config, bucket, options.bucket_objects(bucket))
             routes = None
-            if any(options.latencies(cell.scenario) != (0, 0) for cell in all_cells):
-                routes = LatencyRoutes(stack.enter_context(toxiproxy()), backends.config, options.jitter_ms)
+            if any(options.latencies(cell.scenario) != (0, 0, 0) for cell in all_cells):
+                routes = LatencyRoutes(stack.enter_context(toxiproxy()), backends.config)
                 meta["backends"]["latency_proxy"] = "toxiproxy v2.12.0"
             write_json_atomic(run_dir / "run.json", meta)
             for each, cells in plans:

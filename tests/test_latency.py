@@ -31,6 +31,8 @@ def test_the_proxy_adds_the_asked_latency(backends: Backends) -> None:
         delayed = routes.config(s3_latency_ms=LATENCY_MS)
         assert delayed.s3_endpoint != backends.config.s3_endpoint
         assert routes.config(s3_latency_ms=LATENCY_MS) == delayed  # one proxy per latency, reused
+        jittered = routes.config(s3_latency_ms=LATENCY_MS, jitter_ms=10)
+        assert jittered.s3_endpoint not in (delayed.s3_endpoint, backends.config.s3_endpoint)  # a proxy of its own
         proxied = timed_list(delayed)
     assert proxied >= LATENCY_MS / 1000
     assert direct < LATENCY_MS / 1000

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.drivers.ghz import ghz_argv, run_ghz
+from harness.drivers.ghz import ghz_argv, ghz_open_loop_argv, run_ghz
 from harness.drivers.report import DriverError, DriverRun, LoadReport
 from harness.matrix import Cell
 from harness.tools import GHZ, GoTool
@@ -23,8 +23,10 @@ class Driver:
     tool: GoTool
     argv: Callable[[Path | str, Cell, str, int], list[str]]
     run: Callable[[list[str], float], DriverRun]
+    # (tool, cell, target, calls per second, calls, call timeout) -> argv of an open-loop run; None if it has none.
+    open_loop_argv: Callable[[Path | str, Cell, str, float, int, str], list[str]] | None = None
 
 
-DRIVERS: dict[str, Driver] = {"ghz": Driver("ghz", GHZ, ghz_argv, run_ghz)}
+DRIVERS: dict[str, Driver] = {"ghz": Driver("ghz", GHZ, ghz_argv, run_ghz, ghz_open_loop_argv)}
 
 __all__ = ["DRIVERS", "Driver", "DriverError", "DriverRun", "LoadReport"]

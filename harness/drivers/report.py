@@ -31,6 +31,7 @@ class LoadReport:
     errors: dict[str, int]
     percentiles: dict[int, float]
     histogram: str = ""  # encoded HdrHistogram of OK latencies; "" in reports from before it was kept
+    offered_rps: float | None = None  # the open-loop rate asked for (ghz --rps); None in a closed loop
 
     @property
     def ok(self) -> int:
@@ -67,6 +68,7 @@ class LoadReport:
                 errors={str(error): int(n) for error, n in (raw.get("errorDistribution") or {}).items()},
                 percentiles={p: distribution[p] for p in PERCENTILES if p in distribution},
                 histogram=str(raw.get(HISTOGRAM_KEY, "")),
+                offered_rps=float((raw.get("options") or {}).get("rps") or 0) or None,
             )
         except (TypeError, ValueError, KeyError, AttributeError) as error:
             raise DriverError(f"malformed report: {error!r}") from error

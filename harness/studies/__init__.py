@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from harness.studies.base import Axis, Study
+from harness.studies.capacity import CAPACITY
 from harness.studies.stacks import STACKS
 
-STUDIES: tuple[Study, ...] = (STACKS,)
+STUDIES: tuple[Study, ...] = (STACKS, CAPACITY)
 DEFAULT_STUDIES: tuple[str, ...] = tuple(each.name for each in STUDIES if each.default)
 
 

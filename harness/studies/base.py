@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.matrix import Cell
+from harness.measure import CellContext
 from harness.options import RunOptions
-from harness.results import StudyRun
+from harness.processes import Child
+from harness.results import CellRecord, StudyRun
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,8 @@ class Study:
     driver: str  # a key of harness.drivers.DRIVERS
     repeats: int  # measured runs per cell unless --repeats says otherwise
     cells: Callable[[RunOptions], list[Cell]]
+    # Measures one cell on a running server: (cell, target, server process, context, probe file) -> record.
+    measure: Callable[[Cell, str, Child, CellContext, str], CellRecord]
     # Files under results/<study>/ (relative path -> content), rendered from one run's files.
     render: Callable[[StudyRun], dict[str, bytes]]
     # The study's section of results/README.md, from its newest run per CPU model (newest first).

@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.bounds import Bounds
 from harness.matrix import CONCURRENCY_LEVELS, REPEATS, S3_LATENCY_MS, SCENARIOS, SERVER_VARIANTS, Cell, expand
+from harness.measure import measure_closed_loop
 from harness.options import RunOptions
 from harness.results import StudyRun
 from harness.studies.base import Axis, Study
@@ -485,6 +486,7 @@ STACKS = Study(
     driver="ghz",
     repeats=REPEATS,
     cells=cells,
+    measure=measure_closed_loop,
     render=render,
     section=section,
     answer=answer,

@@ -1,0 +1,87 @@
+"""How a cell is measured: the context every study's measurement gets, and the closed-loop measurement.
+
+A study names its measurement (`Study.measure`); the run loop gives it a running server and this context.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from harness.drivers import Driver, DriverError, LoadReport
+from harness.matrix import Cell, measured_requests
+from harness.options import RunOptions
+from harness.processes import Child, ProcessError
+from harness.resources import ResourceSampler
+from harness.results import CellRecord, Repeat, save_report
+
+RUN_TIMEOUT = 600.0
+PROBE_REQUESTS = 10  # calls made one at a time to measure a call's latency alone
+
+
+@dataclass(frozen=True)
+class CellContext:
+    """What measuring a cell needs besides the cell: where, with what, how often."""
+
+    driver: Driver
+    tool: Path
+    options: RunOptions
+    repeats: int
+    study_dir: Path
+
+
+def sampled_run(
+    argv: list[str], child: Child, context: CellContext, relative: str, requests: int, role: str = "measured"
+) -> tuple[Repeat, LoadReport]:
+    """One driver run while the server's CPU and memory are sampled; its report saved at relative."""
+    with ResourceSampler(child.pid) as sampler:
+        run = context.driver.run(argv, RUN_TIMEOUT)
+    assert sampler.usage is not None
+    save_report(context.study_dir, relative, run.raw)
+    if child.process.poll() is not None:
+        raise ProcessError(f"server exited with status {child.process.returncode} during the run")
+    return Repeat(relative, requests, sampler.usage, run.cpu_seconds, role), run.report
+
+
+def new_record(cell: Cell, options: RunOptions, probe_file: str = "") -> CellRecord:
+    """A cell's record before it is measured: its latencies and warm-up size."""
+    s3_ms, mongo_ms, jitter_ms = options.latencies(cell.scenario)
+    return CellRecord(
+        cell.scenario.name,
+        cell.server.name,
+        cell.concurrency,
+        status="ok",
+        warmup_requests=max(cell.concurrency, options.warmup_requests or cell.scenario.warmup_requests),
+        s3_latency_ms=s3_ms,
+        mongo_latency_ms=mongo_ms,
+        jitter_ms=jitter_ms,
+        probe_file=probe_file,
+    )
+
+
+def measure_closed_loop(cell: Cell, target: str, child: Child, context: CellContext, probe_file: str) -> CellRecord:
+    """Warm up, probe if the scenario is bounded and no probe exists yet, then the measured runs (closed loop)."""
+    begun = time.monotonic()
+    options, driver = context.options, context.driver
+    record = new_record(cell, options, probe_file)
+    repeats: list[Repeat] = []
+    try:
+        warmup = driver.run(driver.argv(context.tool, cell, target, record.warmup_requests), RUN_TIMEOUT).report
+        record = replace(record, warmup_ok_rps=warmup.ok_rps)
+        if warmup.ok == 0:
+            raise DriverError(f"no OK response in the warm-up: {warmup.status_codes} {warmup.errors}")
+        if cell.scenario.bounded and not record.probe_file:
+            alone = driver.run(
+                driver.argv(context.tool, replace(cell, concurrency=1), target, PROBE_REQUESTS), RUN_TIMEOUT
+            )
+            relative = f"cells/{cell.scenario.name}/{cell.server.name}/probe.json"
+            record = replace(record, probe_file=save_report(context.study_dir, relative, alone.raw))
+        requests = options.requests or measured_requests(warmup.ok_rps, cell.concurrency, cell.scenario.run_seconds)
+        for number in range(1, context.repeats + 1):
+            argv = driver.argv(context.tool, cell, target, requests)
+            repeat, _ = sampled_run(argv, child, context, f"{record.stem}-r{number}.json", requests)
+            repeats.append(repeat)
+    except (ProcessError, DriverError, OSError) as error:
+        record = replace(record, status="failed", reason=str(error).strip().splitlines()[0][:500])
+    return replace(record, repeats=repeats, seconds=round(time.monotonic() - begun, 3))

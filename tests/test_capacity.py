@@ -1,0 +1,90 @@
+"""The capacity study's pure parts: the rate search on a fake with a known knee, open-loop argv, expansion."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.drivers.ghz import ghz_open_loop_argv
+from harness.drivers.histogram import encode_latencies
+from harness.drivers.report import HISTOGRAM_KEY, LoadReport
+from harness.matrix import Cell, scenario, server_variant
+from harness.options import RunOptions
+from harness.studies import DEFAULT_STUDIES, study
+from harness.studies.capacity import JITTER, PRECISION, WORKERS, held, open_loop_cell, rate_search, step_calls
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.mark.parametrize(("knee", "start"), [(137.0, 10.0), (3.3, 10.0), (1999.0, 100.0), (10.0, 10.0)])
+def test_rate_search_finds_the_knee_within_one_step(knee: float, start: float) -> None:
+    tried: list[float] = []
+
+    def passes(rate: float) -> bool:
+        tried.append(rate)
+        return rate <= knee
+
+    search = rate_search(passes, start)
+    assert search.capacity <= knee < search.failed_at
+    assert search.failed_at / search.capacity <= 1 + PRECISION
+    assert [step.rate for step in search.steps] == tried  # every step kept, in order
+    assert len(search.steps) <= 16
+
+
+def test_rate_search_with_nothing_passing_reports_zero() -> None:
+    search = rate_search(lambda rate: False, 8.0)
+    assert search.capacity == 0.0
+    assert min(step.rate for step in search.steps) == 8.0 / 64
+
+
+def test_open_loop_argv_is_async_at_a_rate() -> None:
+    cell = Cell(server_variant("aio-uvloop"), scenario("s3-unary-100ms"), 50)
+    argv = ghz_open_loop_argv("ghz", cell, "127.0.0.1:5000", 37.5, 375, "60s")
+    assert argv[-4:] == ["--async", "--rps", "37.5", "127.0.0.1:5000"]
+    assert argv[argv.index("--total") + 1] == "375"
+    assert argv[argv.index("--timeout") + 1] == "60s"
+    assert argv[argv.index("--concurrency") + 1] == "50"
+    with pytest.raises(ValueError, match="above 0"):
+        ghz_open_loop_argv("ghz", cell, "t", 0, 375)
+
+
+def test_steps_last_2000_calls_or_10_seconds_and_workers_fit_the_calls() -> None:
+    assert step_calls(1000.0) == 2000
+    assert step_calls(20.0) == 200
+    assert step_calls(0.5) == 10
+    cell = Cell(server_variant("sync-w1"), scenario("hello-wait"), WORKERS)
+    assert open_loop_cell(cell, 10).concurrency == 10
+    assert open_loop_cell(cell, 2000).concurrency == WORKERS
+
+
+def test_a_report_knows_the_rate_it_was_offered() -> None:
+    raw = json.loads((FIXTURES / "ghz-ok.json").read_text())
+    assert LoadReport.from_json(raw).offered_rps is None  # closed loop: ghz's rps option is 0
+    raw["options"]["rps"] = 40
+    assert LoadReport.from_json(raw).offered_rps == 40.0
+
+
+def test_a_step_holds_with_no_failure_and_p99_within_the_slo() -> None:
+    raw = json.loads((FIXTURES / "ghz-ok.json").read_text())
+    fast = LoadReport.from_json({**raw, HISTOGRAM_KEY: encode_latencies([0.005] * 40)})
+    slow = LoadReport.from_json({**raw, HISTOGRAM_KEY: encode_latencies([0.005] * 38 + [0.02] * 2)})
+    assert held(fast, 0.010)
+    assert not held(slow, 0.010)
+    failing = LoadReport.from_json({**raw, "statusCodeDistribution": {"OK": 39, "Unavailable": 1}})
+    assert not held(failing, 10.0)
+
+
+def test_capacity_cells_cover_each_stack_and_the_jitter_comparison() -> None:
+    capacity = study("capacity")
+    cells = capacity.cells(RunOptions(Path("out")))
+    keys = {cell.key for cell in cells}
+    assert "hello/sync-w1/c50" in keys and "s3-mongo-100ms/aio-uvloop/c50" in keys
+    assert not any("pymongo" in key for key in keys)
+    jittered = [cell for cell in cells if cell.scenario == JITTER]
+    assert jittered and all(cell.server.slots is None for cell in jittered)
+    assert JITTER.jitter_ms == 20 and JITTER.s3_latency_ms == 100
+    assert "capacity" not in DEFAULT_STUDIES
+    only_hello = capacity.cells(RunOptions(Path("out"), scenarios=(scenario("hello"),)))
+    assert {cell.scenario.name for cell in only_hello} == {"hello"}
