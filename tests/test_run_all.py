@@ -73,3 +73,50 @@ def test_quick_run_writes_every_file_with_zero_errors_and_leaves_no_process(tmp_
     assert all(f"### {each.name}" in summary for each in SCENARIOS)
     assert "stacks: complete in" in finished.stdout
     assert "target zero_non_ok: True" in finished.stdout
+
+
+def test_a_small_capacity_run_records_every_step_and_renders(tmp_path: Path) -> None:
+    before = started_by_harness()
+    finished = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "run-all",
+            "--study",
+            "capacity",
+            "--servers",
+            "aio-uvloop,sync-w10",
+            "--scenarios",
+            "hello,s3-unary-100ms",
+            "--requests",
+            "60",
+            "--out",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert started_by_harness() <= before
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert list(meta["studies"]) == ["capacity"]
+    assert meta["studies"]["capacity"]["targets"]["no_failed_cell"]["met"]
+    cell = json.loads((run_dir / "capacity" / "cells" / "hello" / "aio-uvloop" / "c50.json").read_text())
+    roles = [repeat["role"] for repeat in cell["repeats"]]
+    assert roles[0] == "closed-loop" and roles[-1] == "low-load"
+    assert roles.count("step") == 3  # --requests makes the search a three-step smoke test
+    step = json.loads((run_dir / "capacity" / cell["repeats"][1]["report_file"]).read_text())
+    assert step["options"]["async"] is True and step["options"]["rps"] == 100
+    assert step["count"] == 60
+    jittered = run_dir / "capacity" / "cells" / "s3-unary-100ms-jitter20" / "aio-uvloop" / "c50.json"
+    assert json.loads(jittered.read_text())["jitter_ms"] == 20
+    assert not (run_dir / "capacity" / "cells" / "s3-unary-100ms-jitter20" / "sync-w10").exists()
+    assert (tmp_path / "capacity" / "hello.md").is_file()
+    assert (tmp_path / "capacity" / "charts" / "s3-unary-100ms.png").is_file()
+    summary = (tmp_path / "README.md").read_text()
+    assert "**How much load does one core take within our latency SLO?** On " in summary
+    assert "Closed loop against open loop" in summary
