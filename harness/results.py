@@ -222,14 +222,6 @@ def all_runs(out_dir: Path) -> list[Path]:
     return sorted(path.parent for path in (out_dir / "runs").glob("*/run.json"))
 
 
-def latest_run(out_dir: Path) -> Path:
-    """The newest run directory under out_dir/runs."""
-    runs = all_runs(out_dir)
-    if not runs:
-        raise FileNotFoundError(f"no run under {out_dir / 'runs'}: run `python -m harness run-all` first")
-    return runs[-1]
-
-
 def resolve_run(out_dir: Path, name: str) -> Path:
     """A run given by id (under out_dir/runs) or by directory."""
     for candidate in (Path(name), out_dir / "runs" / name):

@@ -13,7 +13,6 @@ from harness.results import (
     CellRecord,
     Repeat,
     environment,
-    latest_run,
     resolve_run,
     studies_in,
     study_dir,
@@ -92,11 +91,3 @@ def test_backend_description_never_holds_credentials() -> None:
     for secret in ("AKIDSECRET", "very-secret", "hunter2", "user:"):
         assert secret not in described
     assert "db:27017" in described
-
-
-def test_latest_run(tmp_path: Path) -> None:
-    for run in ("20260101T000000Z", "20260102T000000Z"):
-        write_json_atomic(tmp_path / "runs" / run / "run.json", {})
-    assert latest_run(tmp_path).name == "20260102T000000Z"
-    with pytest.raises(FileNotFoundError, match="run-all"):
-        latest_run(tmp_path / "empty")
