@@ -215,6 +215,18 @@ def _ints(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
+def _cpu_list(text: str) -> tuple[int, ...]:
+    """CPUs as taskset lists them: "1", "0,1", "8-15" or "0,4-7"; "" for none."""
+    cpus: list[int] = []
+    for part in _names(text):
+        first, dash, last = part.partition("-")
+        try:
+            cpus += range(int(first), int(last) + 1) if dash else [int(first)]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected CPUs such as 1, 0,1 or 8-15, got {text!r}") from None
+    return tuple(sorted(set(cpus)))
+
+
 def parser() -> argparse.ArgumentParser:
     """The command-line grammar."""
     root = argparse.ArgumentParser(prog="python -m harness", description="Python gRPC server benchmark harness")
@@ -237,7 +249,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default: results/)")
     run.add_argument("--objects", type=int, default=BENCH_OBJECTS, help="objects in the bucket (default: %(default)s)")
     run.add_argument(
-        "--server-cpus", type=_ints, help="CPUs for the server under test (default: the last core); the rest run ghz"
+        "--server-cpus",
+        type=_cpu_list,
+        help="CPUs for the server under test, e.g. 1 or 8-15 (default: the last core); the rest run ghz",
     )
     run.add_argument(
         "--s3-latency", type=milliseconds, default=0, help="latency added to S3 (toxiproxy), e.g. 100ms; default none"

@@ -57,6 +57,12 @@ SERVER_VARIANTS: tuple[ServerVariant, ...] = (
     ServerVariant("grpclib-uvloop", "servers.async", ("-l", "uvloop"), None, "grpclib on uvloop, motor"),
     ServerVariant("aio-asyncio", "servers.aio", ("-l", "asyncio"), None, "grpc.aio on asyncio, motor"),
     ServerVariant("aio-uvloop", "servers.aio", ("-l", "uvloop"), None, "grpc.aio on uvloop, motor"),
+    ServerVariant(
+        "grpclib-uvloop-p2", "servers.async", ("-l", "uvloop", "-p", "2"), None, "2 grpclib processes on uvloop", 2
+    ),
+    ServerVariant(
+        "aio-uvloop-p2", "servers.aio", ("-l", "uvloop", "-p", "2"), None, "2 grpc.aio processes on uvloop", 2
+    ),
     *(
         ServerVariant(
             f"{stack}-{loop}-pymongo",

@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from harness.backends import Backends
-from harness.matrix import ServerVariant, server_variant
+from harness.matrix import SERVER_VARIANTS, ServerVariant, server_variant
 from harness.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 
@@ -23,12 +23,8 @@ GRACE = 5.0  # the servers' default --grace
 STOPS = 20
 
 
-# One two-process variant per server module: the registered grpcio sync one, and the event-loop stacks'.
-TWO_PROCESSES = (
-    server_variant("sync-w10-p2"),
-    ServerVariant("grpclib-uvloop-p2", "servers.async", ("-l", "uvloop", "-p", "2"), None, "grpclib, 2 processes", 2),
-    ServerVariant("aio-uvloop-p2", "servers.aio", ("-l", "uvloop", "-p", "2"), None, "grpc.aio, 2 processes", 2),
-)
+# Every registered multi-process variant: one per server module.
+TWO_PROCESSES = tuple(variant for variant in SERVER_VARIANTS if variant.min_cpus == 2)
 
 
 @pytest.mark.parametrize("variant", TWO_PROCESSES, ids=lambda variant: variant.name)

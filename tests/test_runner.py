@@ -81,3 +81,16 @@ def test_quick_is_a_tiny_matrix_and_flags_override_it() -> None:
     )
     assert chosen.levels == (3, 4)
     assert [s.name for s in chosen.servers or ()] == ["sync-w1"]
+
+
+@pytest.mark.parametrize(
+    ("text", "cpus"), [("1", (1,)), ("0,1", (0, 1)), ("8-11", (8, 9, 10, 11)), ("0,4-5", (0, 4, 5)), ("", ())]
+)
+def test_server_cpus_take_lists_and_ranges(text: str, cpus: tuple[int, ...]) -> None:
+    assert parser().parse_args(["run-all", "--server-cpus", text]).server_cpus == cpus
+
+
+def test_a_malformed_cpu_list_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parser().parse_args(["run-all", "--server-cpus", "a-b"])
+    assert "expected CPUs such as 1, 0,1 or 8-15" in capsys.readouterr().err

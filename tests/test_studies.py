@@ -36,7 +36,7 @@ def test_unknown_study_says_what_exists() -> None:
 def test_stacks_expands_to_the_original_matrix() -> None:
     cells = study("stacks").cells(RunOptions(OUT))
     pairs = [(server, each) for server in SERVER_VARIANTS for each in SCENARIOS if server.runs(each.name)]
-    assert len(cells) == len(pairs) * len(CONCURRENCY_LEVELS) == 212
+    assert len(cells) == len(pairs) * len(CONCURRENCY_LEVELS) == 268
     assert len({cell.key for cell in cells}) == len(cells)
     assert cells[0].key == "hello/sync-w1/c2"
     # one scenario at a time, each variant's levels ascending together: one server start serves them
@@ -69,4 +69,4 @@ def test_studies_command_lists_questions_and_cell_counts(capsys: pytest.CaptureF
     assert main(["studies"]) == 0
     out = capsys.readouterr().out
     assert "stacks (default): Which gRPC server stack should we run, and when does async pay off?" in out
-    assert "212 cells, 3 measured runs each" in out
+    assert "268 cells, 3 measured runs each" in out
