@@ -30,6 +30,7 @@ from harness.matrix import (
     SERVER_VARIANTS,
     SMALL_OBJECTS,
     Cell,
+    external_server,
     scenario,
     server_variant,
 )
@@ -259,6 +260,12 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--mongo-latency", type=milliseconds, default=0, help="latency added to MongoDB, e.g. 5ms")
     run.add_argument("--jitter", type=milliseconds, default=0, help="jitter of the added latencies, e.g. 10ms")
     run.add_argument(
+        "--target",
+        help="HOST:PORT of a server the harness does not start (any language, any host): measured alone, with "
+        "its own backends, in every scenario whose RPC it answers",
+    )
+    run.add_argument("--target-name", default="target", help="the target's name in tables (default: %(default)s)")
+    run.add_argument(
         "--latency-bucket-objects",
         type=int,
         default=SMALL_OBJECTS,
@@ -299,13 +306,19 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         "requests": args.requests,
     }
     settings = {**quick, **{key: value for key, value in chosen.items() if value is not None}}
-    chosen_servers = args.servers or (QUICK_SERVERS if args.quick else None)
+    if args.target and args.servers:
+        raise ValueError("a --target is measured alone: give no --servers")
+    chosen_servers = args.servers or (QUICK_SERVERS if args.quick and not args.target else None)
+    servers = tuple(server_variant(name) for name in chosen_servers) if chosen_servers else None
+    if args.target:
+        servers = (external_server(args.target_name, args.target),)
+    cpus = args.server_cpus if args.server_cpus is not None else () if args.target else default_server_cpus()
     return RunOptions(
         out_dir=args.out.resolve(),
         studies=tuple(study(name).name for name in args.study or ()),
-        servers=tuple(server_variant(name) for name in chosen_servers) if chosen_servers else None,
+        servers=servers,
         scenarios=tuple(scenario(name) for name in args.scenarios) if args.scenarios else None,
-        server_cpus=args.server_cpus if args.server_cpus is not None else default_server_cpus(),
+        server_cpus=cpus,
         objects=args.objects,
         latency_bucket_objects=args.latency_bucket_objects,
         s3_latency_ms=args.s3_latency,

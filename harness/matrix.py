@@ -24,6 +24,8 @@ class ServerVariant:
     min_cpus: int = 1
     # The scenarios it runs, or None for all (a MongoDB-driver variant only matters where MongoDB is used).
     only: tuple[str, ...] | None = None
+    # HOST:PORT of a server the harness does not start (run-all --target); "" for one it starts.
+    address: str = ""
 
     def runs(self, scenario_name: str) -> bool:
         """Whether this variant takes part in a scenario."""
@@ -36,7 +38,17 @@ class ServerVariant:
     @property
     def command(self) -> str:
         """The command a user types, for tables and the README."""
-        return " ".join(["python -m", self.module, *self.args])
+        return (
+            f"(not started here) {self.address}" if self.address else " ".join(["python -m", self.module, *self.args])
+        )
+
+
+def external_server(name: str, address: str) -> ServerVariant:
+    """A server somebody else runs at address: measured, never started or stopped, its resources not sampled."""
+    host, colon, port = address.rpartition(":")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"a target is HOST:PORT, got {address!r}")
+    return ServerVariant(name, "", (), None, f"the server at {address}, not started by the harness", address=address)
 
 
 BENCH_BUCKET = "bench"

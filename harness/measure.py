@@ -32,14 +32,14 @@ class CellContext:
 
 
 def sampled_run(
-    argv: list[str], child: Child, context: CellContext, relative: str, requests: int, role: str = "measured"
+    argv: list[str], child: Child | None, context: CellContext, relative: str, requests: int, role: str = "measured"
 ) -> tuple[Repeat, LoadReport]:
-    """One driver run while the server's CPU and memory are sampled; its report saved at relative."""
-    with ResourceSampler(child.pid) as sampler:
+    """One driver run while the server's CPU and memory are sampled (child None: a target not started here)."""
+    with ResourceSampler(child.pid if child else None) as sampler:
         run = context.driver.run(argv, RUN_TIMEOUT)
     assert sampler.usage is not None
     save_report(context.study_dir, relative, run.raw)
-    if child.process.poll() is not None:
+    if child is not None and child.process.poll() is not None:
         raise ProcessError(f"server exited with status {child.process.returncode} during the run")
     return Repeat(relative, requests, sampler.usage, run.cpu_seconds, role), run.report
 
@@ -60,7 +60,9 @@ def new_record(cell: Cell, options: RunOptions, probe_file: str = "") -> CellRec
     )
 
 
-def measure_closed_loop(cell: Cell, target: str, child: Child, context: CellContext, probe_file: str) -> CellRecord:
+def measure_closed_loop(
+    cell: Cell, target: str, child: Child | None, context: CellContext, probe_file: str
+) -> CellRecord:
     """Warm up, probe if the scenario is bounded and no probe exists yet, then the measured runs (closed loop)."""
     begun = time.monotonic()
     options, driver = context.options, context.driver

@@ -29,9 +29,17 @@ class RunOptions:
     jitter_ms: int = 0
     available_cpus: tuple[int, ...] = field(default_factory=lambda: tuple(sorted(os.sched_getaffinity(0))))
 
+    @property
+    def target(self) -> str:
+        """HOST:PORT of the one server measured when it is not the harness's own (--target), else ""."""
+        external = [server.address for server in self.servers or () if server.address]
+        return external[0] if external else ""
+
     def __post_init__(self) -> None:
         if self.servers is not None and not self.servers:
             raise ValueError("give at least one server variant")
+        if self.target and len(self.servers or ()) > 1:
+            raise ValueError("a --target is measured alone: give no other server")
         if self.scenarios is not None and not self.scenarios:
             raise ValueError("give at least one scenario")
         if self.levels is not None and (not self.levels or min(self.levels) < 1):
@@ -66,8 +74,10 @@ class RunOptions:
         """How many objects a seeded bucket holds."""
         return {BENCH_BUCKET: self.objects, SMALL_BUCKET: self.latency_bucket_objects}[bucket]
 
-    def skip_reason(self, server: ServerVariant) -> str:
-        """Why a server variant is not run here, or "" when it is."""
+    def skip_reason(self, server: ServerVariant, scenario: Scenario | None = None) -> str:
+        """Why a server variant (on a scenario) is not run here, or "" when it is."""
+        if server.address and scenario is not None and self.latencies(scenario) != (0, 0, 0):
+            return "emulated latency routes the backends of a server the harness starts; a --target uses its own"
         if server.min_cpus > self.server_cpu_count:
             return (
                 f"needs {server.min_cpus} server CPUs, given {self.server_cpu_count} "

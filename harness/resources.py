@@ -20,6 +20,7 @@ class ResourceUsage:
     cpu_seconds: float
     peak_cpu_percent: float
     peak_rss_bytes: int
+    sampled: bool = True  # False for a server the harness did not start: only the wall time is known
 
     @property
     def average_cpu_percent(self) -> float:
@@ -46,10 +47,10 @@ def _cpu_and_rss(processes: list[psutil.Process]) -> tuple[float, int]:
 
 
 class ResourceSampler:
-    """`with ResourceSampler(pid) as sampler:` ... then `sampler.usage`."""
+    """`with ResourceSampler(pid) as sampler:` ... then `sampler.usage`; pid None samples nothing but the time."""
 
-    def __init__(self, pid: int, interval: float = INTERVAL) -> None:
-        self._root = psutil.Process(pid)
+    def __init__(self, pid: int | None, interval: float = INTERVAL) -> None:
+        self._root = psutil.Process(pid) if pid is not None else None
         self._interval = interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, name="resource-sampler", daemon=True)
@@ -59,13 +60,17 @@ class ResourceSampler:
 
     def __enter__(self) -> ResourceSampler:
         self._start_wall = time.monotonic()
-        self._start_cpu, self._peak_rss = _cpu_and_rss(_tree(self._root))
-        self._thread.start()
+        if self._root is not None:
+            self._start_cpu, self._peak_rss = _cpu_and_rss(_tree(self._root))
+            self._thread.start()
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
+        if self._root is None:
+            self.usage = ResourceUsage(time.monotonic() - self._start_wall, 0.0, 0.0, 0, sampled=False)
+            return
         self._stop.set()
         self._thread.join()
         cpu, rss = _cpu_and_rss(_tree(self._root))
@@ -77,6 +82,7 @@ class ResourceSampler:
         )
 
     def _sample(self) -> None:
+        assert self._root is not None
         last_wall, last_cpu = self._start_wall, self._start_cpu
         while not self._stop.wait(self._interval):
             cpu, rss = _cpu_and_rss(_tree(self._root))

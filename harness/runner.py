@@ -13,13 +13,13 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from harness.backends import LatencyRoutes, backend_env, seed_bucket, start_backends, toxiproxy
-from harness.drivers import DRIVERS
+from harness.drivers import DRIVERS, DriverError
 from harness.matrix import Cell, Scenario
 from harness.measure import CellContext
 from harness.options import RunOptions
@@ -88,6 +88,34 @@ def serve_and_measure(
             pending = []
 
 
+def probe_target(context: CellContext, cell: Cell) -> str:
+    """One call of the cell's RPC to a target; why the target cannot serve the scenario, or ""."""
+    address = cell.server.address
+    try:
+        run = context.driver.run(context.driver.argv(context.tool, replace(cell, concurrency=1), address, 1), 60.0)
+    except DriverError as error:
+        return f"the target at {address} could not be reached: {str(error).splitlines()[0][:300]}"
+    if run.report.ok != 1:
+        return f"the target does not answer {cell.scenario.call}: {run.report.status_codes} {run.report.errors}"
+    return ""
+
+
+def measure_target(
+    each: Study, group: list[Cell], context: CellContext, started: Callable[[Cell], None]
+) -> Iterator[tuple[Cell, CellRecord]]:
+    """A target's cells of one scenario, if one call of its RPC succeeds first; else each is skipped with why."""
+    reason = probe_target(context, group[0])
+    if reason:
+        yield from skipped(group, reason, started)
+        return
+    probe_file = ""
+    for cell in group:
+        started(cell)
+        record = each.measure(cell, cell.server.address, None, context, probe_file)
+        probe_file = record.probe_file
+        yield cell, record
+
+
 def study_matrix(each: Study, options: RunOptions, cells: list[Cell], repeats: int) -> dict[str, Any]:
     """What a study measured, recorded in run.json."""
     servers = list({cell.server.name: cell.server for cell in cells}.values())
@@ -117,7 +145,7 @@ class StudyEnvironment:
     """Where a study's cells run: the options, the backends (direct, or through latency routes), the driver."""
 
     options: RunOptions
-    backends: BackendConfig
+    backends: BackendConfig | None  # None when the run measures a --target with its own backends
     routes: LatencyRoutes | None
     tool: Path
     run_dir: Path
@@ -125,6 +153,7 @@ class StudyEnvironment:
     def server_env(self, scenario: Scenario) -> dict[str, str]:
         """The backend variables a server of this scenario gets (through a latency proxy where it has one)."""
         config = self.routes.config(*self.options.latencies(scenario)) if self.routes else self.backends
+        assert config is not None, "a server the harness starts needs backends"
         return backend_env(config)
 
 
@@ -148,12 +177,13 @@ def run_study(
     try:
         for (server, scenario), grouped in itertools.groupby(cells, key=lambda c: (c.server, c.scenario)):
             group = list(grouped)
-            skip = options.skip_reason(server)
-            measured = (
-                skipped(group, skip, started)
-                if skip
-                else serve_and_measure(each, group, where.server_env(scenario), context, started)
-            )
+            skip = options.skip_reason(server, scenario)
+            if skip:
+                measured = skipped(group, skip, started)
+            elif server.address:
+                measured = measure_target(each, group, context, started)
+            else:
+                measured = serve_and_measure(each, group, where.server_env(scenario), context, started)
             for cell, record in measured:
                 save_cell(context.study_dir, record)
                 progress.cell_finished(cell, record)
@@ -203,24 +233,24 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, dict[str,
     write_json_atomic(run_dir / "run.json", meta)
     try:
         with ExitStack() as stack:
-            backends = stack.enter_context(start_backends(os.environ))
-            meta["backends"] = backends.describe()
-            all_cells = [cell for _, cells in plans for cell in cells]
-            for bucket in sorted({cell.scenario.bucket for cell in all_cells if cell.scenario.bucket}):
-                seed_bucket(backends.config, bucket, options.bucket_objects(bucket))
-            routes = None
-            if any(options.latencies(cell.scenario) != (0, 0, 0) for cell in all_cells):
-                routes = LatencyRoutes(stack.enter_context(toxiproxy()), backends.config)
-                meta["backends"]["latency_proxy"] = "toxiproxy v2.12.0"
+            config, routes = None, None
+            if options.target:  # the target has backends of its own; the harness starts none
+                meta["target"] = {"address": options.target, "name": (options.servers or ())[0].name}
+                meta["backends"] = {"s3": "the target's own", "mongo": "the target's own"}
+            else:
+                backends = stack.enter_context(start_backends(os.environ))
+                config = backends.config
+                meta["backends"] = backends.describe()
+                all_cells = [cell for _, cells in plans for cell in cells]
+                for bucket in sorted({cell.scenario.bucket for cell in all_cells if cell.scenario.bucket}):
+                    seed_bucket(config, bucket, options.bucket_objects(bucket))
+                if any(options.latencies(cell.scenario) != (0, 0, 0) for cell in all_cells):
+                    routes = LatencyRoutes(stack.enter_context(toxiproxy()), config)
+                    meta["backends"]["latency_proxy"] = "toxiproxy v2.12.0"
             write_json_atomic(run_dir / "run.json", meta)
             for each, cells in plans:
-                run_study(
-                    each,
-                    cells,
-                    StudyEnvironment(options, backends.config, routes, tools[each.driver], run_dir),
-                    meta,
-                    progress,
-                )
+                where = StudyEnvironment(options, config, routes, tools[each.driver], run_dir)
+                run_study(each, cells, where, meta, progress)
         meta["status"] = "complete"
     finally:
         if meta["status"] == "running":

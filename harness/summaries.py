@@ -98,6 +98,11 @@ class CellSummary:
         return statistics.median(values) if values and p == int(p) else None
 
     @property
+    def sampled(self) -> bool:
+        """False for a server the harness did not start: its CPU and memory are unknown."""
+        return all(repeat.resources.sampled for repeat in self.result.record.repeats)
+
+    @property
     def cpu_average(self) -> float:
         return _median([repeat.resources.average_cpu_percent for repeat in self.result.record.repeats])
 

@@ -9,8 +9,11 @@ from pathlib import Path
 
 import psutil
 
+from harness.backends import Backends
 from harness.cli import QUICK_SERVERS
 from harness.matrix import SCENARIOS, server_variant
+from harness.processes import free_port
+from harness.serving import running_server
 from harness.tools import ROOT
 
 CHILDREN = ("servers.sync", "servers.async", "versitygw", "Launcher.java", "ghz")
@@ -120,3 +123,36 @@ def test_a_small_capacity_run_records_every_step_and_renders(tmp_path: Path) -> 
     summary = (tmp_path / "README.md").read_text()
     assert "**How much load does one core take within our latency SLO?** On " in summary
     assert "Closed loop against open loop" in summary
+
+
+def test_a_target_started_elsewhere_is_measured_where_it_answers(tmp_path: Path, backends: Backends) -> None:
+    """--target: the harness starts no server and no backend, probes each RPC, and samples no resources."""
+    unreachable_s3 = {**backends.env(), "AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}"}
+    with running_server(server_variant("aio-asyncio"), unreachable_s3) as (target, child):
+        finished = subprocess.run(
+            [
+                *(sys.executable, "-m", "harness", "run-all", "--target", target, "--target-name", "theirs"),
+                *("--scenarios", "hello,s3-unary,s3-unary-100ms", "--concurrency", "2", "--requests", "20"),
+                *("--out", str(tmp_path)),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert child.process.poll() is None  # the harness never stopped the target
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert meta["target"] == {"address": target, "name": "theirs"}
+    assert meta["pinning"]["server_cpus"] == []
+    cells = run_dir / "stacks" / "cells"
+    hello = json.loads((cells / "hello" / "theirs" / "c2.json").read_text())
+    assert hello["status"] == "ok" and hello["repeats"][0]["resources"]["sampled"] is False
+    listing = json.loads((cells / "s3-unary" / "theirs" / "c2.json").read_text())
+    assert listing["status"] == "skipped"
+    assert "does not answer bench.v1.ObjectStore.ListObjects" in listing["reason"]
+    delayed = json.loads((cells / "s3-unary-100ms" / "theirs" / "c2.json").read_text())
+    assert delayed["status"] == "skipped" and "emulated latency" in delayed["reason"]
+    table = (tmp_path / "stacks" / "hello" / "concurrency-2.md").read_text()
+    assert "| Server CPU, average | not sampled |" in table

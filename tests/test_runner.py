@@ -94,3 +94,14 @@ def test_a_malformed_cpu_list_is_a_usage_error(capsys: pytest.CaptureFixture[str
     with pytest.raises(SystemExit):
         parser().parse_args(["run-all", "--server-cpus", "a-b"])
     assert "expected CPUs such as 1, 0,1 or 8-15" in capsys.readouterr().err
+
+
+def test_a_target_is_measured_alone_and_must_be_host_port(capsys: pytest.CaptureFixture[str]) -> None:
+    options = run_options(parser().parse_args(["run-all", "--target", "db.example:7000", "--target-name", "x"]))
+    assert options.target == "db.example:7000"
+    assert [server.name for server in options.servers or ()] == ["x"]
+    assert options.server_cpus == ()
+    with pytest.raises(ValueError, match="measured alone"):
+        run_options(parser().parse_args(["run-all", "--target", "h:1", "--servers", "sync-w1"]))
+    with pytest.raises(ValueError, match="HOST:PORT"):
+        run_options(parser().parse_args(["run-all", "--target", "nohost"]))

@@ -34,7 +34,7 @@ class Study:
     repeats: int  # measured runs per cell unless --repeats says otherwise
     cells: Callable[[RunOptions], list[Cell]]
     # Measures one cell on a running server: (cell, target, server process, context, probe file) -> record.
-    measure: Callable[[Cell, str, Child, CellContext, str], CellRecord]
+    measure: Callable[[Cell, str, Child | None, CellContext, str], CellRecord]
     # Files under results/<study>/ (relative path -> content), rendered from one run's files.
     render: Callable[[StudyRun], dict[str, bytes]]
     # The study's section of results/README.md, from its newest run per CPU model (newest first).

@@ -142,7 +142,7 @@ def cells(options: RunOptions) -> list[Cell]:
     return found
 
 
-def measure(cell: Cell, target: str, child: Child, context: CellContext, probe_file: str) -> CellRecord:
+def measure(cell: Cell, target: str, child: Child | None, context: CellContext, probe_file: str) -> CellRecord:
     """Warm-up, a closed-loop run at c=50, then (on searched scenarios) the rate search and a low-load run."""
     begun = time.monotonic()
     driver, options = context.driver, context.options
@@ -316,7 +316,7 @@ def steps_table(stacks: list[CapacityCell]) -> list[str]:
                         str(report.non_ok),
                         ms(Latencies([report.histogram]).percentile(50) if report.histogram else None),
                         ms(p99(report)),
-                        f"{repeat.resources.average_cpu_percent:.0f}%",
+                        f"{repeat.resources.average_cpu_percent:.0f}%" if repeat.resources.sampled else "not sampled",
                         "yes" if slo is not None and held(report, slo) else "no",
                     ],
                 )

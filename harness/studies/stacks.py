@@ -94,6 +94,10 @@ def _bound(value: float) -> str:
     return "unbounded" if value == math.inf else f"{rate(value)}/s"
 
 
+def _if_sampled(render: Callable[[CellSummary], str]) -> Callable[[CellSummary], str]:
+    return lambda s: render(s) if s.sampled else "not sampled"
+
+
 def _status_count(code: str) -> Callable[[CellSummary], str]:
     return lambda s: f"{s.status_counts().get(code, 0):,}"
 
@@ -145,9 +149,9 @@ def cell_table(run: StudyRun, scenario: str, concurrency: int, summaries: dict[s
             column(lambda s: f"{rate(s.ok_rps)} ({rate(s.ok_rps_range[0])}–{rate(s.ok_rps_range[1])})"),
         ),
         *[row(percentile_label(p), column(_latency_at(p))) for p in percentiles],
-        row("Server CPU, average", column(lambda s: f"{s.cpu_average:.0f}%")),
-        row("Server CPU, peak", column(lambda s: f"{s.cpu_peak:.0f}%")),
-        row("Server RSS, peak", column(lambda s: f"{s.rss_peak / MIB:.0f} MiB")),
+        row("Server CPU, average", column(_if_sampled(lambda s: f"{s.cpu_average:.0f}%"))),
+        row("Server CPU, peak", column(_if_sampled(lambda s: f"{s.cpu_peak:.0f}%"))),
+        row("Server RSS, peak", column(_if_sampled(lambda s: f"{s.rss_peak / MIB:.0f} MiB"))),
         row(f"Driver CPU, peak (of its {driver_cpus(run.meta)})", column(lambda s: percent(s.driver_cpu))),
         row(
             "Noise",
@@ -194,7 +198,7 @@ def reading(scenario: str, levels: Levels, cpus: int) -> list[str]:
     top = max(levels)
     bound = []
     for name, summary in levels[top].items():
-        if summary.failed:
+        if summary.failed or not summary.sampled:
             continue
         kind = "CPU-bound" if summary.cpu_average / cpus >= CPU_BOUND_PERCENT else "not CPU-bound"
         bound.append(f"{name} {summary.cpu_average:.0f}% ({kind})")
