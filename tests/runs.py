@@ -13,7 +13,7 @@ from harness.resources import ResourceUsage
 from harness.results import CellRecord, Repeat, save_cell, write_json_atomic
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SERVERS = {"sync-w10": 10, "grpclib-uvloop": None, "aio-uvloop": None}
+SERVERS = {"sync-w10": 10, "grpclib-uvloop": None, "aio-uvloop": None, "sync-w10-p2": 20}
 
 
 def ghz_report(ok: int, seconds: float, latency_ms: float, failed: int = 0) -> dict[str, Any]:
@@ -82,6 +82,7 @@ CELLS: dict[tuple[str, str, int], tuple[int, float, float]] = {
     ("hello", "sync-w10", 50): (3000, 1.0, 16.0),
     ("hello", "grpclib-uvloop", 50): (2000, 1.0, 25.0),
     ("hello", "aio-uvloop", 50): (2600, 1.0, 19.0),
+    ("hello", "sync-w10-p2", 50): (5400, 1.0, 9.0),
     ("hello-wait", "sync-w10", 50): (150, 1.5, 505.0),
     ("hello-wait", "grpclib-uvloop", 50): (700, 1.5, 104.0),
     ("hello-wait", "aio-uvloop", 50): (690, 1.5, 105.0),

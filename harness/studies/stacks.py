@@ -334,6 +334,42 @@ def side_by_side(runs: Sequence[StudyRun], scenario: str) -> list[str]:
     return [*lines, ""]
 
 
+SCALING_SCENARIOS = ("hello", f"s3-unary-{S3_LATENCY_MS}ms")
+
+
+def processes_of(server: str) -> tuple[str, int]:
+    """A variant's single-process sibling and its process count: "aio-uvloop-p2" -> ("aio-uvloop", 2)."""
+    base, dash, count = server.rpartition("-p")
+    return (base, int(count)) if dash and count.isdigit() else (server, 1)
+
+
+def scaling(run: StudyRun) -> list[str]:
+    """Calls/s by process count for each stack whose multi-process variant was measured (given the CPUs)."""
+    lines: list[str] = []
+    for scenario, levels in grouped(run).items():
+        if scenario not in SCALING_SCENARIOS:
+            continue
+        top = max(levels)
+        by_stack: dict[str, dict[int, float]] = {}
+        for name, summary in levels[top].items():
+            if not summary.failed:
+                base, count = processes_of(name)
+                by_stack.setdefault(base, {})[count] = summary.ok_rps
+        counts = sorted({count for rates in by_stack.values() for count in rates if count > 1})
+        measured = {base: rates for base, rates in by_stack.items() if 1 in rates and len(rates) > 1}
+        if not counts or not measured:
+            continue
+        labels = ["1 process", *[f"{count} processes (×)" for count in counts]]
+        lines += [f"Scaling, {scenario} at c={top}: OK calls/s by server processes, speed-up over one.", ""]
+        lines += header(labels, "stack")
+        for base, rates in measured.items():
+            cells = [rate(rates[1])]
+            cells += [f"{rate(rates[c])} (×{rates[c] / rates[1]:.2f})" if c in rates else "—" for c in counts]
+            lines.append(row(base, cells))
+        lines.append("")
+    return lines
+
+
 def section(runs: Sequence[StudyRun]) -> str:
     """The study's part of results/README.md: the newest run's tables, and every machine side by side."""
     newest = runs[0]
@@ -347,6 +383,7 @@ def section(runs: Sequence[StudyRun]) -> str:
         f"seconds per call). Raw reports: [`runs/{newest.run_id}`](runs/{newest.run_id}).",
         "",
         *_targets_lines(newest),
+        *scaling(newest),
     ]
     for scenario, levels in grouped(newest).items():
         servers = servers_in(newest, levels)
@@ -369,10 +406,10 @@ def section(runs: Sequence[StudyRun]) -> str:
 
 def _best(levels: Levels, async_stack: bool) -> tuple[str, CellSummary] | None:
     top = levels[max(levels)]
-    candidates = [
+    candidates = [  # one process each: several processes on more CPUs are the scaling table's question
         (name, s)
         for name, s in top.items()
-        if not s.failed and (s.result is not None) and ((s.slots is None) == async_stack)
+        if not s.failed and processes_of(name)[1] == 1 and ((s.slots is None) == async_stack)
     ]
     return max(candidates, key=lambda item: item[1].ok_rps, default=None)
 
