@@ -19,6 +19,10 @@ class NotFound(ScenarioError):
     """The named resource does not exist."""
 
 
+class Cancelled(ScenarioError):
+    """The caller stopped waiting (its deadline passed, or it cancelled): the work stops here."""
+
+
 class BackendUnavailable(ScenarioError):
     """A backend is unreachable or failing; `backend` names it ("S3" or "MongoDB")."""
 

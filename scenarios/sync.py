@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -15,7 +15,7 @@ from pymongo.errors import BulkWriteError, PyMongoError
 from protos.bench.v1 import bench_pb2
 from scenarios.clients import mongo_client_options, s3_client_kwargs, s3_config_options
 from scenarios.config import BackendConfig
-from scenarios.errors import BackendUnavailable
+from scenarios.errors import BackendUnavailable, Cancelled
 from scenarios.objects import (
     ARCHIVE_COLLECTION,
     MAX_BULK_ATTEMPTS,
@@ -33,9 +33,16 @@ from scenarios.objects import (
     validate_bucket,
 )
 
+NEVER = threading.Event()  # the default `stopped`: never set, for callers that always wait
+
 
 class SyncScenarios:
-    """One S3 client and one MongoDB client for the process, safe to share between threads."""
+    """One S3 client and one MongoDB client for the process, safe to share between threads.
+
+    Each call takes `stopped`, an event the server sets when the caller stops waiting (its deadline
+    passed or it cancelled): a wait ends at once and no further S3 page is requested, with Cancelled.
+    A thread cannot be interrupted, so the work checks; event-loop servers cancel their tasks instead.
+    """
 
     def __init__(self, config: BackendConfig, pool_size: int) -> None:
         self._s3 = boto3.session.Session().client(
@@ -51,27 +58,29 @@ class SyncScenarios:
         self._s3.close()
         self._mongo.close()
 
-    def hello(self, name: str, delay_ms: int = 0) -> str:
-        """Greet after delay_ms, sleeping on this worker thread (no I/O, no CPU)."""
+    def hello(self, name: str, delay_ms: int = 0, stopped: threading.Event = NEVER) -> str:
+        """Greet after delay_ms, waiting on this worker thread (no I/O, no CPU) unless the caller stops first."""
         pause = delay_seconds(delay_ms)
-        if pause:
-            time.sleep(pause)
+        if pause and stopped.wait(pause):
+            raise Cancelled("the caller stopped waiting")
         return hello_message(name)
 
-    def list_objects(self, bucket: str, prefix: str) -> list[bench_pb2.ObjectInfo]:
+    def list_objects(self, bucket: str, prefix: str, stopped: threading.Event = NEVER) -> list[bench_pb2.ObjectInfo]:
         """Every object under prefix, in key order."""
-        return [info for page in self._pages(bucket, prefix) for info in page_objects(page)]
+        return [info for page in self._pages(bucket, prefix, stopped) for info in page_objects(page)]
 
-    def stream_objects(self, bucket: str, prefix: str, batch_size: int) -> Iterator[list[bench_pb2.ObjectInfo]]:
+    def stream_objects(
+        self, bucket: str, prefix: str, batch_size: int, stopped: threading.Event = NEVER
+    ) -> Iterator[list[bench_pb2.ObjectInfo]]:
         """The same objects, in messages of batch_size, sent as the pages arrive."""
         batcher = Batcher(effective_batch_size(batch_size))
-        for page in self._pages(bucket, prefix):
+        for page in self._pages(bucket, prefix, stopped):
             yield from batcher.add(page_objects(page))
         yield from batcher.flush()
 
-    def archive_objects(self, bucket: str, prefix: str) -> ArchiveCounts:
+    def archive_objects(self, bucket: str, prefix: str, stopped: threading.Event = NEVER) -> ArchiveCounts:
         """List the objects and upsert one document per object in one unordered bulk write."""
-        entries = [entry for page in self._pages(bucket, prefix) for entry in page.get("Contents", ())]
+        entries = [entry for page in self._pages(bucket, prefix, stopped) for entry in page.get("Contents", ())]
         try:
             inserted, updated = self._upsert(archive_operations(bucket, entries))
         except PyMongoError as error:
@@ -93,9 +102,16 @@ class SyncScenarios:
             operations = outcome.retry
         raise unsettled_races(operations)
 
-    def _pages(self, bucket: str, prefix: str) -> Iterator[Mapping[str, Any]]:
+    def _pages(self, bucket: str, prefix: str, stopped: threading.Event) -> Iterator[Mapping[str, Any]]:
+        """The listing's pages, each requested only while the caller still waits."""
         validate_bucket(bucket)
-        try:
-            yield from self._s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
-        except S3_ERRORS as error:
-            raise s3_error(error, bucket) from error
+        pages = iter(self._s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix))
+        while not stopped.is_set():
+            try:
+                page = next(pages)
+            except StopIteration:
+                return
+            except S3_ERRORS as error:
+                raise s3_error(error, bucket) from error
+            yield page
+        raise Cancelled("the caller stopped waiting; no further page requested")

@@ -18,7 +18,7 @@ from google.protobuf import descriptor, descriptor_pool
 
 from protos.bench.v1 import bench_pb2
 from scenarios.config import BackendConfig
-from scenarios.errors import BackendUnavailable, InvalidArgument, NotFound, ScenarioError
+from scenarios.errors import BackendUnavailable, Cancelled, InvalidArgument, NotFound, ScenarioError
 from scenarios.objects import ArchiveCounts
 
 LOOPS = ("asyncio", "uvloop")
@@ -218,6 +218,8 @@ def status_of(error: ScenarioError) -> str:
         return "NOT_FOUND"
     if isinstance(error, BackendUnavailable):
         return "UNAVAILABLE"
+    if isinstance(error, Cancelled):
+        return "CANCELLED"
     return "INTERNAL"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -31,6 +32,13 @@ from servers.common import (
 )
 
 
+def stopped_event(context: grpc.ServicerContext) -> threading.Event:
+    """An event set when the call ends for any reason: its deadline passed, the client cancelled, or it finished."""
+    stopped = threading.Event()
+    context.add_callback(stopped.set)
+    return stopped
+
+
 @contextmanager
 def grpc_errors(context: grpc.ServicerContext, method: str) -> Iterator[None]:
     """Turn a domain error into the call's status; nothing else reaches the client."""
@@ -50,7 +58,8 @@ class Greeter(bench_pb2_grpc.GreeterServicer):
 
     def SayHello(self, request: bench_pb2.HelloRequest, context: grpc.ServicerContext) -> bench_pb2.HelloReply:
         with grpc_errors(context, "SayHello"):
-            return bench_pb2.HelloReply(message=self._scenarios.hello(request.name, request.delay_ms))
+            message = self._scenarios.hello(request.name, request.delay_ms, stopped_event(context))
+            return bench_pb2.HelloReply(message=message)
 
 
 class ObjectStore(bench_pb2_grpc.ObjectStoreServicer):
@@ -61,20 +70,24 @@ class ObjectStore(bench_pb2_grpc.ObjectStoreServicer):
         self, request: bench_pb2.ListObjectsRequest, context: grpc.ServicerContext
     ) -> bench_pb2.ListObjectsReply:
         with grpc_errors(context, "ListObjects"):
-            return bench_pb2.ListObjectsReply(objects=self._scenarios.list_objects(request.bucket, request.prefix))
+            objects = self._scenarios.list_objects(request.bucket, request.prefix, stopped_event(context))
+            return bench_pb2.ListObjectsReply(objects=objects)
 
     def StreamObjects(
         self, request: bench_pb2.ListObjectsRequest, context: grpc.ServicerContext
     ) -> Iterator[bench_pb2.ListObjectsReply]:
         with grpc_errors(context, "StreamObjects"):
-            for batch in self._scenarios.stream_objects(request.bucket, request.prefix, request.batch_size):
+            stopped = stopped_event(context)
+            for batch in self._scenarios.stream_objects(request.bucket, request.prefix, request.batch_size, stopped):
                 yield bench_pb2.ListObjectsReply(objects=batch)
 
     def ArchiveObjects(
         self, request: bench_pb2.ListObjectsRequest, context: grpc.ServicerContext
     ) -> bench_pb2.ArchiveReply:
         with grpc_errors(context, "ArchiveObjects"):
-            return archive_reply(self._scenarios.archive_objects(request.bucket, request.prefix))
+            return archive_reply(
+                self._scenarios.archive_objects(request.bucket, request.prefix, stopped_event(context))
+            )
 
 
 def serve(config: ServerConfig) -> None:
