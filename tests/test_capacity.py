@@ -18,42 +18,43 @@ from harness.studies.capacity import JITTER, PRECISION, WORKERS, held, open_loop
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-@pytest.mark.parametrize(("knee", "start"), [(137.0, 10.0), (3.3, 10.0), (1999.0, 100.0), (10.0, 10.0)])
-def test_rate_search_finds_the_knee_within_one_step(knee: float, start: float) -> None:
-    tried: list[float] = []
+@pytest.mark.parametrize(("knee", "start"), [(137.0, 10), (3.3, 10), (1999.0, 100), (10.0, 10), (1.5, 20)])
+def test_rate_search_finds_the_knee_within_one_step(knee: float, start: int) -> None:
+    tried: list[int] = []
 
-    def passes(rate: float) -> bool:
+    def passes(rate: int) -> bool:
         tried.append(rate)
         return rate <= knee
 
     search = rate_search(passes, start)
     assert search.capacity <= knee < search.failed_at
-    assert search.failed_at / search.capacity <= 1 + PRECISION
+    assert search.failed_at - search.capacity <= max(1, search.capacity * PRECISION)  # the last step
+    assert all(isinstance(step.rate, int) for step in search.steps)  # ghz --rps takes whole numbers
     assert [step.rate for step in search.steps] == tried  # every step kept, in order
     assert len(search.steps) <= 16
 
 
 def test_rate_search_with_nothing_passing_reports_zero() -> None:
-    search = rate_search(lambda rate: False, 8.0)
-    assert search.capacity == 0.0
-    assert min(step.rate for step in search.steps) == 8.0 / 64
+    search = rate_search(lambda rate: False, 8)
+    assert search.capacity == 0
+    assert [step.rate for step in search.steps] == [8, 4, 2, 1]
 
 
 def test_open_loop_argv_is_async_at_a_rate() -> None:
     cell = Cell(server_variant("aio-uvloop"), scenario("s3-unary-100ms"), 50)
-    argv = ghz_open_loop_argv("ghz", cell, "127.0.0.1:5000", 37.5, 375, "60s")
-    assert argv[-4:] == ["--async", "--rps", "37.5", "127.0.0.1:5000"]
+    argv = ghz_open_loop_argv("ghz", cell, "127.0.0.1:5000", 37, 375, "60s")
+    assert argv[-4:] == ["--async", "--rps", "37", "127.0.0.1:5000"]
     assert argv[argv.index("--total") + 1] == "375"
     assert argv[argv.index("--timeout") + 1] == "60s"
     assert argv[argv.index("--concurrency") + 1] == "50"
-    with pytest.raises(ValueError, match="above 0"):
+    with pytest.raises(ValueError, match="whole number of calls/s"):
         ghz_open_loop_argv("ghz", cell, "t", 0, 375)
 
 
 def test_steps_last_2000_calls_or_10_seconds_and_workers_fit_the_calls() -> None:
-    assert step_calls(1000.0) == 2000
-    assert step_calls(20.0) == 200
-    assert step_calls(0.5) == 10
+    assert step_calls(1000) == 2000
+    assert step_calls(20) == 200
+    assert step_calls(1) == 10
     cell = Cell(server_variant("sync-w1"), scenario("hello-wait"), WORKERS)
     assert open_loop_cell(cell, 10).concurrency == 10
     assert open_loop_cell(cell, 2000).concurrency == WORKERS

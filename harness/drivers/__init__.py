@@ -24,7 +24,7 @@ class Driver:
     argv: Callable[[Path | str, Cell, str, int], list[str]]
     run: Callable[[list[str], float], DriverRun]
     # (tool, cell, target, calls per second, calls, call timeout) -> argv of an open-loop run; None if it has none.
-    open_loop_argv: Callable[[Path | str, Cell, str, float, int, str], list[str]] | None = None
+    open_loop_argv: Callable[[Path | str, Cell, str, int, int, str], list[str]] | None = None
 
 
 DRIVERS: dict[str, Driver] = {"ghz": Driver("ghz", GHZ, ghz_argv, run_ghz, ghz_open_loop_argv)}

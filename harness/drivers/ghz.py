@@ -44,17 +44,17 @@ def ghz_argv(ghz: Path | str, cell: Cell, target: str, requests: int) -> list[st
 
 
 def ghz_open_loop_argv(
-    ghz: Path | str, cell: Cell, target: str, rate: float, requests: int, timeout: str = CALL_TIMEOUT
+    ghz: Path | str, cell: Cell, target: str, rate: int, requests: int, timeout: str = CALL_TIMEOUT
 ) -> list[str]:
     """The ghz command for `requests` calls started at `rate` per second whether or not earlier ones finished.
 
     `--async` makes each tick of the rate start a call (open loop); cell.concurrency workers take the ticks.
     """
-    if rate <= 0:
-        raise ValueError(f"an open-loop rate must be above 0 calls/s, got {rate}")
+    if rate < 1:
+        raise ValueError(f"an open-loop rate is a whole number of calls/s, at least 1 (ghz --rps), got {rate}")
     argv = ghz_argv(ghz, cell, target, requests)
     argv[argv.index("--timeout") + 1] = timeout
-    return [*argv[:-1], "--async", "--rps", f"{rate:.3f}".rstrip("0").rstrip("."), argv[-1]]
+    return [*argv[:-1], "--async", "--rps", str(rate), argv[-1]]
 
 
 def compact(raw: Mapping[str, Any]) -> dict[str, Any]:

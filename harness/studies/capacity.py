@@ -43,12 +43,12 @@ JITTER = Scenario(
     s3_latency_ms=100,
     jitter_ms=JITTER_MS,
 )
-# The scenario -> (SLO on p99 in seconds, the rate the search starts from in calls/s).
-SEARCHED: dict[str, tuple[float, float]] = {
-    "hello": (0.010, 100.0),
-    "hello-wait": (0.150, 10.0),
-    "s3-unary-100ms": (0.300, 20.0),
-    "s3-mongo-100ms": (0.300, 20.0),
+# The scenario -> (SLO on p99 in seconds, the rate the search starts from in calls/s; ghz takes whole rates).
+SEARCHED: dict[str, tuple[float, int]] = {
+    "hello": (0.010, 100),
+    "hello-wait": (0.150, 10),
+    "s3-unary-100ms": (0.300, 20),
+    "s3-mongo-100ms": (0.300, 20),
 }
 STEP_CALLS = 2000
 STEP_SECONDS = 10.0
@@ -65,9 +65,9 @@ CONVOY = 1.10  # open loop (or jitter) this far above the closed loop: the close
 
 @dataclass(frozen=True)
 class Step:
-    """One rate tried, and whether it held the SLO."""
+    """One rate tried (whole calls/s), and whether it held the SLO."""
 
-    rate: float
+    rate: int
     passed: bool
 
 
@@ -75,31 +75,30 @@ class Step:
 class Search:
     """The highest passing rate, the lowest failing one above it, and every step in order."""
 
-    capacity: float  # 0 when no rate tried passed
+    capacity: int  # 0 when no rate tried passed
     failed_at: float  # math.inf when no rate tried failed
     steps: tuple[Step, ...]
 
 
 def rate_search(
-    passes: Callable[[float], bool], start: float, precision: float = PRECISION, max_steps: int = MAX_STEPS
+    passes: Callable[[int], bool], start: int, precision: float = PRECISION, max_steps: int = MAX_STEPS
 ) -> Search:
-    """Bracket the knee by doubling (or halving) from start, then bisect until the bracket is within precision."""
+    """Bracket the knee by doubling (or halving) from start, then bisect until the bracket is within
+    precision of the passing rate, or one call/s where that is finer than a whole rate."""
     steps: list[Step] = []
 
-    def trial(value: float) -> bool:
+    def trial(value: int) -> bool:
         steps.append(Step(value, passes(value)))
         return steps[-1].passed
 
-    low, high, value = 0.0, math.inf, start
-    while len(steps) < max_steps and (low == 0.0 or high == math.inf) and value >= start / 64:
+    low, high, value = 0, math.inf, start
+    while len(steps) < max_steps and (low == 0 or high == math.inf) and value >= 1:
         if trial(value):
-            low = value
-            value *= 2
+            low, value = value, value * 2
         else:
-            high = value
-            value /= 2
-    while len(steps) < max_steps and low > 0 and high < math.inf and high / low > 1 + precision:
-        middle = (low + high) / 2
+            high, value = value, value // 2
+    while len(steps) < max_steps and low > 0 and high - low > max(1.0, low * precision):
+        middle = int((low + high) // 2)
         if trial(middle):
             low = middle
         else:
@@ -107,7 +106,7 @@ def rate_search(
     return Search(low, high, tuple(steps))
 
 
-def step_calls(offered: float) -> int:
+def step_calls(offered: int) -> int:
     """Calls in an open-loop step: 2,000 or 10 s of them, whichever is fewer."""
     return max(MIN_CALLS, min(STEP_CALLS, round(offered * STEP_SECONDS)))
 
@@ -161,7 +160,7 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
         if cell.scenario.name in SEARCHED:
             slo, start = SEARCHED[cell.scenario.name]
 
-            def open_loop(offered: float, name: str, role: str) -> LoadReport:
+            def open_loop(offered: int, name: str, role: str) -> LoadReport:
                 calls = options.requests or step_calls(offered)
                 argv = open_loop_argv(context.tool, open_loop_cell(cell, calls), target, offered, calls, CALL_TIMEOUT)
                 repeat, report = sampled_run(argv, child, context, f"{record.stem}-{name}.json", calls, role)
@@ -173,7 +172,7 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
                 start,
                 max_steps=SMOKE_STEPS if options.requests else MAX_STEPS,
             )
-            open_loop(max(start / 8, search.capacity * LOW_LOAD_SHARE), "low-load", "low-load")
+            open_loop(max(1, round(search.capacity * LOW_LOAD_SHARE)), "low-load", "low-load")
     except (ProcessError, DriverError, OSError) as error:
         record = replace(record, status="failed", reason=str(error).strip().splitlines()[0][:500])
     return replace(record, repeats=repeats, seconds=round(time.monotonic() - begun, 3))
