@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scenarios.config import BackendConfig
-from scenarios.errors import BackendUnavailable, InvalidArgument, NotFound, ScenarioError
+from scenarios.errors import BackendUnavailable, Cancelled, InvalidArgument, NotFound, ScenarioError
 from servers.common import ServerConfig, parse_config, status_of
 
 
@@ -80,8 +80,34 @@ def test_server_config_validates() -> None:
         (InvalidArgument("bucket", "bad"), "INVALID_ARGUMENT"),
         (NotFound("gone"), "NOT_FOUND"),
         (BackendUnavailable("S3", OSError()), "UNAVAILABLE"),
+        (Cancelled("gone away"), "CANCELLED"),
         (ScenarioError("other"), "INTERNAL"),
     ],
 )
 def test_status_of_domain_errors(error: ScenarioError, status: str) -> None:
     assert status_of(error) == status
+
+
+def test_a_worker_of_a_multi_process_server_is_started_with_the_same_settings() -> None:
+    loop = parse_config(
+        ["-p", "2", "--port", "5000", "-l", "uvloop", "--pool-size", "7", "--mongo-driver", "pymongo"],
+        prog="p",
+        description="d",
+        stack="loop",
+    )
+    assert loop.worker_argv() == [
+        *("--host", "127.0.0.1", "--port", "5000", "--grace", "5.0", "-p", "1"),
+        *("-l", "uvloop", "--pool-size", "7", "--mongo-driver", "pymongo"),
+    ]
+    threads = parse_config(
+        ["-p", "3", "--port", "5000", "-w", "4", "--max-concurrent-rpcs", "9"],
+        prog="p",
+        description="d",
+        stack="threads",
+    )
+    assert threads.worker_argv()[-5:] == ["1", "-w", "4", "--max-concurrent-rpcs", "9"]
+
+
+def test_a_call_limit_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="max concurrent RPCs must be >= 1"):
+        ServerConfig(max_concurrent_rpcs=0)
