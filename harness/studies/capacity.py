@@ -433,7 +433,8 @@ def section(runs: Sequence[StudyRun]) -> str:
         f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Open loop: calls start "
         f"at a fixed rate whether or not earlier ones finished; the search brackets the highest rate with no "
         f"failed call and p99 within the SLO (doubling, then bisection to {PRECISION:.0%}). The CPU bound is one "
-        "core over the CPU seconds per call measured at 10% of that rate. Raw reports: "
+        "core over the CPU seconds per call measured at 10% of that rate. ghz spaces the calls evenly; real "
+        "arrivals are burstier, so read each capacity as an upper bound for your traffic. Raw reports: "
         f"[`runs/{newest.run_id}`](runs/{newest.run_id}).",
         "",
     ]
