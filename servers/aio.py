@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -21,6 +20,7 @@ from servers.common import (
     SERVICE_NAMES,
     ReflectionPool,
     ServerConfig,
+    StopSignal,
     archive_reply,
     log,
     log_failure,
@@ -93,10 +93,7 @@ class ObjectStore(bench_pb2_grpc.ObjectStoreServicer):
 
 async def serve(config: ServerConfig) -> None:
     """Serve until SIGTERM or SIGINT, then let calls in flight finish within the grace period."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
+    stop = StopSignal()
 
     scenarios = await AsyncScenarios.open(config.backends, config.pool_size, config.mongo_driver)
     server = grpc.aio.server(options=GRPCIO_SERVER_OPTIONS)
@@ -115,7 +112,7 @@ async def serve(config: ServerConfig) -> None:
         for name in ("", *SERVICE_NAMES):
             await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
         log.info("grpc.aio server on %s (%s) serving on %s:%d", config.loop, config.mongo_driver, config.host, port)
-        await stop.wait()
+        await stop.until_received()
         log.info("stopping: refusing new calls, %.1f s for calls in flight", config.grace)
         await health_servicer.enter_graceful_shutdown()
         await server.stop(config.grace)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -25,6 +24,7 @@ from servers.common import (
     MAX_MESSAGE_BYTES,
     ReflectionPool,
     ServerConfig,
+    StopSignal,
     archive_reply,
     log,
     log_failure,
@@ -140,10 +140,7 @@ class ObjectStore(bench_grpc.ObjectStoreBase):
 
 async def serve(config: ServerConfig) -> None:
     """Serve until SIGTERM or SIGINT, then let calls in flight finish within the grace period."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
+    stop = StopSignal()
 
     scenarios = await AsyncScenarios.open(config.backends, config.pool_size, config.mongo_driver)
     calls = CallsInFlight()
@@ -163,7 +160,7 @@ async def serve(config: ServerConfig) -> None:
         log.info(
             "grpclib server on %s (%s) serving on %s:%d", config.loop, config.mongo_driver, config.host, config.port
         )
-        await stop.wait()
+        await stop.until_received()
         log.info("stopping: refusing new calls, %.1f s for calls in flight", config.grace)
         serving.set(False)
         await calls.drain(config.grace)

@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import FrameType
 from typing import Any, Literal
 
@@ -162,6 +163,16 @@ class StopSignal:
     def _note(self, signum: int, frame: FrameType | None) -> None:
         self.received = signum
 
+    async def until_received(self) -> None:
+        """Sleep on the event loop until a stop signal arrives.
+
+        Not `loop.add_signal_handler`: closing the loop restores the default action, so a second
+        SIGTERM (a supervisor forwarding the one its process group already got) killed a worker
+        during its teardown. This handler stays installed for the life of the process.
+        """
+        while self.received is None:
+            await asyncio.sleep(self.POLL_SECONDS)
+
     def wait(self, timeout: float | None = None) -> bool:
         """Sleep until a stop signal arrives (True) or the timeout passes (False)."""
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -170,6 +181,16 @@ class StopSignal:
                 return False
             time.sleep(self.POLL_SECONDS)
         return True
+
+
+def catches(pid: int, signum: int) -> bool:
+    """Whether process pid has a handler installed for signum (Linux: SigCgt in /proc/PID/status)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    caught = next((line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), "0")
+    return bool(int(caught, 16) >> (signum - 1) & 1)
 
 
 def supervise(config: ServerConfig, module: str) -> int:
@@ -191,8 +212,14 @@ def supervise(config: ServerConfig, module: str) -> int:
                 log.error("server process %d exited with status %d; stopping", exited[0].pid, exited[0].returncode)
                 break
     finally:
+        # A signal to the whole process group reached the workers too: give them a moment to stop on it.
+        # Then forward SIGTERM only to a worker that still catches it: one whose event loop has closed
+        # is tearing down with the default action restored, and a second SIGTERM would kill it.
+        settle = time.monotonic() + 1.0
+        while time.monotonic() < settle and any(worker.poll() is None for worker in workers):
+            time.sleep(0.05)
         for worker in workers:
-            if worker.poll() is None:
+            if worker.poll() is None and catches(worker.pid, signal.SIGTERM):
                 worker.send_signal(signal.SIGTERM)
         for worker in workers:
             try:

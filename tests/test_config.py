@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import signal
+
 import pytest
 
 from scenarios.config import BackendConfig
 from scenarios.errors import BackendUnavailable, Cancelled, InvalidArgument, NotFound, ScenarioError
-from servers.common import ServerConfig, parse_config, status_of
+from servers.common import ServerConfig, catches, parse_config, status_of
 
 
 def test_backend_config_from_env() -> None:
@@ -111,3 +114,13 @@ def test_a_worker_of_a_multi_process_server_is_started_with_the_same_settings() 
 def test_a_call_limit_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="max concurrent RPCs must be >= 1"):
         ServerConfig(max_concurrent_rpcs=0)
+
+
+def test_catches_reads_whether_a_process_handles_a_signal() -> None:
+    previous = signal.signal(signal.SIGUSR1, lambda *_: None)
+    try:
+        assert catches(os.getpid(), signal.SIGUSR1)
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert not catches(os.getpid(), signal.SIGUSR2)  # default action: not caught
+    assert not catches(2**22 + 1, signal.SIGTERM)  # no such process

@@ -14,7 +14,17 @@ from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 
 STREAMS = 2000
 # One per event-loop server module and loop; the MongoDB-driver and multi-process variants serve alike.
-EVENT_LOOP_STACKS = [v for v in SERVER_VARIANTS if v.slots is None and v.only is None and v.min_cpus == 1]
+# grpc.aio ends about one stream in ten CANCELLED (details "CANCELLED", nothing in the server's log)
+# when 2,000 arrive at once on one connection: found here, not yet explained (issue 12); strict, so the
+# day it passes is noticed.
+AIO_CANCELS = pytest.mark.xfail(
+    strict=True, reason="grpc.aio cancels ~10% of 2,000 simultaneous streams instead of serving or refusing them"
+)
+EVENT_LOOP_STACKS = [
+    pytest.param(v, id=v.name, marks=[AIO_CANCELS] if v.module == "servers.aio" else [])
+    for v in SERVER_VARIANTS
+    if v.slots is None and v.only is None and v.min_cpus == 1
+]
 
 
 async def many_streams(target: str) -> dict[str, int]:
@@ -34,7 +44,7 @@ async def many_streams(target: str) -> dict[str, int]:
     return {outcome: outcomes.count(outcome) for outcome in set(outcomes)}
 
 
-@pytest.mark.parametrize("variant", EVENT_LOOP_STACKS, ids=lambda variant: variant.name)
+@pytest.mark.parametrize("variant", EVENT_LOOP_STACKS)
 def test_two_thousand_streams_are_served_or_refused(backends: Backends, variant: ServerVariant) -> None:
     with running_server(variant, backends.env()) as (target, child):
         outcomes = asyncio.run(many_streams(target))
