@@ -44,6 +44,15 @@ def sampled_run(
     return Repeat(relative, requests, sampler.usage, run.cpu_seconds, role), run.report
 
 
+def warm_up(cell: Cell, target: str, context: CellContext, record: CellRecord) -> CellRecord:
+    """A closed-loop run that is thrown away; the record keeps its OK rate, which sizes what follows."""
+    driver = context.driver
+    warmup = driver.run(driver.argv(context.tool, cell, target, record.warmup_requests), RUN_TIMEOUT).report
+    if warmup.ok == 0:
+        raise DriverError(f"no OK response in the warm-up: {warmup.status_codes} {warmup.errors}")
+    return replace(record, warmup_ok_rps=warmup.ok_rps)
+
+
 def new_record(cell: Cell, options: RunOptions, probe_file: str = "") -> CellRecord:
     """A cell's record before it is measured: its latencies and warm-up size."""
     s3_ms, mongo_ms, jitter_ms = options.latencies(cell.scenario)
@@ -69,17 +78,16 @@ def measure_closed_loop(
     record = new_record(cell, options, probe_file)
     repeats: list[Repeat] = []
     try:
-        warmup = driver.run(driver.argv(context.tool, cell, target, record.warmup_requests), RUN_TIMEOUT).report
-        record = replace(record, warmup_ok_rps=warmup.ok_rps)
-        if warmup.ok == 0:
-            raise DriverError(f"no OK response in the warm-up: {warmup.status_codes} {warmup.errors}")
+        record = warm_up(cell, target, context, record)
         if cell.scenario.bounded and not record.probe_file:
             alone = driver.run(
                 driver.argv(context.tool, replace(cell, concurrency=1), target, PROBE_REQUESTS), RUN_TIMEOUT
             )
             relative = f"cells/{cell.scenario.name}/{cell.server.name}/probe.json"
             record = replace(record, probe_file=save_report(context.study_dir, relative, alone.raw))
-        requests = options.requests or measured_requests(warmup.ok_rps, cell.concurrency, cell.scenario.run_seconds)
+        requests = options.requests or measured_requests(
+            record.warmup_ok_rps, cell.concurrency, cell.scenario.run_seconds
+        )
         for number in range(1, context.repeats + 1):
             argv = driver.argv(context.tool, cell, target, requests)
             repeat, _ = sampled_run(argv, child, context, f"{record.stem}-r{number}.json", requests)

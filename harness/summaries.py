@@ -6,6 +6,7 @@ holds at least 100 calls and p99.9 where it holds at least 1,000.
 
 from __future__ import annotations
 
+import io
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -188,6 +189,18 @@ def row(label: str, cells: Sequence[str]) -> str:
 
 def header(labels: Sequence[str], first: str = "") -> list[str]:
     return [row(first, labels), "|---|" + "---|" * len(labels)]
+
+
+def png(figure: Any, title: str) -> bytes:
+    """A matplotlib figure, titled with its run, as PNG bytes (no timestamp, so renders repeat exactly)."""
+    import matplotlib.pyplot as plt
+
+    figure.suptitle(title, fontsize="small")
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=90, metadata={"Software": None})
+    plt.close(figure)
+    return buffer.getvalue()
 
 
 def percentile_label(p: float) -> str:

@@ -12,7 +12,6 @@ A second latency route with 20 ms of jitter shows whether the closed loop's shor
 
 from __future__ import annotations
 
-import io
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -23,12 +22,12 @@ from harness.bounds import server_cpus
 from harness.drivers import DriverError, LoadReport
 from harness.drivers.histogram import Latencies
 from harness.matrix import SCENARIOS, SERVER_VARIANTS, SMALL_BUCKET, Cell, Scenario, measured_requests, scenario
-from harness.measure import RUN_TIMEOUT, CellContext, new_record, sampled_run
+from harness.measure import CellContext, new_record, sampled_run, warm_up
 from harness.options import RunOptions
 from harness.processes import Child, ProcessError
 from harness.results import CellRecord, CellResult, Repeat, StudyRun
 from harness.studies.base import Axis, Study
-from harness.summaries import DRIVER_BUSY, driver_cpus, header, ms, rate, row
+from harness.summaries import DRIVER_BUSY, driver_cpus, header, ms, png, rate, row
 
 NAME = "capacity"
 WORKERS = 50  # ghz workers taking the open loop's ticks, and the closed loop's concurrency beside it
@@ -150,11 +149,10 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
     record = new_record(cell, options)
     repeats: list[Repeat] = []
     try:
-        warmup = driver.run(driver.argv(context.tool, cell, target, record.warmup_requests), RUN_TIMEOUT).report
-        record = replace(record, warmup_ok_rps=warmup.ok_rps)
-        if warmup.ok == 0:
-            raise DriverError(f"no OK response in the warm-up: {warmup.status_codes} {warmup.errors}")
-        closed = options.requests or measured_requests(warmup.ok_rps, cell.concurrency, cell.scenario.run_seconds)
+        record = warm_up(cell, target, context, record)
+        closed = options.requests or measured_requests(
+            record.warmup_ok_rps, cell.concurrency, cell.scenario.run_seconds
+        )
         argv = driver.argv(context.tool, cell, target, closed)
         repeats.append(sampled_run(argv, child, context, f"{record.stem}-closed.json", closed, "closed-loop")[0])
         if cell.scenario.name in SEARCHED:
@@ -353,12 +351,7 @@ def chart(scenario_name: str, stacks: list[CapacityCell], title: str) -> bytes:
         axes.set_yscale("log")
         axes.grid(alpha=0.3)
     tail.legend(fontsize="small")
-    figure.suptitle(title, fontsize="small")
-    figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=90, metadata={"Software": None})
-    plt.close(figure)
-    return buffer.getvalue()
+    return png(figure, title)
 
 
 def convoy_rows(run: StudyRun) -> list[tuple[str, float, float | None, float, float | None]]:

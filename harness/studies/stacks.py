@@ -6,7 +6,6 @@ connection), the original 2020 study's method. Tables: one per scenario and leve
 
 from __future__ import annotations
 
-import io
 import math
 import statistics
 from collections.abc import Callable, Sequence
@@ -30,6 +29,7 @@ from harness.summaries import (
     ms,
     percent,
     percentile_label,
+    png,
     rate,
     row,
     seconds,
@@ -240,12 +240,7 @@ def chart(scenario: str, levels: Levels, servers: list[str], title: str) -> byte
         axes.grid(alpha=0.3)
         axes.set_ylim(bottom=0)
     throughput.legend(fontsize="small")
-    figure.suptitle(title, fontsize="small")
-    figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=90, metadata={"Software": None})
-    plt.close(figure)
-    return buffer.getvalue()
+    return png(figure, title)
 
 
 def render(run: StudyRun) -> dict[str, bytes]:
