@@ -6,6 +6,7 @@ A study names its measurement (`Study.measure`); the run loop gives it a running
 from __future__ import annotations
 
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from harness.drivers import Driver, DriverError, LoadReport
 from harness.matrix import Cell, measured_requests
 from harness.options import RunOptions
 from harness.processes import Child, ProcessError
-from harness.resources import ResourceSampler
+from harness.resources import ResourceSampler, ServerCounters
 from harness.results import CellRecord, Repeat, save_report
 
 RUN_TIMEOUT = 600.0
@@ -29,19 +30,27 @@ class CellContext:
     options: RunOptions
     repeats: int
     study_dir: Path
+    # Where servers write their own counters (GC, loop lag, context switches); None: they keep none.
+    stats_dir: Path | None = None
 
 
 def sampled_run(
     argv: list[str], child: Child | None, context: CellContext, relative: str, requests: int, role: str = "measured"
 ) -> tuple[Repeat, LoadReport]:
-    """One driver run while the server's CPU and memory are sampled (child None: a target not started here)."""
-    with ResourceSampler(child.pid if child else None) as sampler:
+    """One driver run while the server's CPU and memory are sampled (child None: a target not started here),
+    with the server's own counters where the study asked for them."""
+    with ExitStack() as stack:
+        counters = None
+        if context.stats_dir is not None and child is not None:
+            counters = stack.enter_context(ServerCounters(context.stats_dir, child.pid))
+        sampler = stack.enter_context(ResourceSampler(child.pid if child else None))
         run = context.driver.run(argv, RUN_TIMEOUT)
     assert sampler.usage is not None
     save_report(context.study_dir, relative, run.raw)
     if child is not None and child.process.poll() is not None:
         raise ProcessError(f"server exited with status {child.process.returncode} during the run")
-    return Repeat(relative, requests, sampler.usage, run.cpu_seconds, role), run.report
+    delta = counters.delta if counters else None
+    return Repeat(relative, requests, sampler.usage, run.cpu_seconds, role, delta), run.report
 
 
 def warm_up(cell: Cell, target: str, context: CellContext, record: CellRecord) -> CellRecord:

@@ -1,10 +1,13 @@
-"""CPU and memory of the server under test, sampled from its process tree while ghz runs."""
+"""CPU and memory of the server under test, sampled from its process tree while ghz runs, and the
+counters the server keeps about itself (GC, loop lag, context switches) when asked to."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 
 import psutil
@@ -91,3 +94,47 @@ class ResourceSampler:
                 self._peak_cpu = max(self._peak_cpu, 100.0 * (cpu - last_cpu) / (now - last_wall))
             self._peak_rss = max(self._peak_rss, rss)
             last_wall, last_cpu = now, cpu
+
+
+# How long a run waits for each server process to write its counters once more after the run ended.
+FRESH_WAIT_SECONDS = 1.0
+
+
+def read_counters(directory: Path, pids: set[int]) -> dict[int, dict[str, float]]:
+    """pid -> the counters it last wrote, for the given processes (a file half-renamed is skipped)."""
+    found: dict[int, dict[str, float]] = {}
+    for pid in pids:
+        try:
+            found[pid] = json.loads((directory / f"{pid}.json").read_text())
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+class ServerCounters:
+    """`with ServerCounters(directory, pid) as counters:` ... then `counters.delta`: what the server's
+    processes counted during the block, summed over them (None when they wrote nothing)."""
+
+    def __init__(self, directory: Path, pid: int) -> None:
+        self._directory = directory
+        self._pids = {process.pid for process in _tree(psutil.Process(pid))} or {pid}
+        self.delta: dict[str, float] | None = None
+
+    def __enter__(self) -> ServerCounters:
+        self._before = read_counters(self._directory, self._pids)
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        ended = time.time()
+        deadline = time.monotonic() + FRESH_WAIT_SECONDS
+        after = read_counters(self._directory, self._pids)
+        while time.monotonic() < deadline and not all(c["written_at"] >= ended for c in after.values()):
+            time.sleep(0.05)
+            after = read_counters(self._directory, self._pids)
+        common = [pid for pid in after if pid in self._before]
+        if not common:
+            return
+        keys = [key for key in after[common[0]] if key != "written_at"]
+        self.delta = {key: round(sum(after[pid][key] - self._before[pid][key] for pid in common), 6) for key in keys}

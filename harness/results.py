@@ -67,6 +67,8 @@ class Repeat:
     driver_cpu_seconds: float | None = None  # None in runs from before it was measured
     # What the run was for within its cell: "measured" (a repeat), or a study's own role ("step", "low-load", ...).
     role: str = "measured"
+    # What the server counted about itself during the run (servers/diagnostics.py), when the study asked.
+    server_counters: dict[str, float] | None = None
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Repeat:
@@ -76,6 +78,7 @@ class Repeat:
             ResourceUsage(**raw["resources"]),
             raw.get("driver_cpu_seconds"),
             raw.get("role", "measured"),
+            raw.get("server_counters"),
         )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import os
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -29,6 +30,7 @@ from harness.serving import running_server
 from harness.studies import DEFAULT_STUDIES, Study, study
 from harness.tools import ensure_go_tool
 from scenarios.config import BackendConfig
+from servers.diagnostics import STATS_DIR_VARIABLE
 
 
 class RunProgress(Protocol):
@@ -70,6 +72,8 @@ def serve_and_measure(
     pending = list(group)
     while pending:
         try:
+            if context.stats_dir is not None:
+                env = {**env, STATS_DIR_VARIABLE: str(context.stats_dir)}
             with running_server(pending[0].server, env, cpus=context.options.server_cpus) as (target, child):
                 probe_file = ""
                 while pending:
@@ -166,8 +170,14 @@ def run_study(
     begun = time.monotonic()
     progress.study_started(each.name, len(cells))
     options = where.options
+    stats = tempfile.TemporaryDirectory(prefix="bench-stats-") if each.diagnostics else None
     context = CellContext(
-        DRIVERS[each.driver], where.tool, options, options.repeats or each.repeats, where.run_dir / each.name
+        DRIVERS[each.driver],
+        where.tool,
+        options,
+        options.repeats or each.repeats,
+        where.run_dir / each.name,
+        Path(stats.name) if stats else None,
     )
     count = itertools.count(1)
 
@@ -196,6 +206,8 @@ def run_study(
         finished = StudyRun(each.name, where.run_dir, meta, load_cells(context.study_dir))
         entry["targets"] = each.targets(finished, wall, entry["default_matrix"] and entry["status"] == "complete")
         write_json_atomic(where.run_dir / "run.json", meta)
+        if stats is not None:
+            stats.cleanup()
 
 
 def _tool_version(path: Path) -> str:

@@ -21,6 +21,7 @@ from protos.bench.v1 import bench_pb2
 from scenarios.config import BackendConfig
 from scenarios.errors import BackendUnavailable, Cancelled, InvalidArgument, NotFound, ScenarioError
 from scenarios.objects import ArchiveCounts
+from servers.diagnostics import diagnosed_loop
 
 LOOPS = ("asyncio", "uvloop")
 Loop = Literal["asyncio", "uvloop"]
@@ -135,13 +136,18 @@ def parse_config(argv: Sequence[str] | None, *, prog: str, description: str, sta
 
 
 def run_on_loop(config: ServerConfig, serve: Callable[[ServerConfig], Coroutine[Any, Any, None]]) -> None:
-    """Run an async server's main coroutine on the configured event loop."""
+    """Run an async server's main coroutine on the configured event loop, with its counters if asked for."""
+
+    async def main() -> None:
+        async with diagnosed_loop():
+            await serve(config)
+
     if config.loop == "uvloop":
         import uvloop
 
-        uvloop.run(serve(config))
+        uvloop.run(main())
     else:
-        asyncio.run(serve(config))
+        asyncio.run(main())
 
 
 class StopSignal:

@@ -30,6 +30,7 @@ from servers.common import (
     status_of,
     supervise,
 )
+from servers.diagnostics import diagnosed
 
 
 def stopped_event(context: grpc.ServicerContext) -> threading.Event:
@@ -131,7 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if config.processes > 1:
         return supervise(config, "servers.sync")
-    serve(config)
+    with diagnosed():
+        serve(config)
     return 0
 
 

@@ -12,8 +12,19 @@ from harness.drivers.histogram import encode_latencies
 from harness.drivers.report import HISTOGRAM_KEY, LoadReport
 from harness.matrix import Cell, scenario, server_variant
 from harness.options import RunOptions
+from harness.resources import ResourceUsage
+from harness.results import CellRecord, CellResult, Repeat
 from harness.studies import DEFAULT_STUDIES, study
-from harness.studies.capacity import JITTER, PRECISION, WORKERS, held, open_loop_cell, rate_search, step_calls
+from harness.studies.capacity import (
+    JITTER,
+    PRECISION,
+    WORKERS,
+    CapacityCell,
+    held,
+    open_loop_cell,
+    rate_search,
+    step_calls,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -89,3 +100,60 @@ def test_capacity_cells_cover_each_stack_and_the_jitter_comparison() -> None:
     assert "capacity" not in DEFAULT_STUDIES
     only_hello = capacity.cells(RunOptions(Path("out"), scenarios=(scenario("hello"),)))
     assert {cell.scenario.name for cell in only_hello} == {"hello"}
+
+
+def _repeat(cpu_seconds: float, counters: dict[str, float], role: str) -> Repeat:
+    return Repeat("r.json", 1000, ResourceUsage(10.0, cpu_seconds, 100.0, 1), 1.0, role, counters)
+
+
+def _counters(switches: float, gc_seconds: float = 0.0, lag_seconds: float = 0.0, late: int = 0) -> dict[str, float]:
+    return {
+        "gc_seconds": gc_seconds,
+        "gc_collections": 3,
+        "lag_checks": 200,
+        "lag_seconds": lag_seconds,
+        "late_5ms": late,
+        "late_50ms": late,
+        "voluntary_switches": switches,
+        "involuntary_switches": 0,
+    }
+
+
+def _capacity_cell(knee: Repeat, offered: tuple[int, int, int]) -> CapacityCell:
+    """A cell whose low-load run costs 1 ms per call, whose step at offered[1] holds and offered[2] fails."""
+    raw = json.loads((FIXTURES / "ghz-ok.json").read_text())
+
+    def report(rate: int, latency: float, ok: int) -> dict[str, object]:
+        return {
+            **raw,
+            "options": {**raw["options"], "rps": rate},
+            HISTOGRAM_KEY: encode_latencies([latency] * 40),
+            "statusCodeDistribution": {"OK": ok},
+            "count": ok,
+        }
+
+    low = _repeat(1.0, _counters(1000), "low-load")  # 1,000 calls in 1 s of CPU: 1 ms each
+    passing = _repeat(5.0, _counters(5000), "step")
+    record = CellRecord("hello", "stack", WORKERS, "ok", repeats=[passing, knee, low])
+    reports = [report(offered[1], 0.002, 1000), report(offered[2], 0.050, 1000), report(offered[0], 0.001, 1000)]
+    result = CellResult(record, [LoadReport.from_json(each) for each in reports])
+    return CapacityCell(result, {"pinning": {"server_cpus": [1]}})
+
+
+def test_the_reason_names_thread_hand_offs_when_the_core_is_saturated() -> None:
+    knee = _repeat(9.5, _counters(3000, gc_seconds=0.02), "step")  # 95% of one core, 3 switches per call
+    cell = _capacity_cell(knee, (50, 500, 700))
+    assert cell.capacity == 500 and cell.cpu_bound == pytest.approx(1000)
+    reason = cell.reason()
+    assert "700 calls/s the server used 95% of its core" in reason
+    assert "a call cost 9.50x its low-load CPU" in reason
+    assert "3.0 context switches per call against 1.0 at low load (thread hand-offs)" in reason
+    assert "GC took 2.0 ms per second" in reason
+
+
+def test_the_reason_names_loop_lag_when_the_core_is_not_saturated() -> None:
+    knee = _repeat(6.0, _counters(1000, lag_seconds=2.0, late=40), "step")  # 60% of one core
+    reason = _capacity_cell(knee, (50, 500, 700)).reason()
+    assert "used 60% of its core, so something other than the CPU held the tail" in reason
+    assert "the loop woke 10.0 ms late on average, 20% of wake-ups by 50 ms or more" in reason
+    assert "thread hand-offs" not in reason

@@ -114,6 +114,11 @@ def test_a_small_capacity_run_records_every_step_and_renders(tmp_path: Path) -> 
     assert roles.count("step") == 3  # --requests makes the search a three-step smoke test
     step = json.loads((run_dir / "capacity" / cell["repeats"][1]["report_file"]).read_text())
     assert step["options"]["async"] is True and step["options"]["rps"] == 100
+    # The study asks the servers for their own counters: the event loop's lag checks ran during each run.
+    assert all(repeat["server_counters"]["lag_checks"] > 0 for repeat in cell["repeats"])
+    sync = json.loads((run_dir / "capacity" / "cells" / "hello" / "sync-w10" / "c50.json").read_text())
+    assert all(repeat["server_counters"]["voluntary_switches"] > 0 for repeat in sync["repeats"])
+    assert all(repeat["server_counters"]["lag_checks"] == 0 for repeat in sync["repeats"])
     assert step["count"] == 60
     jittered = run_dir / "capacity" / "cells" / "s3-unary-100ms-jitter20" / "aio-uvloop" / "c50.json"
     assert json.loads(jittered.read_text())["jitter_ms"] == 20

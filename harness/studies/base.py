@@ -44,6 +44,8 @@ class Study:
     # Benchmark targets measured on a finished run, recorded in run.json.
     targets: Callable[[StudyRun, float, bool], dict[str, Any]]
     default: bool = True  # run-all runs it when no --study is given
+    # Servers keep their own counters (GC pauses, loop lag, context switches) for each measured run.
+    diagnostics: bool = False
 
     def is_default_matrix(self, options: RunOptions) -> bool:
         """True when options expand to the study's full default cells, repeats and sizing."""

@@ -150,8 +150,10 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
     repeats: list[Repeat] = []
     try:
         record = warm_up(cell, target, context, record)
-        closed = options.requests or measured_requests(
-            record.warmup_ok_rps, cell.concurrency, cell.scenario.run_seconds
+        closed = (
+            max(options.requests, cell.concurrency)  # ghz needs a call per worker
+            if options.requests
+            else measured_requests(record.warmup_ok_rps, cell.concurrency, cell.scenario.run_seconds)
         )
         argv = driver.argv(context.tool, cell, target, closed)
         repeats.append(sampled_run(argv, child, context, f"{record.stem}-closed.json", closed, "closed-loop")[0])
@@ -174,6 +176,44 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
     except (ProcessError, DriverError, OSError) as error:
         record = replace(record, status="failed", reason=str(error).strip().splitlines()[0][:500])
     return replace(record, repeats=repeats, seconds=round(time.monotonic() - begun, 3))
+
+
+SATURATED = 0.90  # server CPU at this share of its cores or more: the knee is the CPU
+HAND_OFFS = 1.5  # context switches per call this many times their low-load count: thread hand-offs grew
+
+
+@dataclass(frozen=True)
+class Pressure:
+    """What the server went through in one run: its CPU and the counters it kept about itself."""
+
+    offered: float
+    cpu_share: float  # of the server's cores
+    cpu_ms_per_call: float
+    gc_ms_per_second: float | None  # None: the server kept no counters
+    lag_ms: float | None  # mean lateness of the loop's wake-ups; None for a thread pool
+    late_50ms_share: float | None  # share of wake-ups 50 ms or more late
+    switches_per_call: float | None
+
+    @classmethod
+    def of(cls, repeat: Repeat, report: LoadReport, cpus: int) -> Pressure | None:
+        usage, counters = repeat.resources, repeat.server_counters or {}
+        if not usage.sampled or usage.wall_seconds <= 0 or report.ok == 0:
+            return None
+        checks = counters.get("lag_checks", 0)
+        switches = counters.get("voluntary_switches", 0) + counters.get("involuntary_switches", 0)
+        return cls(
+            offered=report.offered_rps or 0.0,
+            cpu_share=usage.cpu_seconds / (usage.wall_seconds * cpus),
+            cpu_ms_per_call=1000 * usage.cpu_seconds / report.ok,
+            gc_ms_per_second=1000 * counters["gc_seconds"] / usage.wall_seconds if counters else None,
+            lag_ms=1000 * counters["lag_seconds"] / checks if checks else None,
+            late_50ms_share=counters["late_50ms"] / checks if checks else None,
+            switches_per_call=switches / report.ok if counters else None,
+        )
+
+
+def _optional(value: float | None, form: str) -> str:
+    return "—" if value is None else format(value, form)
 
 
 @dataclass(frozen=True)
@@ -215,6 +255,50 @@ class CapacityCell:
     def capacity(self) -> float:
         best = self.at_capacity
         return (best[1].offered_rps or 0.0) if best else 0.0
+
+    @property
+    def knee(self) -> tuple[Repeat, LoadReport] | None:
+        """The failing step with the lowest offered rate above the capacity: where the SLO gave way."""
+        slo, capacity = self.slo, self.capacity
+        failing = [
+            (r, report)
+            for r, report in self.steps
+            if slo is not None and not held(report, slo) and (report.offered_rps or 0.0) > capacity
+        ]
+        return min(failing, key=lambda pair: pair[1].offered_rps or 0.0, default=None)
+
+    @property
+    def low_load(self) -> tuple[Repeat, LoadReport] | None:
+        runs = self._runs("low-load")
+        return runs[0] if runs and runs[0][1].ok else None
+
+    def pressure(self, pair: tuple[Repeat, LoadReport] | None) -> Pressure | None:
+        return Pressure.of(*pair, server_cpus(self.meta)) if pair else None
+
+    def reason(self) -> str:
+        """Why the SLO gave way below the CPU bound, from the knee against low load, in one clause."""
+        knee, low = self.pressure(self.knee), self.pressure(self.low_load)
+        if knee is None or low is None:
+            return "no step failed above the capacity, so there is no knee to read"
+        cost = knee.cpu_ms_per_call / low.cpu_ms_per_call if low.cpu_ms_per_call else 0.0
+        parts = [f"at {rate(knee.offered)} calls/s the server used {knee.cpu_share:.0%} of its core"]
+        if knee.cpu_share >= SATURATED:
+            parts.append(f"and a call cost {cost:.2f}x its low-load CPU")
+            switches, usual = knee.switches_per_call, low.switches_per_call
+            if switches and usual and switches >= HAND_OFFS * usual:
+                parts.append(
+                    f"with {switches:.1f} context switches per call against {usual:.1f} at low load (thread hand-offs)"
+                )
+        else:
+            parts.append("so something other than the CPU held the tail")
+        if knee.lag_ms is not None and knee.late_50ms_share is not None:
+            parts.append(
+                f"the loop woke {knee.lag_ms:.1f} ms late on average, "
+                f"{knee.late_50ms_share:.0%} of wake-ups by 50 ms or more"
+            )
+        if knee.gc_ms_per_second is not None:
+            parts.append(f"GC took {knee.gc_ms_per_second:.1f} ms per second")
+        return ", ".join(parts)
 
     @property
     def cpu_bound(self) -> float | None:
@@ -296,6 +380,49 @@ def capacity_table(scenario_name: str, stacks: list[CapacityCell]) -> list[str]:
         f"- {each.name}: {each.result.record.status}: {each.result.record.reason}" for each in stacks if each.failed
     ]
     return lines
+
+
+def knee_table(stacks: list[CapacityCell]) -> list[str]:
+    """Per stack, the first failing rate against low load: CPU, CPU per call, GC, loop lag, context switches."""
+    lines = header(
+        [
+            "knee (calls/s)",
+            "server CPU",
+            "CPU ms per call (low load)",
+            "context switches per call (low load)",
+            "GC ms per s",
+            "loop lag, mean",
+            "wake-ups ≥ 50 ms late",
+        ],
+        "stack",
+    )
+    for each in stacks:
+        knee, low = each.pressure(each.knee), each.pressure(each.low_load)
+        if knee is None:
+            continue
+        lines.append(
+            row(
+                each.name,
+                [
+                    rate(knee.offered),
+                    f"{knee.cpu_share:.0%}",
+                    f"{knee.cpu_ms_per_call:.2f} ({_optional(low.cpu_ms_per_call if low else None, '.2f')})",
+                    f"{_optional(knee.switches_per_call, '.1f')} "
+                    f"({_optional(low.switches_per_call if low else None, '.1f')})",
+                    _optional(knee.gc_ms_per_second, ".1f"),
+                    "—" if knee.lag_ms is None else f"{knee.lag_ms:.1f} ms",
+                    _optional(knee.late_50ms_share, ".0%"),
+                ],
+            )
+        )
+    return lines
+
+
+KNEE_NOTE = (
+    "Where the SLO gave way: the first failing rate above the capacity, against the low-load run in brackets. "
+    "Server CPU is of its cores; GC is time in Python's cyclic collector; loop lag is how late a 50 ms sleep "
+    "on an event loop woke (a thread pool has none); context switches count every thread of the server."
+)
 
 
 def steps_table(stacks: list[CapacityCell]) -> list[str]:
@@ -411,6 +538,10 @@ def render(run: StudyRun) -> dict[str, bytes]:
             "",
             *capacity_table(scenario_name, stacks),
             "",
+            KNEE_NOTE,
+            "",
+            *knee_table(stacks),
+            "",
             "## Every step",
             "",
             *steps_table(stacks),
@@ -436,6 +567,7 @@ def section(runs: Sequence[StudyRun]) -> str:
             continue
         lines += [f"### {scenario_name}", "", f"![{scenario_name}]({NAME}/charts/{scenario_name}.png)", ""]
         lines += [f"*{scenario_name}: {newest.title}.*", "", *capacity_table(scenario_name, stacks), ""]
+        lines += [KNEE_NOTE, "", *knee_table(stacks), ""]
         lines += [f"Every step: [{scenario_name}]({NAME}/{scenario_name}.md).", ""]
     if convoy_rows(newest):
         lines += ["### Closed loop against open loop", "", f"*{newest.title}.*", "", *convoy_table(newest), ""]
@@ -470,6 +602,11 @@ def answer(runs: Sequence[StudyRun]) -> str:
             for each in ranked
         )
         parts.append(f"{scenario_name} within p99 ≤ {slo * 1000:g} ms: {listing} calls/s.")
+        if scenario_name in TARGET_SCENARIOS:
+            short = [each for each in ranked if each.cpu_bound and each.capacity < TARGET_SHARE * each.cpu_bound]
+            parts += [
+                f"{each.name} fell short of {TARGET_SHARE:.0%} on {scenario_name}: {each.reason()}." for each in short
+            ]
     verdict = _convoy_verdict(newest)
     if verdict:
         parts.append(
@@ -518,4 +655,5 @@ CAPACITY = Study(
     answer=answer,
     targets=targets,
     default=False,  # about 35 minutes on a 2-core machine: run it with --study capacity
+    diagnostics=True,
 )
