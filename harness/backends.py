@@ -37,7 +37,7 @@ from harness.tools import (
     mongo_jars,
 )
 from scenarios.clients import s3_client_kwargs, s3_config_options
-from scenarios.config import BackendConfig
+from scenarios.config import CONNECT_TIMEOUT_VARIABLE, READ_TIMEOUT_VARIABLE, BackendConfig
 
 HOST = "127.0.0.1"
 
@@ -74,6 +74,8 @@ def backend_env(config: BackendConfig) -> dict[str, str]:
         "AWS_SECRET_ACCESS_KEY": config.s3_secret_key,
         "MONGO_URI": config.mongo_uri,
         "MONGO_DB": config.mongo_db,
+        CONNECT_TIMEOUT_VARIABLE: f"{config.connect_timeout:g}",
+        READ_TIMEOUT_VARIABLE: f"{config.read_timeout:g}",
     }
     return {name: value for name, value in values.items() if value}
 
@@ -177,25 +179,50 @@ def start_backends(env: Mapping[str, str] = os.environ) -> Iterator[Backends]:
 
 
 class Toxiproxy:
-    """A running toxiproxy: proxies that add latency between the servers and a backend."""
+    """A running toxiproxy: proxies between the servers and a backend, and the faults (toxics) they inject."""
 
     def __init__(self, api: str, child: Child) -> None:
         self.api = api
         self.child = child
 
-    def _post(self, path: str, body: dict[str, Any]) -> None:
+    # toxiproxy can take its time over a toxic's removal while its connections are busy (Shopify/toxiproxy#558).
+    API_TIMEOUT = 60.0
+
+    def _send(self, method: str, path: str, body: dict[str, Any] | None = None) -> None:
+        data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(
-            self.api + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+            self.api + path, data=data, method=method, headers={"Content-Type": "application/json"}
         )
-        with urllib.request.urlopen(request, timeout=5) as response:
-            response.read()
+        try:
+            with urllib.request.urlopen(request, timeout=self.API_TIMEOUT) as response:
+                response.read()
+        except (urllib.error.URLError, OSError) as error:
+            raise OSError(f"toxiproxy {method} {path} failed: {error}") from error
+
+    def add_proxy(self, name: str, upstream: str) -> str:
+        """A proxy to upstream ("host:port") on a free port; returns its "host:port"."""
+        listen = f"{HOST}:{free_port()}"
+        self._send("POST", "/proxies", {"name": name, "listen": listen, "upstream": upstream, "enabled": True})
+        return listen
+
+    def add_toxic(
+        self, proxy: str, toxic: str, kind: str, attributes: dict[str, int], stream: str = "downstream"
+    ) -> None:
+        """Inject a fault of toxiproxy's `kind` (latency, timeout, reset_peer, ...) into a proxy's traffic."""
+        body = {"name": toxic, "type": kind, "stream": stream, "attributes": attributes}
+        self._send("POST", f"/proxies/{proxy}/toxics", body)
+
+    def remove_toxic(self, proxy: str, toxic: str) -> None:
+        self._send("DELETE", f"/proxies/{proxy}/toxics/{toxic}")
+
+    def set_enabled(self, proxy: str, enabled: bool) -> None:
+        """A disabled proxy closes its connections and refuses new ones: the backend is unreachable."""
+        self._send("POST", f"/proxies/{proxy}", {"enabled": enabled})
 
     def add_latency(self, name: str, upstream: str, latency_ms: int, jitter_ms: int = 0) -> str:
         """A proxy to upstream ("host:port") whose replies arrive latency_ms later; returns its "host:port"."""
-        listen = f"{HOST}:{free_port()}"
-        self._post("/proxies", {"name": name, "listen": listen, "upstream": upstream, "enabled": True})
-        toxic = {"latency": latency_ms, "jitter": jitter_ms}
-        self._post(f"/proxies/{name}/toxics", {"type": "latency", "stream": "downstream", "attributes": toxic})
+        listen = self.add_proxy(name, upstream)
+        self.add_toxic(name, "latency", "latency", {"latency": latency_ms, "jitter": jitter_ms})
         return listen
 
 
@@ -230,6 +257,28 @@ def replace_mongo_host(uri: str, host_port: str) -> str:
     return f"mongodb://{userinfo}{at}{host_port}{path or '/'}?{'&'.join(options)}"
 
 
+def s3_upstream(config: BackendConfig) -> str:
+    """The "host:port" of a plain-HTTP S3 endpoint, for a proxy in front of it."""
+    if not config.s3_endpoint or not config.s3_endpoint.startswith("http://"):
+        raise ValueError("a proxy in front of S3 needs a plain-HTTP AWS_ENDPOINT_URL (or the embedded S3)")
+    return config.s3_endpoint.removeprefix("http://").rstrip("/")
+
+
+def mongo_upstream(config: BackendConfig) -> str:
+    """The "host:port" of the (first) MongoDB host, for a proxy in front of it."""
+    nodes = pymongo.uri_parser.parse_uri(config.mongo_uri)["nodelist"]
+    return f"{nodes[0][0]}:{nodes[0][1]}"
+
+
+def through_proxies(config: BackendConfig, s3: str | None = None, mongo: str | None = None) -> BackendConfig:
+    """config with S3 and/or MongoDB reached through the proxies listening at the given "host:port"."""
+    if s3:
+        config = replace(config, s3_endpoint=f"http://{s3}")
+    if mongo:
+        config = replace(config, mongo_uri=replace_mongo_host(config.mongo_uri, mongo))
+    return config
+
+
 class LatencyRoutes:
     """Backend configs whose S3 or MongoDB traffic crosses a latency proxy, each proxy made on first use."""
 
@@ -248,17 +297,11 @@ class LatencyRoutes:
     def config(self, s3_latency_ms: int = 0, mongo_latency_ms: int = 0, jitter_ms: int = 0) -> BackendConfig:
         """The direct config, with each backend given a latency (and jitter) reached through its proxy."""
         config = self._direct
-        if s3_latency_ms:
-            if not config.s3_endpoint or not config.s3_endpoint.startswith("http://"):
-                raise ValueError("S3 latency emulation needs a plain-HTTP AWS_ENDPOINT_URL (or the embedded S3)")
-            upstream = config.s3_endpoint.removeprefix("http://").rstrip("/")
-            config = replace(config, s3_endpoint=f"http://{self._route('s3', upstream, s3_latency_ms, jitter_ms)}")
-        if mongo_latency_ms:
-            nodes = pymongo.uri_parser.parse_uri(config.mongo_uri)["nodelist"]
-            upstream = f"{nodes[0][0]}:{nodes[0][1]}"
-            listen = self._route("mongodb", upstream, mongo_latency_ms, jitter_ms)
-            config = replace(config, mongo_uri=replace_mongo_host(config.mongo_uri, listen))
-        return config
+        s3 = self._route("s3", s3_upstream(config), s3_latency_ms, jitter_ms) if s3_latency_ms else None
+        mongo = (
+            self._route("mongodb", mongo_upstream(config), mongo_latency_ms, jitter_ms) if mongo_latency_ms else None
+        )
+        return through_proxies(config, s3, mongo)
 
 
 @contextmanager
@@ -277,8 +320,11 @@ def seed_body(index: int) -> bytes:
     return (hashlib.sha256(str(index).encode()).digest() * 128)[: (index * 997) % 4096 + 1]
 
 
-def seed_objects(count: int) -> dict[str, bytes]:
-    """Key -> body of a seeded bucket of count objects, keys in S3's (lexicographic) order."""
+def seed_objects(count: int, prefixes: int = 0) -> dict[str, bytes]:
+    """Key -> body of a seeded bucket of count objects, keys in S3's (lexicographic) order; with prefixes N,
+    spread over N top-level prefixes (`p0/` ...), as a listing by prefix sees them."""
+    if prefixes:
+        return {f"p{index % prefixes}/obj-{index:05d}": seed_body(index) for index in range(count)}
     return {f"obj-{index:05d}": seed_body(index) for index in range(count)}
 
 
@@ -296,8 +342,11 @@ def s3_client(config: BackendConfig, pool_size: int = 16) -> Any:
     )
 
 
-def seed_bucket(config: BackendConfig, bucket: str = BENCH_BUCKET, count: int = BENCH_OBJECTS) -> int:
-    """Create bucket with objects obj-00000.. obj-<count-1>, idempotently; returns how many were written."""
+def seed_bucket(
+    config: BackendConfig, bucket: str = BENCH_BUCKET, count: int = BENCH_OBJECTS, prefixes: int = 0
+) -> int:
+    """Create bucket with objects obj-00000.. obj-<count-1> (under `prefixes` top-level prefixes if given),
+    idempotently; returns how many were written."""
     client = s3_client(config)
     try:
         try:
@@ -310,7 +359,7 @@ def seed_bucket(config: BackendConfig, bucket: str = BENCH_BUCKET, count: int = 
             for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
             for entry in page.get("Contents", ())
         }
-        missing = {key: body for key, body in seed_objects(count).items() if key not in existing}
+        missing = {key: body for key, body in seed_objects(count, prefixes).items() if key not in existing}
 
         def put(key: str) -> None:
             client.put_object(Bucket=bucket, Key=key, Body=missing[key])

@@ -30,6 +30,7 @@ from harness.matrix import (
     SERVER_VARIANTS,
     SMALL_OBJECTS,
     Cell,
+    ServerVariant,
     external_server,
     scenario,
     server_variant,
@@ -37,8 +38,9 @@ from harness.matrix import (
 from harness.options import RunOptions
 from harness.processes import ProcessError
 from harness.report import write_report
-from harness.results import CellRecord, resolve_run
+from harness.results import CellRecord, all_runs, resolve_run
 from harness.runner import default_server_cpus, run_all
+from harness.soak import SOAK_SERVERS, passed, soak
 from harness.studies import DEFAULT_STUDIES, STUDIES, study
 from harness.tools import ROOT, MissingPrerequisite, ensure_all
 from scenarios.config import BackendConfig
@@ -181,6 +183,22 @@ def _target_line(value: dict[str, object]) -> str:
     return "; ".join(f"{key}: {_target_line(item)}" for key, item in value.items() if isinstance(item, dict))
 
 
+def soak_command(variants: list[ServerVariant], minutes: float, out_dir: Path, server_cpus: tuple[int, ...]) -> int:
+    """Soak each variant in turn, print every criterion, re-render the summary; 1 if any criterion failed."""
+    run_dir, reports = soak(variants, minutes, out_dir, server_cpus)
+    for each in reports:
+        print(
+            f"{each['server']}: {'PASS' if passed(each) else 'FAIL'} in {each['seconds'] / 60:.1f} min, "
+            f"load generator {each['driver']['cpu_share']:.0%} of a core"
+        )
+        for name, check in each["verdict"].items():
+            print(f"  {'ok  ' if check['passed'] else 'FAIL'} {name}: {check['detail']}")
+    if all_runs(out_dir):
+        write_report(out_dir)
+    print(f"reports: {run_dir}")
+    return 0 if all(passed(each) for each in reports) else 1
+
+
 def report(out_dir: Path, run: Path | None) -> int:
     """Re-render the tables, charts and answers from the runs' raw files."""
     written = write_report(out_dir, run.resolve() if run else None)
@@ -287,6 +305,15 @@ def parser() -> argparse.ArgumentParser:
     commands.add_parser("servers", help="list the server variants")
     commands.add_parser("scenarios", help="list the scenarios")
     commands.add_parser("tools", help="install the pinned tools (ghz, versitygw, toxiproxy, mongo-java-server)")
+    soaking = commands.add_parser(
+        "soak", help="a mixed load for minutes while faults are injected; checks the criteria"
+    )
+    soaking.add_argument("--minutes", type=float, default=10.0, help="per server (default: %(default)s)")
+    soaking.add_argument(
+        "--servers", type=_names, help=f"comma-separated variants (default: one per stack, {', '.join(SOAK_SERVERS)})"
+    )
+    soaking.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default: results/)")
+    soaking.add_argument("--server-cpus", type=_cpu_list, help="CPUs for the server under test (default: the last one)")
     for name, text in (
         ("seed", "seed the bucket in the S3 named by AWS_ENDPOINT_URL"),
         ("backends", "start the embedded S3 and MongoDB, seed, and wait for Ctrl-C"),
@@ -351,6 +378,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return servers()
         if args.command == "scenarios":
             return scenarios()
+        if args.command == "soak":
+            if args.minutes <= 0:
+                root.error(f"--minutes must be positive, got {args.minutes:g}")
+            try:
+                variants = [server_variant(name) for name in args.servers or SOAK_SERVERS]
+            except KeyError as error:
+                root.error(str(error).strip("'\""))
+            cpus = args.server_cpus if args.server_cpus is not None else default_server_cpus()
+            return soak_command(variants, args.minutes, args.out.resolve(), cpus)
         if args.command == "seed":
             return seed(args.bucket, args.objects)
         return backends(args.bucket, args.objects)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.results import StudyRun, all_runs, load_study, read_json, studies_in, write_bytes_atomic, write_text_atomic
+from harness.soak import DRIVER_BUSY, SOAK_DOC
 from harness.studies import STUDIES, Study
 
 
@@ -40,7 +41,52 @@ def answers(chosen: dict[Study, list[StudyRun]]) -> list[str]:
     return lines
 
 
-def summary(chosen: dict[Study, list[StudyRun]], runs: Sequence[Path]) -> str:
+def soak_section(out_dir: Path) -> list[str]:
+    """The newest soak run: per server, the verdict on each criterion, with its report and chart."""
+    soaks = sorted(path for path in (out_dir / "soak").glob("*/run.json"))
+    if not soaks:
+        return []
+    meta = read_json(soaks[-1])
+    folder = f"soak/{meta['run_id']}"
+    lines = [
+        "## soak",
+        "",
+        "*Does each stack keep serving through backend faults, without leaking?* `python -m harness soak` "
+        f"drives a mixed load at concurrency 20 while S3 and MongoDB fail on a schedule ({SOAK_DOC}). "
+        f"Newest soak: [`{meta['run_id']}`]({folder}), {meta['environment']['cpu_model']}, "
+        f"{meta['minutes']:g} min per server, {meta['status']}.",
+        "",
+    ]
+    for server in meta["servers"]:
+        path = soaks[-1].parent / f"{server}.json"
+        if not path.is_file():
+            continue
+        report = read_json(path)
+        verdicts = report["verdict"]
+        failed = [name for name, check in verdicts.items() if not check["passed"]]
+        lines += [
+            f"### {server}: {'passed' if not failed else 'FAILED: ' + '; '.join(failed)}",
+            "",
+            f"![{server}]({folder}/{server}.png)",
+            "",
+            f"Load generator: {report['driver']['cpu_share']:.0%} of a core"
+            + (
+                " (**driver-busy**: the load was below what was asked)"
+                if report["driver"]["cpu_share"] > DRIVER_BUSY
+                else ""
+            )
+            + f". Report: [`{server}.json`]({folder}/{server}.json).",
+            "",
+            *[
+                f"- {'ok' if check['passed'] else '**FAILED**'}: {name}: {check['detail']}"
+                for name, check in verdicts.items()
+            ],
+            "",
+        ]
+    return lines
+
+
+def summary(chosen: dict[Study, list[StudyRun]], runs: Sequence[Path], out_dir: Path | None = None) -> str:
     """results/README.md: the answers first, then each study's section, then the runs it draws on."""
     lines = [
         "# Results",
@@ -53,6 +99,8 @@ def summary(chosen: dict[Study, list[StudyRun]], runs: Sequence[Path]) -> str:
     ]
     for each, study_runs in chosen.items():
         lines += [f"## {each.name}", "", f"*{each.question}* Follows {each.follows}.", "", each.section(study_runs)]
+    if out_dir is not None:
+        lines += soak_section(out_dir)
     lines += ["## Runs", ""]
     for run in reversed(runs):
         meta = read_json(run / "run.json")
@@ -85,6 +133,6 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
             write_bytes_atomic(path, content)
             written.append(path)
     path = out_dir / "README.md"
-    write_text_atomic(path, summary(chosen, runs))
+    write_text_atomic(path, summary(chosen, runs, out_dir))
     written.append(path)
     return written

@@ -30,7 +30,7 @@ class ResourceUsage:
         return 100.0 * self.cpu_seconds / self.wall_seconds if self.wall_seconds > 0 else 0.0
 
 
-def _tree(root: psutil.Process) -> list[psutil.Process]:
+def process_tree(root: psutil.Process) -> list[psutil.Process]:
     try:
         return [root, *root.children(recursive=True)]
     except psutil.Error:
@@ -64,7 +64,7 @@ class ResourceSampler:
     def __enter__(self) -> ResourceSampler:
         self._start_wall = time.monotonic()
         if self._root is not None:
-            self._start_cpu, self._peak_rss = _cpu_and_rss(_tree(self._root))
+            self._start_cpu, self._peak_rss = _cpu_and_rss(process_tree(self._root))
             self._thread.start()
         return self
 
@@ -76,7 +76,7 @@ class ResourceSampler:
             return
         self._stop.set()
         self._thread.join()
-        cpu, rss = _cpu_and_rss(_tree(self._root))
+        cpu, rss = _cpu_and_rss(process_tree(self._root))
         self.usage = ResourceUsage(
             wall_seconds=time.monotonic() - self._start_wall,
             cpu_seconds=max(0.0, cpu - self._start_cpu),
@@ -88,7 +88,7 @@ class ResourceSampler:
         assert self._root is not None
         last_wall, last_cpu = self._start_wall, self._start_cpu
         while not self._stop.wait(self._interval):
-            cpu, rss = _cpu_and_rss(_tree(self._root))
+            cpu, rss = _cpu_and_rss(process_tree(self._root))
             now = time.monotonic()
             if now > last_wall:
                 self._peak_cpu = max(self._peak_cpu, 100.0 * (cpu - last_cpu) / (now - last_wall))
@@ -117,7 +117,7 @@ class ServerCounters:
 
     def __init__(self, directory: Path, pid: int) -> None:
         self._directory = directory
-        self._pids = {process.pid for process in _tree(psutil.Process(pid))} or {pid}
+        self._pids = {process.pid for process in process_tree(psutil.Process(pid))} or {pid}
         self.delta: dict[str, float] | None = None
 
     def __enter__(self) -> ServerCounters:

@@ -22,17 +22,25 @@ from scenarios.objects import (
     MAX_BULK_ATTEMPTS,
     S3_ERRORS,
     ArchiveCounts,
+    Arrivals,
     Batcher,
+    PageTokens,
     archive_operations,
     bulk_outcome,
     delay_seconds,
     effective_batch_size,
+    effective_parallelism,
     hello_message,
+    next_page_token,
+    object_info,
     page_objects,
+    page_request,
     s3_error,
+    top_level_prefixes,
     unsettled_races,
     validate_bucket,
 )
+from scenarios.sensors import DEFAULT_INTERVAL_MS, SensorHub, WatchSession, interval_seconds
 
 
 class AsyncScenarios:
@@ -42,16 +50,30 @@ class AsyncScenarios:
     Both share PyMongo's API and errors, so the scenario code is the same for either.
     """
 
-    def __init__(self, s3: Any, mongo: Any, mongo_db: str, resources: AsyncExitStack) -> None:
+    def __init__(
+        self, s3: Any, mongo: Any, config: BackendConfig, resources: AsyncExitStack, sensors: SensorHub
+    ) -> None:
         self._s3 = s3
         self._mongo = mongo
-        self._archive = mongo[mongo_db][ARCHIVE_COLLECTION]
+        self._archive = mongo[config.mongo_db][ARCHIVE_COLLECTION]
+        self._tokens = PageTokens.for_backends(config.s3_endpoint, config.s3_secret_key)
         self._resources = resources
+        self._sensors = sensors
 
     @classmethod
-    async def open(cls, config: BackendConfig, pool_size: int, mongo_driver: str = "motor") -> AsyncScenarios:
-        """Create the clients on the running event loop; mongo_driver is "motor" or "pymongo"."""
+    async def open(
+        cls,
+        config: BackendConfig,
+        pool_size: int,
+        mongo_driver: str = "motor",
+        sensor_interval_ms: int = DEFAULT_INTERVAL_MS,
+    ) -> AsyncScenarios:
+        """Create the clients and start the sensors on the running event loop; mongo_driver is "motor" or
+        "pymongo"."""
         resources = AsyncExitStack()
+        sensors = SensorHub()
+        ticker = asyncio.create_task(tick(sensors, interval_seconds(sensor_interval_ms)))
+        resources.callback(ticker.cancel)
         s3 = await resources.enter_async_context(
             aioboto3.Session().client(
                 "s3", config=AioConfig(**s3_config_options(config, pool_size)), **s3_client_kwargs(config)
@@ -67,7 +89,7 @@ class AsyncScenarios:
             resources.callback(mongo.close)
         else:
             raise ValueError(f"unknown MongoDB driver {mongo_driver!r}: motor or pymongo")
-        return cls(s3, mongo, config.mongo_db, resources)
+        return cls(s3, mongo, config, resources, sensors)
 
     async def close(self) -> None:
         """Close both clients and their connection pools."""
@@ -85,10 +107,77 @@ class AsyncScenarios:
         return [info async for page in self._pages(bucket, prefix) for info in page_objects(page)]
 
     async def stream_objects(
-        self, bucket: str, prefix: str, batch_size: int
+        self, bucket: str, prefix: str, batch_size: int, parallelism: int = 1
     ) -> AsyncIterator[list[bench_pb2.ObjectInfo]]:
-        """The same objects, in messages of batch_size, sent as the pages arrive."""
-        batcher = Batcher(effective_batch_size(batch_size))
+        """The same objects, in messages of batch_size, sent as the pages arrive; with parallelism N > 1,
+        the top-level prefixes listed N at a time in tasks, each batch sent as soon as it is ready."""
+        size, parallel = effective_batch_size(batch_size), effective_parallelism(parallelism)
+        if parallel == 1:
+            async for batch in self._batches(bucket, prefix, size):
+                yield batch
+            return
+        prefixes, direct = top_level_prefixes([page async for page in self._pages(bucket, prefix, "/")])
+        batcher = Batcher(size)
+        for batch in [*batcher.add(object_info(entry) for entry in direct), *batcher.flush()]:
+            yield batch
+        ready: asyncio.Queue[list[bench_pb2.ObjectInfo] | BaseException | None] = asyncio.Queue()
+        slots = asyncio.Semaphore(parallel)
+
+        async def list_prefix(each: str) -> None:
+            try:
+                async with slots:
+                    async for batch in self._batches(bucket, each, size):
+                        ready.put_nowait(batch)
+            except Exception as error:  # handed to the caller's task, which raises it
+                ready.put_nowait(error)
+            finally:
+                ready.put_nowait(None)
+
+        tasks = [asyncio.create_task(list_prefix(each)) for each in prefixes]
+        arrivals = Arrivals(len(tasks))
+        try:
+            while arrivals.pending:
+                arrived = arrivals.take(await ready.get())
+                if arrived is not None:
+                    yield arrived
+        finally:
+            for task in tasks:
+                task.cancel()
+
+    async def list_objects_page(
+        self, bucket: str, prefix: str, page_size: int, page_token: str
+    ) -> tuple[list[bench_pb2.ObjectInfo], str]:
+        """One page of at most page_size objects after the token's position, and the next page's token."""
+        request = page_request(self._tokens, bucket, prefix, page_size, page_token)
+        try:
+            page = await self._s3.list_objects_v2(**request)
+        except S3_ERRORS as error:
+            raise s3_error(error, bucket) from error
+        return page_objects(page), next_page_token(self._tokens, bucket, prefix, page)
+
+    async def watch(self, requests: AsyncIterator[bench_pb2.WatchRequest]) -> AsyncIterator[bench_pb2.WatchResponse]:
+        """A Watch stream: answers and readings, until the client closes its side."""
+        outbox: asyncio.Queue[bench_pb2.WatchResponse | None] = asyncio.Queue()
+        session = WatchSession(self._sensors, outbox.put_nowait)
+
+        async def read() -> None:
+            try:
+                async for request in requests:
+                    session.handle(request)
+            finally:
+                outbox.put_nowait(None)
+
+        reader = asyncio.create_task(read())
+        try:
+            while (item := await outbox.get()) is not None:
+                yield item
+            await reader  # a broken stream raises here
+        finally:
+            reader.cancel()
+            session.close()
+
+    async def _batches(self, bucket: str, prefix: str, size: int) -> AsyncIterator[list[bench_pb2.ObjectInfo]]:
+        batcher = Batcher(size)
         async for page in self._pages(bucket, prefix):
             for batch in batcher.add(page_objects(page)):
                 yield batch
@@ -119,10 +208,21 @@ class AsyncScenarios:
             operations = outcome.retry
         raise unsettled_races(operations)
 
-    async def _pages(self, bucket: str, prefix: str) -> AsyncIterator[Mapping[str, Any]]:
+    async def _pages(self, bucket: str, prefix: str, delimiter: str = "") -> AsyncIterator[Mapping[str, Any]]:
         validate_bucket(bucket)
+        extra = {"Delimiter": delimiter} if delimiter else {}
         try:
-            async for page in self._s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            async for page in self._s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix, **extra):
                 yield page
         except S3_ERRORS as error:
             raise s3_error(error, bucket) from error
+
+
+async def tick(sensors: SensorHub, interval: float) -> None:
+    """One reading of every watched sensor per interval, on the interval's grid (no drift), until cancelled."""
+    loop = asyncio.get_running_loop()
+    due = loop.time() + interval
+    while True:
+        await asyncio.sleep(max(0.0, due - loop.time()))
+        sensors.tick()
+        due += interval

@@ -9,6 +9,20 @@ from dataclasses import dataclass, field
 DEFAULT_MONGO_URI = "mongodb://127.0.0.1:27017"
 DEFAULT_MONGO_DB = "bench"
 DEFAULT_REGION = "us-east-1"
+# Seconds, overridable through these variables: an operator keeps them below the callers' deadlines so
+# that a hung backend frees a worker thread before the caller gives up.
+CONNECT_TIMEOUT_VARIABLE = "BACKEND_CONNECT_TIMEOUT"
+READ_TIMEOUT_VARIABLE = "BACKEND_READ_TIMEOUT"
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    text = env.get(name)
+    if not text:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{name} must be a number of seconds, got {text!r}") from None
 
 
 @dataclass(frozen=True)
@@ -35,7 +49,7 @@ class BackendConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> BackendConfig:
-        """Read AWS_ENDPOINT_URL, AWS_* credentials and region, MONGO_URI and MONGO_DB."""
+        """Read AWS_ENDPOINT_URL, AWS_* credentials and region, MONGO_URI, MONGO_DB and the backend timeouts."""
         return cls(
             s3_endpoint=env.get("AWS_ENDPOINT_URL") or None,
             s3_region=env.get("AWS_DEFAULT_REGION") or env.get("AWS_REGION") or DEFAULT_REGION,
@@ -43,4 +57,6 @@ class BackendConfig:
             s3_secret_key=env.get("AWS_SECRET_ACCESS_KEY") or None,
             mongo_uri=env.get("MONGO_URI") or DEFAULT_MONGO_URI,
             mongo_db=env.get("MONGO_DB") or DEFAULT_MONGO_DB,
+            connect_timeout=_seconds(env, CONNECT_TIMEOUT_VARIABLE, cls.connect_timeout),
+            read_timeout=_seconds(env, READ_TIMEOUT_VARIABLE, cls.read_timeout),
         )

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import ipaddress
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -164,3 +168,104 @@ def s3_error(error: Exception, bucket: str) -> ScenarioError:
     if isinstance(error, ClientError) and error.response.get("Error", {}).get("Code") == "NoSuchBucket":
         return NotFound(f"bucket {bucket!r} does not exist")
     return BackendUnavailable("S3", error)
+
+
+MAX_PAGE_SIZE = 1000
+MAX_PARALLELISM = 64
+
+
+def effective_page_size(page_size: int) -> int:
+    """Objects per ListObjectsPage reply: 0 means MAX_PAGE_SIZE, above it is an error."""
+    if page_size > MAX_PAGE_SIZE:
+        raise InvalidArgument("page_size", f"{page_size} is above the maximum of {MAX_PAGE_SIZE}")
+    return page_size or MAX_PAGE_SIZE
+
+
+def effective_parallelism(parallelism: int) -> int:
+    """Prefixes StreamObjects lists at once: 0 means 1, above MAX_PARALLELISM is an error."""
+    if parallelism > MAX_PARALLELISM:
+        raise InvalidArgument("parallelism", f"{parallelism} is above the maximum of {MAX_PARALLELISM}")
+    return max(parallelism, 1)
+
+
+class PageTokens:
+    """Page tokens a client cannot forge: the last key sent, signed for the bucket and prefix.
+
+    Stateless, so any process of a multi-process server reads the tokens another issued: the key is
+    derived from the backend configuration every process shares.
+    """
+
+    def __init__(self, secret: bytes) -> None:
+        self._secret = secret
+
+    @classmethod
+    def for_backends(cls, s3_endpoint: str | None, s3_secret_key: str | None) -> PageTokens:
+        return cls(hashlib.sha256(f"page-token|{s3_endpoint}|{s3_secret_key}".encode()).digest())
+
+    def _signature(self, bucket: str, prefix: str, last_key: str) -> str:
+        message = json.dumps([bucket, prefix, last_key]).encode()
+        return hmac.new(self._secret, message, hashlib.sha256).hexdigest()[:32]
+
+    def issue(self, bucket: str, prefix: str, last_key: str) -> str:
+        """The token of the page that follows last_key."""
+        encoded = base64.urlsafe_b64encode(last_key.encode()).decode()
+        return f"{encoded}.{self._signature(bucket, prefix, last_key)}"
+
+    def read(self, token: str, bucket: str, prefix: str) -> str:
+        """The last key sent before the page a token asks for ("" for no token: the first page)."""
+        if not token:
+            return ""
+        encoded, _, signature = token.partition(".")
+        try:
+            last_key = base64.urlsafe_b64decode(encoded.encode()).decode()
+        except (ValueError, UnicodeDecodeError):
+            last_key = None
+        if last_key is None or not hmac.compare_digest(signature, self._signature(bucket, prefix, last_key)):
+            raise InvalidArgument("page_token", "not a token this server issued for this bucket and prefix")
+        return last_key
+
+
+def next_page_token(tokens: PageTokens, bucket: str, prefix: str, page: Mapping[str, Any]) -> str:
+    """The token for the page after a ListObjectsV2 page, "" after the last."""
+    contents = page.get("Contents", ())
+    return tokens.issue(bucket, prefix, contents[-1]["Key"]) if page.get("IsTruncated") and contents else ""
+
+
+def top_level_prefixes(pages: Iterable[Mapping[str, Any]]) -> tuple[list[str], list[Mapping[str, Any]]]:
+    """From a listing with delimiter "/": the common prefixes, and the objects directly under the prefix."""
+    prefixes: list[str] = []
+    direct: list[Mapping[str, Any]] = []
+    for page in pages:
+        prefixes += [common["Prefix"] for common in page.get("CommonPrefixes", ())]
+        direct += page.get("Contents", ())
+    return prefixes, direct
+
+
+def page_request(tokens: PageTokens, bucket: str, prefix: str, page_size: int, page_token: str) -> dict[str, Any]:
+    """The ListObjectsV2 arguments of a ListObjectsPage request, validated: the page after the token's key."""
+    validate_bucket(bucket)
+    size = effective_page_size(page_size)
+    start_after = tokens.read(page_token, bucket, prefix)
+    request: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": size}
+    if start_after:
+        request["StartAfter"] = start_after
+    return request
+
+
+class Arrivals:
+    """What prefix listers running at once hand over: batches, then each its end (None) or its failure.
+
+    `take` returns a batch to send, or None for an end; a lister's failure is raised in the caller's
+    thread or task. `pending` says how many listers have not ended yet.
+    """
+
+    def __init__(self, listers: int) -> None:
+        self.pending = listers
+
+    def take(self, item: list[bench_pb2.ObjectInfo] | BaseException | None) -> list[bench_pb2.ObjectInfo] | None:
+        if item is None:
+            self.pending -= 1
+            return None
+        if isinstance(item, BaseException):
+            raise item
+        return item

@@ -15,9 +15,10 @@ from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from scenarios.aio import AsyncScenarios
 from scenarios.errors import ScenarioError
 from servers.common import (
-    GRPCIO_SERVER_OPTIONS,
+    AIO_SERVER_OPTIONS,
     INTERNAL_MESSAGE,
     SERVICE_NAMES,
+    CallLimit,
     ReflectionPool,
     ServerConfig,
     StopSignal,
@@ -47,29 +48,56 @@ async def grpc_errors(context: grpc.aio.ServicerContext, method: str) -> AsyncIt
         await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
 
 
+class CallsInFlight(CallLimit):
+    """Counts running calls and refuses new ones beyond the limit with RESOURCE_EXHAUSTED."""
+
+    @asynccontextmanager
+    async def call(self, context: grpc.aio.ServicerContext, method: str) -> AsyncIterator[None]:  # type: ignore[type-arg]
+        """Track one call, with its domain errors turned into statuses."""
+        refused = self.refusal()
+        if refused:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+        self.running += 1
+        try:
+            async with grpc_errors(context, method):
+                yield
+        finally:
+            self.running -= 1
+
+
 class Greeter(bench_pb2_grpc.GreeterServicer):
-    def __init__(self, scenarios: AsyncScenarios) -> None:
+    def __init__(self, scenarios: AsyncScenarios, calls: CallsInFlight) -> None:
         self._scenarios = scenarios
+        self._calls = calls
 
     async def SayHello(
         self,
         request: bench_pb2.HelloRequest,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> bench_pb2.HelloReply:
-        async with grpc_errors(context, "SayHello"):
+        async with self._calls.call(context, "SayHello"):
             return bench_pb2.HelloReply(message=await self._scenarios.hello(request.name, request.delay_ms))
+
+    async def SayHelloStream(
+        self,
+        request: bench_pb2.HelloRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> AsyncIterator[bench_pb2.HelloReply]:
+        async with self._calls.call(context, "SayHelloStream"):
+            yield bench_pb2.HelloReply(message=await self._scenarios.hello(request.name, request.delay_ms))
 
 
 class ObjectStore(bench_pb2_grpc.ObjectStoreServicer):
-    def __init__(self, scenarios: AsyncScenarios) -> None:
+    def __init__(self, scenarios: AsyncScenarios, calls: CallsInFlight) -> None:
         self._scenarios = scenarios
+        self._calls = calls
 
     async def ListObjects(
         self,
         request: bench_pb2.ListObjectsRequest,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> bench_pb2.ListObjectsReply:
-        async with grpc_errors(context, "ListObjects"):
+        async with self._calls.call(context, "ListObjects"):
             objects = await self._scenarios.list_objects(request.bucket, request.prefix)
             return bench_pb2.ListObjectsReply(objects=objects)
 
@@ -78,27 +106,60 @@ class ObjectStore(bench_pb2_grpc.ObjectStoreServicer):
         request: bench_pb2.ListObjectsRequest,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> AsyncIterator[bench_pb2.ListObjectsReply]:
-        async with grpc_errors(context, "StreamObjects"):
-            async for batch in self._scenarios.stream_objects(request.bucket, request.prefix, request.batch_size):
+        async with self._calls.call(context, "StreamObjects"):
+            batches = self._scenarios.stream_objects(
+                request.bucket, request.prefix, request.batch_size, request.parallelism
+            )
+            async for batch in batches:
                 yield bench_pb2.ListObjectsReply(objects=batch)
+
+    async def ListObjectsPage(
+        self,
+        request: bench_pb2.ListObjectsPageRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> bench_pb2.ListObjectsPageReply:
+        async with self._calls.call(context, "ListObjectsPage"):
+            objects, token = await self._scenarios.list_objects_page(
+                request.bucket, request.prefix, request.page_size, request.page_token
+            )
+            return bench_pb2.ListObjectsPageReply(objects=objects, next_page_token=token)
 
     async def ArchiveObjects(
         self,
         request: bench_pb2.ListObjectsRequest,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> bench_pb2.ArchiveReply:
-        async with grpc_errors(context, "ArchiveObjects"):
+        async with self._calls.call(context, "ArchiveObjects"):
             return archive_reply(await self._scenarios.archive_objects(request.bucket, request.prefix))
+
+
+class Sensor(bench_pb2_grpc.SensorServicer):
+    def __init__(self, scenarios: AsyncScenarios, calls: CallsInFlight) -> None:
+        self._scenarios = scenarios
+        self._calls = calls
+
+    async def Watch(
+        self,
+        request_iterator: AsyncIterator[bench_pb2.WatchRequest],
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> AsyncIterator[bench_pb2.WatchResponse]:
+        async with self._calls.call(context, "Watch"):
+            async for response in self._scenarios.watch(request_iterator):
+                yield response
 
 
 async def serve(config: ServerConfig) -> None:
     """Serve until SIGTERM or SIGINT, then let calls in flight finish within the grace period."""
     stop = StopSignal()
 
-    scenarios = await AsyncScenarios.open(config.backends, config.pool_size, config.mongo_driver)
-    server = grpc.aio.server(options=GRPCIO_SERVER_OPTIONS)
-    bench_pb2_grpc.add_GreeterServicer_to_server(Greeter(scenarios), server)
-    bench_pb2_grpc.add_ObjectStoreServicer_to_server(ObjectStore(scenarios), server)
+    scenarios = await AsyncScenarios.open(
+        config.backends, config.pool_size, config.mongo_driver, config.sensor_interval_ms
+    )
+    server = grpc.aio.server(options=AIO_SERVER_OPTIONS)
+    calls = CallsInFlight(config.max_concurrent_rpcs)
+    bench_pb2_grpc.add_GreeterServicer_to_server(Greeter(scenarios, calls), server)
+    bench_pb2_grpc.add_ObjectStoreServicer_to_server(ObjectStore(scenarios, calls), server)
+    bench_pb2_grpc.add_SensorServicer_to_server(Sensor(scenarios, calls), server)
     health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]  # untyped submodule
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

@@ -22,6 +22,7 @@ from scenarios.errors import ScenarioError
 from servers.common import (
     INTERNAL_MESSAGE,
     MAX_MESSAGE_BYTES,
+    CallLimit,
     ReflectionPool,
     ServerConfig,
     StopSignal,
@@ -61,14 +62,14 @@ class LimitedProtoCodec(ProtoCodec):
         return super().decode(data, message_type)
 
 
-class CallsInFlight:
-    """Counts running calls so shutdown can wait for them; refuses new ones once draining.
+class CallsInFlight(CallLimit):
+    """Counts running calls so shutdown can wait for them; refuses new ones once draining or at the limit.
 
     grpclib's `Server.close()` cancels running calls, so a graceful stop drains here first.
     """
 
-    def __init__(self) -> None:
-        self._count = 0
+    def __init__(self, limit: int | None = None) -> None:
+        super().__init__(limit)
         self._idle = asyncio.Event()
         self._idle.set()
         self.draining = False
@@ -78,14 +79,17 @@ class CallsInFlight:
         """Track one call, with its domain errors turned into statuses."""
         if self.draining:
             raise GRPCError(Status.UNAVAILABLE, "server is shutting down")
-        self._count += 1
+        refused = self.refusal()
+        if refused:
+            raise GRPCError(Status.RESOURCE_EXHAUSTED, refused)
+        self.running += 1
         self._idle.clear()
         try:
             with grpc_errors(method):
                 yield
         finally:
-            self._count -= 1
-            if self._count == 0:
+            self.running -= 1
+            if self.running == 0:
                 self._idle.set()
 
     async def drain(self, grace: float) -> None:
@@ -94,7 +98,7 @@ class CallsInFlight:
         try:
             await asyncio.wait_for(self._idle.wait(), grace)
         except TimeoutError:
-            log.warning("%d calls still running after %.1f s; cancelling them", self._count, grace)
+            log.warning("%d calls still running after %.1f s; cancelling them", self.running, grace)
 
 
 class Greeter(bench_grpc.GreeterBase):
@@ -106,6 +110,14 @@ class Greeter(bench_grpc.GreeterBase):
         request = await stream.recv_message()
         assert request is not None
         async with self._calls.call("SayHello"):
+            await stream.send_message(
+                bench_pb2.HelloReply(message=await self._scenarios.hello(request.name, request.delay_ms))
+            )
+
+    async def SayHelloStream(self, stream: Stream[bench_pb2.HelloRequest, bench_pb2.HelloReply]) -> None:
+        request = await stream.recv_message()
+        assert request is not None
+        async with self._calls.call("SayHelloStream"):
             await stream.send_message(
                 bench_pb2.HelloReply(message=await self._scenarios.hello(request.name, request.delay_ms))
             )
@@ -127,8 +139,22 @@ class ObjectStore(bench_grpc.ObjectStoreBase):
         request = await stream.recv_message()
         assert request is not None
         async with self._calls.call("StreamObjects"):
-            async for batch in self._scenarios.stream_objects(request.bucket, request.prefix, request.batch_size):
+            batches = self._scenarios.stream_objects(
+                request.bucket, request.prefix, request.batch_size, request.parallelism
+            )
+            async for batch in batches:
                 await stream.send_message(bench_pb2.ListObjectsReply(objects=batch))
+
+    async def ListObjectsPage(
+        self, stream: Stream[bench_pb2.ListObjectsPageRequest, bench_pb2.ListObjectsPageReply]
+    ) -> None:
+        request = await stream.recv_message()
+        assert request is not None
+        async with self._calls.call("ListObjectsPage"):
+            objects, token = await self._scenarios.list_objects_page(
+                request.bucket, request.prefix, request.page_size, request.page_token
+            )
+            await stream.send_message(bench_pb2.ListObjectsPageReply(objects=objects, next_page_token=token))
 
     async def ArchiveObjects(self, stream: Stream[bench_pb2.ListObjectsRequest, bench_pb2.ArchiveReply]) -> None:
         request = await stream.recv_message()
@@ -138,13 +164,26 @@ class ObjectStore(bench_grpc.ObjectStoreBase):
             await stream.send_message(archive_reply(counts))
 
 
+class Sensor(bench_grpc.SensorBase):
+    def __init__(self, scenarios: AsyncScenarios, calls: CallsInFlight) -> None:
+        self._scenarios = scenarios
+        self._calls = calls
+
+    async def Watch(self, stream: Stream[bench_pb2.WatchRequest, bench_pb2.WatchResponse]) -> None:
+        async with self._calls.call("Watch"):
+            async for response in self._scenarios.watch(stream):
+                await stream.send_message(response)
+
+
 async def serve(config: ServerConfig) -> None:
     """Serve until SIGTERM or SIGINT, then let calls in flight finish within the grace period."""
     stop = StopSignal()
 
-    scenarios = await AsyncScenarios.open(config.backends, config.pool_size, config.mongo_driver)
-    calls = CallsInFlight()
-    services: list[Any] = [Greeter(scenarios, calls), ObjectStore(scenarios, calls)]
+    scenarios = await AsyncScenarios.open(
+        config.backends, config.pool_size, config.mongo_driver, config.sensor_interval_ms
+    )
+    calls = CallsInFlight(config.max_concurrent_rpcs)
+    services: list[Any] = [Greeter(scenarios, calls), ObjectStore(scenarios, calls), Sensor(scenarios, calls)]
     serving = ServiceStatus()
     server = Server(
         [

@@ -21,6 +21,7 @@ from protos.bench.v1 import bench_pb2
 from scenarios.config import BackendConfig
 from scenarios.errors import BackendUnavailable, Cancelled, InvalidArgument, NotFound, ScenarioError
 from scenarios.objects import ArchiveCounts
+from scenarios.sensors import DEFAULT_INTERVAL_MS
 from servers.diagnostics import diagnosed_loop
 
 LOOPS = ("asyncio", "uvloop")
@@ -33,6 +34,17 @@ Stack = Literal["threads", "loop"]
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 # Options every grpcio server (sync and aio) is created with.
 GRPCIO_SERVER_OPTIONS = (("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),)
+# Calls grpc's core holds for a grpc.aio server before the server's loop asks for them. Past the soft limit
+# (core's default 1,000) core drops arriving calls at random, more often towards the hard limit (3,000),
+# and the client sees CANCELLED: measured with 2,000 streams at once, about one in nine. The limits are
+# raised out of a flood's reach; a server that must shed load refuses with --max-concurrent-rpcs. (The
+# sync server keeps core's defaults: with them raised, its maximum_concurrent_rpcs no longer refused.)
+MAX_PENDING_CALLS = 100_000
+AIO_SERVER_OPTIONS = (
+    *GRPCIO_SERVER_OPTIONS,
+    ("grpc.server.max_pending_requests", MAX_PENDING_CALLS),
+    ("grpc.server.max_pending_requests_hard_limit", 2 * MAX_PENDING_CALLS),
+)
 # Full names of the services every server registers, for health and reflection.
 SERVICE_NAMES = tuple(service.full_name for service in bench_pb2.DESCRIPTOR.services_by_name.values())
 
@@ -50,14 +62,17 @@ class ServerConfig:
     workers: int = 10
     # Server processes sharing the port (SO_REUSEPORT); more than 1 needs an explicit port.
     processes: int = 1
-    # Calls a thread-pool server runs or queues at once before it refuses more with RESOURCE_EXHAUSTED
-    # (grpcio's maximum_concurrent_rpcs); None: no limit, calls queue for a free worker.
+    # Calls a server runs (or, on a thread pool, queues) at once before it refuses more with
+    # RESOURCE_EXHAUSTED (grpcio's maximum_concurrent_rpcs on a thread pool; CallLimit on an event loop);
+    # None: no limit.
     max_concurrent_rpcs: int | None = None
     loop: Loop = "asyncio"
     # Backend connections per client for event-loop servers (thread-pool servers use `workers`).
     pool_size: int = 100
     # The async MongoDB client of event-loop servers: motor, or PyMongo's native AsyncMongoClient.
     mongo_driver: MongoDriver = "motor"
+    # How often a watched sensor delivers a reading on Sensor.Watch streams.
+    sensor_interval_ms: int = DEFAULT_INTERVAL_MS
     backends: BackendConfig = field(default_factory=BackendConfig)
 
     def __post_init__(self) -> None:
@@ -73,6 +88,8 @@ class ServerConfig:
             raise ValueError(f"max concurrent RPCs must be >= 1, got {self.max_concurrent_rpcs}")
         if self.processes > 1 and self.port == 0:
             raise ValueError("several processes share one port: give --port, not 0")
+        if self.sensor_interval_ms < 1:
+            raise ValueError(f"sensor interval must be >= 1 ms, got {self.sensor_interval_ms}")
         if self.pool_size < 1:
             raise ValueError(f"pool size must be >= 1, got {self.pool_size}")
         if self.loop not in LOOPS:
@@ -83,9 +100,12 @@ class ServerConfig:
     def worker_argv(self) -> list[str]:
         """The flags that run this configuration as one worker process of a multi-process server."""
         argv = ["--host", self.host, "--port", str(self.port), "--grace", str(self.grace), "-p", "1"]
+        if self.sensor_interval_ms != DEFAULT_INTERVAL_MS:
+            argv += ["--sensor-interval-ms", str(self.sensor_interval_ms)]
+        if self.max_concurrent_rpcs is not None:
+            argv += ["--max-concurrent-rpcs", str(self.max_concurrent_rpcs)]
         if self.stack == "threads":
-            limit = [] if self.max_concurrent_rpcs is None else ["--max-concurrent-rpcs", str(self.max_concurrent_rpcs)]
-            return [*argv, "-w", str(self.workers), *limit]
+            return [*argv, "-w", str(self.workers)]
         return [*argv, "-l", self.loop, "--pool-size", str(self.pool_size), "--mongo-driver", self.mongo_driver]
 
 
@@ -107,14 +127,21 @@ def parse_config(argv: Sequence[str] | None, *, prog: str, description: str, sta
         default=1,
         help="server processes sharing the port with SO_REUSEPORT (default: %(default)s)",
     )
+    parser.add_argument(
+        "--sensor-interval-ms",
+        type=int,
+        default=DEFAULT_INTERVAL_MS,
+        help="milliseconds between readings of a watched sensor on Sensor.Watch (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--max-concurrent-rpcs",
+        type=int,
+        help="refuse calls beyond this many at once with RESOURCE_EXHAUSTED (default: no limit; a thread pool "
+        "queues calls for a free worker, an event loop runs them all)",
+    )
     if stack == "threads":
         parser.add_argument(
             "-w", "--workers", type=int, default=10, help="thread-pool size per process (default: %(default)s)"
-        )
-        parser.add_argument(
-            "--max-concurrent-rpcs",
-            type=int,
-            help="refuse calls beyond this many at once with RESOURCE_EXHAUSTED (default: no limit, calls queue)",
         )
     else:
         parser.add_argument("-l", "--loop", choices=LOOPS, default="asyncio", help="event loop (default: %(default)s)")
@@ -187,6 +214,25 @@ class StopSignal:
                 return False
             time.sleep(self.POLL_SECONDS)
         return True
+
+
+class CallLimit:
+    """The calls an event-loop server runs at once, and the limit beyond which it refuses new ones.
+
+    Refusing at once with RESOURCE_EXHAUSTED tells an overloaded server's clients to back off, and keeps
+    the loop short of work. grpc.aio's own `maximum_concurrent_rpcs` does not refuse: it stops taking
+    calls from grpc's core, where they wait.
+    """
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.running = 0
+
+    def refusal(self) -> str | None:
+        """Why a new call is refused now, or None when it may run."""
+        if self.limit is not None and self.running >= self.limit:
+            return f"server busy: {self.running} calls running, its limit (--max-concurrent-rpcs) is {self.limit}"
+        return None
 
 
 def catches(pid: int, signum: int) -> bool:

@@ -62,6 +62,13 @@ class Greeter(bench_pb2_grpc.GreeterServicer):
             message = self._scenarios.hello(request.name, request.delay_ms, stopped_event(context))
             return bench_pb2.HelloReply(message=message)
 
+    def SayHelloStream(
+        self, request: bench_pb2.HelloRequest, context: grpc.ServicerContext
+    ) -> Iterator[bench_pb2.HelloReply]:
+        with grpc_errors(context, "SayHelloStream"):
+            message = self._scenarios.hello(request.name, request.delay_ms, stopped_event(context))
+            yield bench_pb2.HelloReply(message=message)
+
 
 class ObjectStore(bench_pb2_grpc.ObjectStoreServicer):
     def __init__(self, scenarios: SyncScenarios) -> None:
@@ -78,9 +85,20 @@ class ObjectStore(bench_pb2_grpc.ObjectStoreServicer):
         self, request: bench_pb2.ListObjectsRequest, context: grpc.ServicerContext
     ) -> Iterator[bench_pb2.ListObjectsReply]:
         with grpc_errors(context, "StreamObjects"):
-            stopped = stopped_event(context)
-            for batch in self._scenarios.stream_objects(request.bucket, request.prefix, request.batch_size, stopped):
+            batches = self._scenarios.stream_objects(
+                request.bucket, request.prefix, request.batch_size, stopped_event(context), request.parallelism
+            )
+            for batch in batches:
                 yield bench_pb2.ListObjectsReply(objects=batch)
+
+    def ListObjectsPage(
+        self, request: bench_pb2.ListObjectsPageRequest, context: grpc.ServicerContext
+    ) -> bench_pb2.ListObjectsPageReply:
+        with grpc_errors(context, "ListObjectsPage"):
+            objects, token = self._scenarios.list_objects_page(
+                request.bucket, request.prefix, request.page_size, request.page_token
+            )
+            return bench_pb2.ListObjectsPageReply(objects=objects, next_page_token=token)
 
     def ArchiveObjects(
         self, request: bench_pb2.ListObjectsRequest, context: grpc.ServicerContext
@@ -91,10 +109,23 @@ class ObjectStore(bench_pb2_grpc.ObjectStoreServicer):
             )
 
 
+class Sensor(bench_pb2_grpc.SensorServicer):
+    """Each open Watch stream holds one worker thread of the pool for as long as it is open."""
+
+    def __init__(self, scenarios: SyncScenarios) -> None:
+        self._scenarios = scenarios
+
+    def Watch(
+        self, request_iterator: Iterator[bench_pb2.WatchRequest], context: grpc.ServicerContext
+    ) -> Iterator[bench_pb2.WatchResponse]:
+        with grpc_errors(context, "Watch"):
+            yield from self._scenarios.watch(request_iterator, stopped_event(context))
+
+
 def serve(config: ServerConfig) -> None:
     """Serve until SIGTERM or SIGINT, then let calls in flight finish within the grace period."""
     stop = StopSignal()
-    scenarios = SyncScenarios(config.backends, pool_size=config.workers)
+    scenarios = SyncScenarios(config.backends, pool_size=config.workers, sensor_interval_ms=config.sensor_interval_ms)
     server = grpc.server(
         ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="grpc-worker"),
         options=GRPCIO_SERVER_OPTIONS,
@@ -102,6 +133,7 @@ def serve(config: ServerConfig) -> None:
     )
     bench_pb2_grpc.add_GreeterServicer_to_server(Greeter(scenarios), server)
     bench_pb2_grpc.add_ObjectStoreServicer_to_server(ObjectStore(scenarios), server)
+    bench_pb2_grpc.add_SensorServicer_to_server(Sensor(scenarios), server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

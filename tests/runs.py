@@ -1,4 +1,5 @@
-"""Small, deterministic runs on disk for the report and compare tests: the files a real run writes."""
+"""Small, deterministic runs on disk for the report and compare tests (the files a real run writes), and
+the processes a live run must leave behind: none."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import copy
 import shutil
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from harness.drivers.histogram import encode_latencies
 from harness.drivers.report import HISTOGRAM_KEY
@@ -152,3 +155,17 @@ def make_legacy_run(root: Path) -> Path:
         del raw["repeats"][0]["driver_cpu_seconds"]
         write_json_atomic(run_dir / f"{stem}.json", raw)
     return run_dir
+
+
+# What the harness starts: servers, backends, proxies and the load generator.
+CHILDREN = ("servers.sync", "servers.async", "servers.aio", "versitygw", "Launcher.java", "toxiproxy", "ghz")
+
+
+def started_by_harness() -> set[int]:
+    """The PIDs of every running process of a kind the harness starts (to see that it left none behind)."""
+    pids = set()
+    for process in psutil.process_iter(["pid", "cmdline"]):
+        cmdline = " ".join(process.info["cmdline"] or ())
+        if any(name in cmdline for name in CHILDREN):
+            pids.add(process.info["pid"])
+    return pids

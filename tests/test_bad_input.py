@@ -64,10 +64,15 @@ def test_an_unknown_method_is_unimplemented(server: Server, method: str) -> None
     still_serving(server)
 
 
-def test_a_sync_server_with_a_call_limit_refuses_calls_beyond_it(backends: Backends) -> None:
-    limited = ServerVariant(
-        "sync-w2-max1", "servers.sync", ("-w", "2", "--max-concurrent-rpcs", "1"), 1, "grpcio sync, 1 call at once"
-    )
+@pytest.mark.parametrize(
+    ("module", "args"),
+    [("servers.sync", ("-w", "2")), ("servers.async", ()), ("servers.aio", ())],
+    ids=["sync", "grpclib", "aio"],
+)
+def test_a_server_with_a_call_limit_refuses_calls_beyond_it(
+    backends: Backends, module: str, args: tuple[str, ...]
+) -> None:
+    limited = ServerVariant("max1", module, (*args, "--max-concurrent-rpcs", "1"), 1, "1 call at once")
     with running_server(limited, backends.env()) as (target, child), grpc.insecure_channel(target) as channel:
         stub = bench_pb2_grpc.GreeterStub(channel)
         slow = stub.SayHello.future(bench_pb2.HelloRequest(name="slow", delay_ms=2000), timeout=10)

@@ -119,8 +119,11 @@ def _counters(switches: float, gc_seconds: float = 0.0, lag_seconds: float = 0.0
     }
 
 
-def _capacity_cell(knee: Repeat, offered: tuple[int, int, int]) -> CapacityCell:
-    """A cell whose low-load run costs 1 ms per call, whose step at offered[1] holds and offered[2] fails."""
+def _capacity_cell(
+    knee: Repeat, offered: tuple[int, int, int], slots: int | None = None, alone: float = 0.001
+) -> CapacityCell:
+    """A cell whose low-load run costs 1 ms per call (each taking `alone` s), whose step at offered[1] holds
+    and offered[2] fails."""
     raw = json.loads((FIXTURES / "ghz-ok.json").read_text())
 
     def report(rate: int, latency: float, ok: int) -> dict[str, object]:
@@ -135,9 +138,9 @@ def _capacity_cell(knee: Repeat, offered: tuple[int, int, int]) -> CapacityCell:
     low = _repeat(1.0, _counters(1000), "low-load")  # 1,000 calls in 1 s of CPU: 1 ms each
     passing = _repeat(5.0, _counters(5000), "step")
     record = CellRecord("hello", "stack", WORKERS, "ok", repeats=[passing, knee, low])
-    reports = [report(offered[1], 0.002, 1000), report(offered[2], 0.050, 1000), report(offered[0], 0.001, 1000)]
+    reports = [report(offered[1], 0.002, 1000), report(offered[2], 0.050, 1000), report(offered[0], alone, 1000)]
     result = CellResult(record, [LoadReport.from_json(each) for each in reports])
-    return CapacityCell(result, {"pinning": {"server_cpus": [1]}})
+    return CapacityCell(result, {"pinning": {"server_cpus": [1]}}, slots)
 
 
 def test_the_reason_names_thread_hand_offs_when_the_core_is_saturated() -> None:
@@ -157,3 +160,13 @@ def test_the_reason_names_loop_lag_when_the_core_is_not_saturated() -> None:
     assert "used 60% of its core, so something other than the CPU held the tail" in reason
     assert "the loop woke 10.0 ms late on average, 20% of wake-ups by 50 ms or more" in reason
     assert "thread hand-offs" not in reason
+
+
+def test_the_reason_names_the_wait_bound_of_a_thread_pool() -> None:
+    knee = _repeat(0.8, _counters(1000), "step")  # 8% of one core
+    cell = _capacity_cell(knee, (1, 9, 10), slots=1, alone=0.1)
+    assert cell.wait_bound == pytest.approx(10, rel=0.01)
+    reason = cell.reason()
+    assert reason.startswith("its 1 worker thread each held a call for 100")
+    assert "at most 10.0 calls/s (the wait bound)" in reason
+    assert "at 10.0 calls/s the core was 8% busy" in reason

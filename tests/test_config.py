@@ -7,6 +7,7 @@ import signal
 
 import pytest
 
+from harness.backends import backend_env
 from scenarios.config import BackendConfig
 from scenarios.errors import BackendUnavailable, Cancelled, InvalidArgument, NotFound, ScenarioError
 from servers.common import ServerConfig, catches, parse_config, status_of
@@ -102,13 +103,17 @@ def test_a_worker_of_a_multi_process_server_is_started_with_the_same_settings() 
         *("--host", "127.0.0.1", "--port", "5000", "--grace", "5.0", "-p", "1"),
         *("-l", "uvloop", "--pool-size", "7", "--mongo-driver", "pymongo"),
     ]
+    limited = parse_config(
+        ["-p", "2", "--port", "5000", "--max-concurrent-rpcs", "3"], prog="p", description="d", stack="loop"
+    )
+    assert limited.worker_argv()[8:10] == ["--max-concurrent-rpcs", "3"]
     threads = parse_config(
         ["-p", "3", "--port", "5000", "-w", "4", "--max-concurrent-rpcs", "9"],
         prog="p",
         description="d",
         stack="threads",
     )
-    assert threads.worker_argv()[-5:] == ["1", "-w", "4", "--max-concurrent-rpcs", "9"]
+    assert threads.worker_argv()[-5:] == ["1", "--max-concurrent-rpcs", "9", "-w", "4"]
 
 
 def test_a_call_limit_below_one_is_refused() -> None:
@@ -124,3 +129,12 @@ def test_catches_reads_whether_a_process_handles_a_signal() -> None:
         signal.signal(signal.SIGUSR1, previous)
     assert not catches(os.getpid(), signal.SIGUSR2)  # default action: not caught
     assert not catches(2**22 + 1, signal.SIGTERM)  # no such process
+
+
+def test_backend_timeouts_come_from_the_environment() -> None:
+    config = BackendConfig.from_env({"BACKEND_READ_TIMEOUT": "2.5", "BACKEND_CONNECT_TIMEOUT": "1"})
+    assert (config.read_timeout, config.connect_timeout) == (2.5, 1.0)
+    assert BackendConfig.from_env({}).read_timeout == 30.0
+    with pytest.raises(ValueError, match="BACKEND_READ_TIMEOUT must be a number of seconds, got 'soon'"):
+        BackendConfig.from_env({"BACKEND_READ_TIMEOUT": "soon"})
+    assert backend_env(config)["BACKEND_READ_TIMEOUT"] == "2.5"

@@ -7,25 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import psutil
-
 from harness.backends import Backends
 from harness.cli import QUICK_SERVERS
 from harness.matrix import SCENARIOS, server_variant
 from harness.processes import free_port
 from harness.serving import running_server
 from harness.tools import ROOT
-
-CHILDREN = ("servers.sync", "servers.async", "versitygw", "Launcher.java", "ghz")
-
-
-def started_by_harness() -> set[int]:
-    pids = set()
-    for process in psutil.process_iter(["pid", "cmdline"]):
-        cmdline = " ".join(process.info["cmdline"] or ())
-        if any(name in cmdline for name in CHILDREN):
-            pids.add(process.info["pid"])
-    return pids
+from tests.runs import started_by_harness
 
 
 def test_quick_run_writes_every_file_with_zero_errors_and_leaves_no_process(tmp_path: Path) -> None:

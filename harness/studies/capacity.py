@@ -178,6 +178,7 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
     return replace(record, repeats=repeats, seconds=round(time.monotonic() - begun, 3))
 
 
+WAIT_BOUND_SHARE = 0.80  # capacity this close to the wait bound: the workers, not the core, set it
 SATURATED = 0.90  # server CPU at this share of its cores or more: the knee is the CPU
 HAND_OFFS = 1.5  # context switches per call this many times their low-load count: thread hand-offs grew
 
@@ -222,6 +223,7 @@ class CapacityCell:
 
     result: CellResult
     meta: dict[str, Any]
+    slots: int | None = None  # calls the server serves at once: thread-pool workers; None for an event loop
 
     def _runs(self, role: str) -> list[tuple[Repeat, LoadReport]]:
         pairs = zip(self.result.record.repeats, self.result.reports, strict=True)
@@ -280,6 +282,16 @@ class CapacityCell:
         knee, low = self.pressure(self.knee), self.pressure(self.low_load)
         if knee is None or low is None:
             return "no step failed above the capacity, so there is no knee to read"
+        wait_bound = self.wait_bound
+        if wait_bound is not None and self.capacity >= WAIT_BOUND_SHARE * wait_bound:
+            low_load = self.low_load
+            assert low_load is not None
+            alone = Latencies([low_load[1].histogram]).percentile(50) if low_load[1].histogram else 0.0
+            return (
+                f"its {self.slots} worker thread{'s' if self.slots != 1 else ''} each held a call for "
+                f"{ms(alone)} at low load, so it finishes at most {rate(wait_bound)} calls/s (the wait bound) "
+                f"whatever its core does: at {rate(knee.offered)} calls/s the core was {knee.cpu_share:.0%} busy"
+            )
         cost = knee.cpu_ms_per_call / low.cpu_ms_per_call if low.cpu_ms_per_call else 0.0
         parts = [f"at {rate(knee.offered)} calls/s the server used {knee.cpu_share:.0%} of its core"]
         if knee.cpu_share >= SATURATED:
@@ -299,6 +311,15 @@ class CapacityCell:
         if knee.gc_ms_per_second is not None:
             parts.append(f"GC took {knee.gc_ms_per_second:.1f} ms per second")
         return ", ".join(parts)
+
+    @property
+    def wait_bound(self) -> float | None:
+        """A thread pool's workers over one call's median latency at low load; None for an event loop."""
+        low = self.low_load
+        if self.slots is None or low is None or not low[1].histogram:
+            return None
+        alone = Latencies([low[1].histogram]).percentile(50)
+        return self.slots / alone if alone else None
 
     @property
     def cpu_bound(self) -> float | None:
@@ -329,7 +350,8 @@ def by_scenario(run: StudyRun) -> dict[str, list[CapacityCell]]:
     """scenario -> its stacks, in the run's matrix order."""
     grouped: dict[str, list[CapacityCell]] = {}
     for cell in run.cells:
-        grouped.setdefault(cell.record.scenario, []).append(CapacityCell(cell, run.meta))
+        slots = run.matrix.get("server_slots", {}).get(cell.record.server)
+        grouped.setdefault(cell.record.scenario, []).append(CapacityCell(cell, run.meta, slots))
     order = list(run.matrix["servers"])
     for stacks in grouped.values():
         stacks.sort(key=lambda each: order.index(each.name) if each.name in order else len(order))

@@ -19,11 +19,21 @@ class GreeterBase(abc.ABC):
     async def SayHello(self, stream: 'grpclib.server.Stream[protos.bench.v1.bench_pb2.HelloRequest, protos.bench.v1.bench_pb2.HelloReply]') -> None:
         pass
 
+    @abc.abstractmethod
+    async def SayHelloStream(self, stream: 'grpclib.server.Stream[protos.bench.v1.bench_pb2.HelloRequest, protos.bench.v1.bench_pb2.HelloReply]') -> None:
+        pass
+
     def __mapping__(self) -> typing.Dict[str, grpclib.const.Handler]:
         return {
             '/bench.v1.Greeter/SayHello': grpclib.const.Handler(
                 self.SayHello,
                 grpclib.const.Cardinality.UNARY_UNARY,
+                protos.bench.v1.bench_pb2.HelloRequest,
+                protos.bench.v1.bench_pb2.HelloReply,
+            ),
+            '/bench.v1.Greeter/SayHelloStream': grpclib.const.Handler(
+                self.SayHelloStream,
+                grpclib.const.Cardinality.UNARY_STREAM,
                 protos.bench.v1.bench_pb2.HelloRequest,
                 protos.bench.v1.bench_pb2.HelloReply,
             ),
@@ -36,6 +46,12 @@ class GreeterStub:
         self.SayHello = grpclib.client.UnaryUnaryMethod(
             channel,
             '/bench.v1.Greeter/SayHello',
+            protos.bench.v1.bench_pb2.HelloRequest,
+            protos.bench.v1.bench_pb2.HelloReply,
+        )
+        self.SayHelloStream = grpclib.client.UnaryStreamMethod(
+            channel,
+            '/bench.v1.Greeter/SayHelloStream',
             protos.bench.v1.bench_pb2.HelloRequest,
             protos.bench.v1.bench_pb2.HelloReply,
         )
@@ -53,6 +69,10 @@ class ObjectStoreBase(abc.ABC):
 
     @abc.abstractmethod
     async def ArchiveObjects(self, stream: 'grpclib.server.Stream[protos.bench.v1.bench_pb2.ListObjectsRequest, protos.bench.v1.bench_pb2.ArchiveReply]') -> None:
+        pass
+
+    @abc.abstractmethod
+    async def ListObjectsPage(self, stream: 'grpclib.server.Stream[protos.bench.v1.bench_pb2.ListObjectsPageRequest, protos.bench.v1.bench_pb2.ListObjectsPageReply]') -> None:
         pass
 
     def __mapping__(self) -> typing.Dict[str, grpclib.const.Handler]:
@@ -74,6 +94,12 @@ class ObjectStoreBase(abc.ABC):
                 grpclib.const.Cardinality.UNARY_UNARY,
                 protos.bench.v1.bench_pb2.ListObjectsRequest,
                 protos.bench.v1.bench_pb2.ArchiveReply,
+            ),
+            '/bench.v1.ObjectStore/ListObjectsPage': grpclib.const.Handler(
+                self.ListObjectsPage,
+                grpclib.const.Cardinality.UNARY_UNARY,
+                protos.bench.v1.bench_pb2.ListObjectsPageRequest,
+                protos.bench.v1.bench_pb2.ListObjectsPageReply,
             ),
         }
 
@@ -98,4 +124,38 @@ class ObjectStoreStub:
             '/bench.v1.ObjectStore/ArchiveObjects',
             protos.bench.v1.bench_pb2.ListObjectsRequest,
             protos.bench.v1.bench_pb2.ArchiveReply,
+        )
+        self.ListObjectsPage = grpclib.client.UnaryUnaryMethod(
+            channel,
+            '/bench.v1.ObjectStore/ListObjectsPage',
+            protos.bench.v1.bench_pb2.ListObjectsPageRequest,
+            protos.bench.v1.bench_pb2.ListObjectsPageReply,
+        )
+
+
+class SensorBase(abc.ABC):
+
+    @abc.abstractmethod
+    async def Watch(self, stream: 'grpclib.server.Stream[protos.bench.v1.bench_pb2.WatchRequest, protos.bench.v1.bench_pb2.WatchResponse]') -> None:
+        pass
+
+    def __mapping__(self) -> typing.Dict[str, grpclib.const.Handler]:
+        return {
+            '/bench.v1.Sensor/Watch': grpclib.const.Handler(
+                self.Watch,
+                grpclib.const.Cardinality.STREAM_STREAM,
+                protos.bench.v1.bench_pb2.WatchRequest,
+                protos.bench.v1.bench_pb2.WatchResponse,
+            ),
+        }
+
+
+class SensorStub:
+
+    def __init__(self, channel: grpclib.client.Channel) -> None:
+        self.Watch = grpclib.client.StreamStreamMethod(
+            channel,
+            '/bench.v1.Sensor/Watch',
+            protos.bench.v1.bench_pb2.WatchRequest,
+            protos.bench.v1.bench_pb2.WatchResponse,
         )

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bprotos/bench/v1/bench.proto\x12\x08\x62\x65nch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\".\n\x0cHelloRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08\x64\x65lay_ms\x18\x02 \x01(\r\"\x1d\n\nHelloReply\x12\x0f\n\x07message\x18\x01 \x01(\t\"H\n\x12ListObjectsRequest\x12\x0e\n\x06\x62ucket\x18\x01 \x01(\t\x12\x0e\n\x06prefix\x18\x02 \x01(\t\x12\x12\n\nbatch_size\x18\x03 \x01(\r\"h\n\nObjectInfo\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\x12\x31\n\rlast_modified\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"9\n\x10ListObjectsReply\x12%\n\x07objects\x18\x01 \x03(\x0b\x32\x14.bench.v1.ObjectInfo\"A\n\x0c\x41rchiveReply\x12\x0e\n\x06listed\x18\x01 \x01(\r\x12\x10\n\x08inserted\x18\x02 \x01(\r\x12\x0f\n\x07updated\x18\x03 \x01(\r2C\n\x07Greeter\x12\x38\n\x08SayHello\x12\x16.bench.v1.HelloRequest\x1a\x14.bench.v1.HelloReply2\xeb\x01\n\x0bObjectStore\x12G\n\x0bListObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x1a.bench.v1.ListObjectsReply\x12K\n\rStreamObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x1a.bench.v1.ListObjectsReply0\x01\x12\x46\n\x0e\x41rchiveObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x16.bench.v1.ArchiveReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bprotos/bench/v1/bench.proto\x12\x08\x62\x65nch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\".\n\x0cHelloRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08\x64\x65lay_ms\x18\x02 \x01(\r\"\x1d\n\nHelloReply\x12\x0f\n\x07message\x18\x01 \x01(\t\"]\n\x12ListObjectsRequest\x12\x0e\n\x06\x62ucket\x18\x01 \x01(\t\x12\x0e\n\x06prefix\x18\x02 \x01(\t\x12\x12\n\nbatch_size\x18\x03 \x01(\r\x12\x13\n\x0bparallelism\x18\x04 \x01(\r\"_\n\x16ListObjectsPageRequest\x12\x0e\n\x06\x62ucket\x18\x01 \x01(\t\x12\x0e\n\x06prefix\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\"V\n\x14ListObjectsPageReply\x12%\n\x07objects\x18\x01 \x03(\x0b\x32\x14.bench.v1.ObjectInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"h\n\nObjectInfo\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\x12\x31\n\rlast_modified\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"9\n\x10ListObjectsReply\x12%\n\x07objects\x18\x01 \x03(\x0b\x32\x14.bench.v1.ObjectInfo\"A\n\x0c\x41rchiveReply\x12\x0e\n\x06listed\x18\x01 \x01(\r\x12\x10\n\x08inserted\x18\x02 \x01(\r\x12\x0f\n\x07updated\x18\x03 \x01(\r\"\xbb\x01\n\x0cWatchRequest\x12\x36\n\x0e\x63reate_request\x18\x01 \x01(\x0b\x32\x1c.bench.v1.WatchCreateRequestH\x00\x12\x36\n\x0e\x63\x61ncel_request\x18\x02 \x01(\x0b\x32\x1c.bench.v1.WatchCancelRequestH\x00\x12\x30\n\x0bnow_request\x18\x03 \x01(\x0b\x32\x19.bench.v1.WatchNowRequestH\x00\x42\t\n\x07request\"\'\n\x12WatchCreateRequest\x12\x11\n\tsensor_id\x18\x01 \x01(\t\"\'\n\x12WatchCancelRequest\x12\x11\n\tsensor_id\x18\x01 \x01(\t\"$\n\x0fWatchNowRequest\x12\x11\n\tsensor_id\x18\x01 \x01(\t\"\x92\x01\n\rWatchResponse\x12\x11\n\tsensor_id\x18\x01 \x01(\t\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\x12\x10\n\x08\x63\x61nceled\x18\x03 \x01(\x08\x12\r\n\x05\x65rror\x18\x04 \x01(\t\x12-\n\ttimestamp\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05value\x18\x06 \x01(\x05\x32\x85\x01\n\x07Greeter\x12\x38\n\x08SayHello\x12\x16.bench.v1.HelloRequest\x1a\x14.bench.v1.HelloReply\x12@\n\x0eSayHelloStream\x12\x16.bench.v1.HelloRequest\x1a\x14.bench.v1.HelloReply0\x01\x32\xc0\x02\n\x0bObjectStore\x12G\n\x0bListObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x1a.bench.v1.ListObjectsReply\x12K\n\rStreamObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x1a.bench.v1.ListObjectsReply0\x01\x12\x46\n\x0e\x41rchiveObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x16.bench.v1.ArchiveReply\x12S\n\x0fListObjectsPage\x12 .bench.v1.ListObjectsPageRequest\x1a\x1e.bench.v1.ListObjectsPageReply2F\n\x06Sensor\x12<\n\x05Watch\x12\x16.bench.v1.WatchRequest\x1a\x17.bench.v1.WatchResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,15 +37,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_HELLOREPLY']._serialized_start=122
   _globals['_HELLOREPLY']._serialized_end=151
   _globals['_LISTOBJECTSREQUEST']._serialized_start=153
-  _globals['_LISTOBJECTSREQUEST']._serialized_end=225
-  _globals['_OBJECTINFO']._serialized_start=227
-  _globals['_OBJECTINFO']._serialized_end=331
-  _globals['_LISTOBJECTSREPLY']._serialized_start=333
-  _globals['_LISTOBJECTSREPLY']._serialized_end=390
-  _globals['_ARCHIVEREPLY']._serialized_start=392
-  _globals['_ARCHIVEREPLY']._serialized_end=457
-  _globals['_GREETER']._serialized_start=459
-  _globals['_GREETER']._serialized_end=526
-  _globals['_OBJECTSTORE']._serialized_start=529
-  _globals['_OBJECTSTORE']._serialized_end=764
+  _globals['_LISTOBJECTSREQUEST']._serialized_end=246
+  _globals['_LISTOBJECTSPAGEREQUEST']._serialized_start=248
+  _globals['_LISTOBJECTSPAGEREQUEST']._serialized_end=343
+  _globals['_LISTOBJECTSPAGEREPLY']._serialized_start=345
+  _globals['_LISTOBJECTSPAGEREPLY']._serialized_end=431
+  _globals['_OBJECTINFO']._serialized_start=433
+  _globals['_OBJECTINFO']._serialized_end=537
+  _globals['_LISTOBJECTSREPLY']._serialized_start=539
+  _globals['_LISTOBJECTSREPLY']._serialized_end=596
+  _globals['_ARCHIVEREPLY']._serialized_start=598
+  _globals['_ARCHIVEREPLY']._serialized_end=663
+  _globals['_WATCHREQUEST']._serialized_start=666
+  _globals['_WATCHREQUEST']._serialized_end=853
+  _globals['_WATCHCREATEREQUEST']._serialized_start=855
+  _globals['_WATCHCREATEREQUEST']._serialized_end=894
+  _globals['_WATCHCANCELREQUEST']._serialized_start=896
+  _globals['_WATCHCANCELREQUEST']._serialized_end=935
+  _globals['_WATCHNOWREQUEST']._serialized_start=937
+  _globals['_WATCHNOWREQUEST']._serialized_end=973
+  _globals['_WATCHRESPONSE']._serialized_start=976
+  _globals['_WATCHRESPONSE']._serialized_end=1122
+  _globals['_GREETER']._serialized_start=1125
+  _globals['_GREETER']._serialized_end=1258
+  _globals['_OBJECTSTORE']._serialized_start=1261
+  _globals['_OBJECTSTORE']._serialized_end=1581
+  _globals['_SENSOR']._serialized_start=1583
+  _globals['_SENSOR']._serialized_end=1653
 # @@protoc_insertion_point(module_scope)

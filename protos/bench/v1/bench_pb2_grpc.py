@@ -40,6 +40,11 @@ class GreeterStub:
                 request_serializer=protos_dot_bench_dot_v1_dot_bench__pb2.HelloRequest.SerializeToString,
                 response_deserializer=protos_dot_bench_dot_v1_dot_bench__pb2.HelloReply.FromString,
                 _registered_method=True)
+        self.SayHelloStream = channel.unary_stream(
+                '/bench.v1.Greeter/SayHelloStream',
+                request_serializer=protos_dot_bench_dot_v1_dot_bench__pb2.HelloRequest.SerializeToString,
+                response_deserializer=protos_dot_bench_dot_v1_dot_bench__pb2.HelloReply.FromString,
+                _registered_method=True)
 
 
 class GreeterServicer:
@@ -53,11 +58,23 @@ class GreeterServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SayHelloStream(self, request, context):
+        """Exactly one message, SayHello's reply: what a stream costs where a unary call would do.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GreeterServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'SayHello': grpc.unary_unary_rpc_method_handler(
                     servicer.SayHello,
+                    request_deserializer=protos_dot_bench_dot_v1_dot_bench__pb2.HelloRequest.FromString,
+                    response_serializer=protos_dot_bench_dot_v1_dot_bench__pb2.HelloReply.SerializeToString,
+            ),
+            'SayHelloStream': grpc.unary_stream_rpc_method_handler(
+                    servicer.SayHelloStream,
                     request_deserializer=protos_dot_bench_dot_v1_dot_bench__pb2.HelloRequest.FromString,
                     response_serializer=protos_dot_bench_dot_v1_dot_bench__pb2.HelloReply.SerializeToString,
             ),
@@ -100,6 +117,33 @@ class Greeter:
             metadata,
             _registered_method=True)
 
+    @staticmethod
+    def SayHelloStream(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/bench.v1.Greeter/SayHelloStream',
+            protos_dot_bench_dot_v1_dot_bench__pb2.HelloRequest.SerializeToString,
+            protos_dot_bench_dot_v1_dot_bench__pb2.HelloReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
 
 class ObjectStoreStub:
     """ObjectStore lists an S3 bucket, whole or streamed, and archives the listing in MongoDB.
@@ -125,6 +169,11 @@ class ObjectStoreStub:
                 '/bench.v1.ObjectStore/ArchiveObjects',
                 request_serializer=protos_dot_bench_dot_v1_dot_bench__pb2.ListObjectsRequest.SerializeToString,
                 response_deserializer=protos_dot_bench_dot_v1_dot_bench__pb2.ArchiveReply.FromString,
+                _registered_method=True)
+        self.ListObjectsPage = channel.unary_unary(
+                '/bench.v1.ObjectStore/ListObjectsPage',
+                request_serializer=protos_dot_bench_dot_v1_dot_bench__pb2.ListObjectsPageRequest.SerializeToString,
+                response_deserializer=protos_dot_bench_dot_v1_dot_bench__pb2.ListObjectsPageReply.FromString,
                 _registered_method=True)
 
 
@@ -153,6 +202,13 @@ class ObjectStoreServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListObjectsPage(self, request, context):
+        """One page of at most page_size objects in key order; follow next_page_token for the next.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ObjectStoreServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -170,6 +226,11 @@ def add_ObjectStoreServicer_to_server(servicer, server):
                     servicer.ArchiveObjects,
                     request_deserializer=protos_dot_bench_dot_v1_dot_bench__pb2.ListObjectsRequest.FromString,
                     response_serializer=protos_dot_bench_dot_v1_dot_bench__pb2.ArchiveReply.SerializeToString,
+            ),
+            'ListObjectsPage': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListObjectsPage,
+                    request_deserializer=protos_dot_bench_dot_v1_dot_bench__pb2.ListObjectsPageRequest.FromString,
+                    response_serializer=protos_dot_bench_dot_v1_dot_bench__pb2.ListObjectsPageReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -254,6 +315,110 @@ class ObjectStore:
             '/bench.v1.ObjectStore/ArchiveObjects',
             protos_dot_bench_dot_v1_dot_bench__pb2.ListObjectsRequest.SerializeToString,
             protos_dot_bench_dot_v1_dot_bench__pb2.ArchiveReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListObjectsPage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/bench.v1.ObjectStore/ListObjectsPage',
+            protos_dot_bench_dot_v1_dot_bench__pb2.ListObjectsPageRequest.SerializeToString,
+            protos_dot_bench_dot_v1_dot_bench__pb2.ListObjectsPageReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+
+class SensorStub:
+    """Sensor streams readings of the sensors a client watches, on one bidirectional stream.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.Watch = channel.stream_stream(
+                '/bench.v1.Sensor/Watch',
+                request_serializer=protos_dot_bench_dot_v1_dot_bench__pb2.WatchRequest.SerializeToString,
+                response_deserializer=protos_dot_bench_dot_v1_dot_bench__pb2.WatchResponse.FromString,
+                _registered_method=True)
+
+
+class SensorServicer:
+    """Sensor streams readings of the sensors a client watches, on one bidirectional stream.
+    """
+
+    def Watch(self, request_iterator, context):
+        """Create, cancel and "now" requests in; created/canceled answers and readings out. Ends OK when the
+        client closes its side.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_SensorServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'Watch': grpc.stream_stream_rpc_method_handler(
+                    servicer.Watch,
+                    request_deserializer=protos_dot_bench_dot_v1_dot_bench__pb2.WatchRequest.FromString,
+                    response_serializer=protos_dot_bench_dot_v1_dot_bench__pb2.WatchResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'bench.v1.Sensor', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('bench.v1.Sensor', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class Sensor:
+    """Sensor streams readings of the sensors a client watches, on one bidirectional stream.
+    """
+
+    @staticmethod
+    def Watch(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/bench.v1.Sensor/Watch',
+            protos_dot_bench_dot_v1_dot_bench__pb2.WatchRequest.SerializeToString,
+            protos_dot_bench_dot_v1_dot_bench__pb2.WatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

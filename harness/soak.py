@@ -1,0 +1,484 @@
+"""python -m harness soak: a mixed load for minutes while a schedule breaks the backends, then the verdict.
+
+Each server variant in turn gets its own backends (versitygw, mongo-java-server), each behind a
+toxiproxy proxy, and a mixed load at concurrency 20 from our own driver (ghz drives one RPC at a time):
+five calls at once each of hello, s3-unary (ListObjects), s3-stream (StreamObjects, batch 10) and
+s3-mongo (ArchiveObjects), on the 893-object bucket, each caller pausing THINK_SECONDS between calls.
+Meanwhile the schedule injects, each for FAULT_SECONDS: S3 connections reset, S3 timing out (data
+dropped), 2 s of added S3 latency, MongoDB unreachable, and the S3 server stopped and restarted on its
+port and data.
+
+Recorded per second and per RPC: OK calls and every status code; per second, the server's RSS, open
+file descriptors and threads. The criteria (`verdict`) are checked from the report alone:
+- during a fault, only calls that need the failed backend fail, and only with UNAVAILABLE or
+  DEADLINE_EXCEEDED; hello never fails;
+- no call fails unless it was in flight during a fault window or the RECOVERY_SECONDS after it;
+- RSS grows at most 10% from minute 2 (or a fifth of a shorter soak) to the end;
+- file descriptors and threads end no higher than under the same load before the first fault (after a
+  warm-up at four times the concurrency has grown the server's thread and connection pools);
+- afterwards the archive collection holds exactly one document per object in the bucket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import grpc
+import psutil
+import pymongo
+
+from harness.backends import (
+    Toxiproxy,
+    VersityGW,
+    backend_env,
+    mongo_java_server,
+    mongo_upstream,
+    s3_upstream,
+    seed_bucket,
+    through_proxies,
+    toxiproxy,
+    versitygw,
+)
+from harness.matrix import BENCH_BUCKET, BENCH_OBJECTS, ServerVariant
+from harness.resources import process_tree
+from harness.results import environment, write_bytes_atomic, write_json_atomic
+from harness.serving import running_server
+from harness.summaries import png
+from protos.bench.v1 import bench_pb2, bench_pb2_grpc
+from scenarios.config import BackendConfig
+from scenarios.objects import ARCHIVE_COLLECTION
+
+SOAK_SERVERS = ("sync-w10", "grpclib-uvloop", "aio-uvloop")  # one per stack unless --servers says otherwise
+CALLS_PER_RPC = 5  # concurrency 20: five calls at once of each of the four RPCs
+WARMUP_SECONDS = 10.0
+WARMUP_CALLERS = 4 * CALLS_PER_RPC
+DEADLINE_SECONDS = 10.0
+# A caller's pause between its calls: it keeps hello (a millisecond a call) from turning the mix into a
+# hello benchmark, and the driver, which shares its CPU with the backends, from starving them.
+THINK_SECONDS = 0.02
+BACKEND_TIMEOUT = 2.0  # the servers' S3 and MongoDB timeouts: two S3 attempts end before the deadline
+FAULT_SECONDS = 5.0
+RECOVERY_SECONDS = 2.0
+RESTART_PAUSE_SECONDS = 2.0  # how long the S3 server stays down before it is started again
+BASELINE = (5.0, 20.0)  # seconds into the load: its file descriptors and threads before any fault
+FINAL_SECONDS = 10.0  # the last seconds of the load: where they must be back
+RSS_FROM_SECONDS = 120.0
+RSS_GROWTH = 0.10
+DRIVER_BUSY = 0.80
+SOAK_DOC = (
+    "five calls at once each of hello, ListObjects, StreamObjects (batch 10) and ArchiveObjects on the 893-object "
+    "bucket; faults of 5 s each: S3 connections reset, S3 timing out, 2 s of added S3 latency, MongoDB "
+    "unreachable, and the S3 server stopped and restarted; each caller pauses 20 ms between calls, a call has "
+    "a 10 s deadline, and the servers' backend timeouts are 2 s (BACKEND_READ_TIMEOUT, BACKEND_CONNECT_TIMEOUT)"
+)
+ALLOWED = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED"})
+
+# The RPCs of the mix, and the backends each needs.
+NEEDS: dict[str, frozenset[str]] = {
+    "hello": frozenset(),
+    "s3-unary": frozenset({"s3"}),
+    "s3-stream": frozenset({"s3"}),
+    "s3-mongo": frozenset({"s3", "mongodb"}),
+}
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One injected fault: what, on which backend, and when (seconds from the start of the load)."""
+
+    name: str
+    backend: str
+    start: float
+    end: float = 0.0  # filled in when the fault is over: a restart lasts as long as it takes
+
+
+FAULTS = (
+    ("s3-connections-reset", "s3"),
+    ("s3-timing-out", "s3"),
+    ("s3-latency-2s", "s3"),
+    ("mongodb-unreachable", "mongodb"),
+    ("s3-stopped-and-restarted", "s3"),
+)
+
+
+def schedule(seconds: float) -> list[tuple[str, str, float]]:
+    """(fault, backend, start): the five faults, twice in a soak of 10 minutes or more, spread evenly
+    from a quarter of the soak to four fifths, so that its start and end see none."""
+    rounds = max(1, int(seconds // 300))
+    names = [fault for _ in range(rounds) for fault in FAULTS]
+    first, last = 0.25 * seconds, 0.8 * seconds
+    spacing = (last - first) / len(names)
+    return [(name, backend, round(first + index * spacing, 1)) for index, (name, backend) in enumerate(names)]
+
+
+@dataclass
+class Tally:
+    """Per second since the load started: per RPC, calls by status; the failed calls one by one."""
+
+    begun: float
+    seconds: dict[int, dict[str, Counter[str]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(Counter))
+    )
+    failures: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, rpc: str, started: float, ended: float, code: str, message: str = "") -> None:
+        self.seconds[int(ended - self.begun)][rpc][code] += 1
+        if code != "OK":
+            self.failures.append(
+                {
+                    "rpc": rpc,
+                    "started": round(started - self.begun, 3),
+                    "ended": round(ended - self.begun, 3),
+                    "code": code,
+                    "message": message[:200],
+                }
+            )
+
+
+def _calls(channel: grpc.aio.Channel) -> dict[str, Callable[[], Awaitable[None]]]:
+    greeter, store = bench_pb2_grpc.GreeterStub(channel), bench_pb2_grpc.ObjectStoreStub(channel)
+    listing = bench_pb2.ListObjectsRequest(bucket=BENCH_BUCKET)
+
+    async def hello() -> None:
+        await greeter.SayHello(bench_pb2.HelloRequest(name="soak"), timeout=DEADLINE_SECONDS)
+
+    async def unary() -> None:
+        await store.ListObjects(listing, timeout=DEADLINE_SECONDS)
+
+    async def stream() -> None:
+        request = bench_pb2.ListObjectsRequest(bucket=BENCH_BUCKET, batch_size=10)
+        async for _ in store.StreamObjects(request, timeout=DEADLINE_SECONDS):
+            pass
+
+    async def archive() -> None:
+        await store.ArchiveObjects(listing, timeout=DEADLINE_SECONDS)
+
+    return {"hello": hello, "s3-unary": unary, "s3-stream": stream, "s3-mongo": archive}
+
+
+async def drive(target: str, seconds: float, tally: Tally, callers: int = CALLS_PER_RPC) -> None:
+    """`callers` closed-loop callers per RPC, each on its own channel, for `seconds`."""
+    deadline = tally.begun + seconds
+
+    async def caller(rpc: str) -> None:
+        async with grpc.aio.insecure_channel(target) as channel:
+            call = _calls(channel)[rpc]
+            while time.monotonic() < deadline:
+                started = time.monotonic()
+                try:
+                    await call()
+                    tally.add(rpc, started, time.monotonic(), "OK")
+                except grpc.aio.AioRpcError as error:
+                    tally.add(rpc, started, time.monotonic(), error.code().name, error.details() or "")
+                await asyncio.sleep(THINK_SECONDS)
+
+    await asyncio.gather(*(caller(rpc) for rpc in NEEDS for _ in range(callers)))
+
+
+class Backends:
+    """versitygw and mongo-java-server behind toxiproxy; S3 can be stopped and started again in place."""
+
+    def __init__(self, stack: ExitStack) -> None:
+        self._data = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="soak-s3-")))
+        self._stack = stack
+        self._s3_stack = ExitStack()
+        stack.callback(self._s3_stack.close)
+        self.gateway: VersityGW = self._s3_stack.enter_context(versitygw(self._data))
+        mongo_uri, _ = stack.enter_context(mongo_java_server())
+        self.direct = self.gateway.config(BackendConfig(mongo_uri=mongo_uri))
+        self.proxy: Toxiproxy = stack.enter_context(toxiproxy())
+        s3 = self.proxy.add_proxy("s3", s3_upstream(self.direct))
+        mongo = self.proxy.add_proxy("mongodb", mongo_upstream(self.direct))
+        # Backend timeouts below the calls' deadline: a hung backend frees a worker thread in time.
+        self.config = replace(
+            through_proxies(self.direct, s3, mongo), connect_timeout=BACKEND_TIMEOUT, read_timeout=BACKEND_TIMEOUT
+        )
+
+    def restart_s3(self) -> None:
+        """Stop the S3 server, leave it down a moment, start it again on the same port, data and keys."""
+        port = int(self.gateway.endpoint.rpartition(":")[2])
+        credentials = self.gateway.credentials
+        self._s3_stack.close()
+        time.sleep(RESTART_PAUSE_SECONDS)
+        self._s3_stack = ExitStack()
+        self.gateway = self._s3_stack.enter_context(versitygw(self._data, port, credentials))
+
+    def inject(self, name: str) -> None:
+        """Hold a fault for FAULT_SECONDS (a restart for as long as it takes), then lift it."""
+        if name == "s3-stopped-and-restarted":
+            self.restart_s3()
+            return
+        if name == "mongodb-unreachable":
+            self.proxy.set_enabled("mongodb", False)
+            time.sleep(FAULT_SECONDS)
+            self.proxy.set_enabled("mongodb", True)
+            return
+        kind, attributes = {
+            "s3-connections-reset": ("reset_peer", {"timeout": 0}),
+            "s3-timing-out": ("timeout", {"timeout": 0}),
+            "s3-latency-2s": ("latency", {"latency": 2000}),
+        }[name]
+        self.proxy.add_toxic("s3", name, kind, attributes)
+        time.sleep(FAULT_SECONDS)
+        self.proxy.remove_toxic("s3", name)
+
+
+def sample_server(pid: int) -> dict[str, int]:
+    """The server's RSS, open file descriptors and threads, summed over its processes."""
+    totals = {"rss_bytes": 0, "fds": 0, "threads": 0}
+    for process in process_tree(psutil.Process(pid)):
+        try:
+            with process.oneshot():
+                totals["rss_bytes"] += process.memory_info().rss
+                totals["fds"] += process.num_fds()
+                totals["threads"] += process.num_threads()
+        except psutil.Error:
+            continue
+    return totals
+
+
+@contextmanager
+def faults_on_schedule(backends: Backends, begun: float, plan: list[tuple[str, str, float]]) -> Iterator[list[Fault]]:
+    """Inject the planned faults from a thread while the load runs; yields the faults as they happen."""
+    happened: list[Fault] = []
+    failed: list[BaseException] = []
+    stop = threading.Event()
+
+    def run() -> None:
+        try:
+            for name, backend, start in plan:
+                if stop.wait(max(0.0, begun + start - time.monotonic())):
+                    return
+                started = time.monotonic() - begun
+                backends.inject(name)
+                happened.append(Fault(name, backend, round(started, 3), round(time.monotonic() - begun, 3)))
+        except BaseException as error:  # raised in the soak's own thread below
+            failed.append(error)
+
+    thread = threading.Thread(target=run, name="faults", daemon=True)
+    thread.start()
+    try:
+        yield happened
+    finally:
+        stop.set()
+        thread.join()
+    if failed:
+        raise RuntimeError(f"injecting a fault failed, so the soak proves nothing: {failed[0]!r}") from failed[0]
+    if len(happened) < len(plan):
+        raise RuntimeError(f"only {len(happened)} of {len(plan)} faults were injected before the load ended")
+
+
+def archive_documents(config: BackendConfig) -> tuple[int, int]:
+    """(documents in the archive collection for the bucket, distinct object keys among them)."""
+    client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(config.mongo_uri, serverSelectionTimeoutMS=5000)
+    try:
+        collection = client[config.mongo_db][ARCHIVE_COLLECTION]
+        documents = collection.count_documents({"bucket": BENCH_BUCKET})
+        return documents, len(collection.distinct("key", {"bucket": BENCH_BUCKET}))
+    finally:
+        client.close()
+
+
+def soak_one(variant: ServerVariant, seconds: float, server_cpus: Sequence[int]) -> dict[str, Any]:
+    """One variant under the mixed load and the fault schedule; the report, with its verdict."""
+    with ExitStack() as stack:
+        backends = Backends(stack)
+        seed_bucket(backends.direct, BENCH_BUCKET, BENCH_OBJECTS)
+        target, child = stack.enter_context(running_server(variant, backend_env(backends.config), cpus=server_cpus))
+        plan = schedule(seconds)
+        # Warm-up, not recorded: the server's thread and connection pools grow to what WARMUP_CALLERS
+        # calls at once need, so that the levels before the first fault are the warm ones.
+        asyncio.run(drive(target, WARMUP_SECONDS, Tally(time.monotonic()), WARMUP_CALLERS))
+        begun = time.monotonic()
+        tally = Tally(begun)
+        samples: list[dict[str, float]] = []
+        cpu_before = time.process_time()
+
+        async def load_and_sample() -> None:
+            load = asyncio.ensure_future(drive(target, seconds, tally))
+            while not load.done():
+                samples.append({"second": round(time.monotonic() - begun, 1), **sample_server(child.pid)})
+                await asyncio.wait([load], timeout=1.0)
+            load.result()
+
+        with faults_on_schedule(backends, begun, plan) as happened:
+            asyncio.run(load_and_sample())
+        wall = time.monotonic() - begun
+        driver_cpu = time.process_time() - cpu_before
+        documents, keys = archive_documents(backends.direct)
+        server_alive = child.process.poll() is None
+    report = {
+        "server": variant.name,
+        "command": variant.command,
+        "seconds": round(wall, 1),
+        "server_cpus": list(server_cpus),
+        "driver": {"cpu_seconds": round(driver_cpu, 2), "cpu_share": round(driver_cpu / wall, 3)},
+        "schedule": [asdict(fault) for fault in happened],
+        "per_second": {
+            str(second): {rpc: dict(codes) for rpc, codes in rpcs.items()}
+            for second, rpcs in sorted(tally.seconds.items())
+        },
+        "failures": tally.failures,
+        "server_samples": samples,
+        "archive": {"objects": BENCH_OBJECTS, "documents": documents, "distinct_keys": keys},
+        "server_alive_at_end": server_alive,
+    }
+    report["verdict"] = verdict(report)
+    return report
+
+
+def _median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else 0.0
+
+
+def verdict(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each pass criterion, checked from the report alone: {name: {"passed": bool, "detail": str}}."""
+    windows = [(f["start"], f["end"] + RECOVERY_SECONDS, f["backend"]) for f in report["schedule"]]
+    failures = report["failures"]
+
+    def during(failure: dict[str, Any]) -> set[str]:
+        """The backends down while the failed call was in flight."""
+        return {backend for start, end, backend in windows if failure["started"] <= end and failure["ended"] >= start}
+
+    outside = [f for f in failures if not during(f)]
+    wrong = [f for f in failures if during(f) and (f["code"] not in ALLOWED or not during(f) & NEEDS[f["rpc"]])]
+    hello = [f for f in failures if f["rpc"] == "hello"]
+    samples = report["server_samples"]
+    seconds = report["seconds"]
+
+    def window(first: float, last: float, key: str) -> list[float]:
+        return [sample[key] for sample in samples if first <= sample["second"] < last]
+
+    rss_from = min(RSS_FROM_SECONDS, seconds / 5)
+    rss_start = _median(window(rss_from, rss_from + FINAL_SECONDS, "rss_bytes"))
+    rss_end = _median(window(seconds - FINAL_SECONDS, seconds + 1, "rss_bytes"))
+    growth = rss_end / rss_start - 1 if rss_start else 0.0
+    first_fault = min((f["start"] for f in report["schedule"]), default=BASELINE[1])
+    checks: dict[str, dict[str, Any]] = {
+        "server kept serving": {
+            "passed": report["server_alive_at_end"],
+            "detail": "the server process was alive at the end",
+        },
+        "hello never failed": {"passed": not hello, "detail": f"{len(hello)} failed hello calls"},
+        "failures only in fault windows": {
+            "passed": not outside,
+            "detail": f"{len(outside)} of {len(failures)} failed calls outside every fault window "
+            f"+ {RECOVERY_SECONDS:g} s",
+        },
+        "failures only of calls needing the failed backend, with UNAVAILABLE or DEADLINE_EXCEEDED": {
+            "passed": not wrong,
+            "detail": f"{len(wrong)} failed calls otherwise; codes seen: "
+            + ", ".join(f"{code} {count}" for code, count in sorted(Counter(f["code"] for f in failures).items())),
+        },
+        "RSS grew at most 10%": {
+            "passed": growth <= RSS_GROWTH,
+            "detail": f"{rss_start / 2**20:.1f} MiB at {rss_from:g} s, "
+            f"{rss_end / 2**20:.1f} MiB at the end ({growth:+.1%})",
+        },
+    }
+    for key, label in (("fds", "file descriptors"), ("threads", "threads")):
+        before = max(window(BASELINE[0], min(BASELINE[1], first_fault), key), default=0)
+        after = _median(window(seconds - FINAL_SECONDS, seconds + 1, key))
+        checks[f"{label} back to their starting level"] = {
+            "passed": after <= before,
+            "detail": f"at most {before:g} before the first fault, {after:g} at the end",
+        }
+    archive = report["archive"]
+    checks["one archive document per object"] = {
+        "passed": archive["documents"] == archive["distinct_keys"] == archive["objects"],
+        "detail": f"{archive['documents']} documents, {archive['distinct_keys']} distinct keys, "
+        f"{archive['objects']} objects",
+    }
+    return checks
+
+
+def passed(report: dict[str, Any]) -> bool:
+    return all(check["passed"] for check in report["verdict"].values())
+
+
+def chart(report: dict[str, Any], title: str) -> bytes:
+    """OK calls per second per RPC, failed calls per second by code, and the server's RSS, fds and threads;
+    fault windows shaded."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (ok_axes, failed_axes, server_axes) = plt.subplots(3, 1, figsize=(11, 8.5), sharex=True)
+    per_second = {int(second): rpcs for second, rpcs in report["per_second"].items()}
+    span = range(int(report["seconds"]) + 1)
+    for rpc in NEEDS:
+        ok_axes.plot(span, [per_second.get(s, {}).get(rpc, {}).get("OK", 0) for s in span], label=rpc, linewidth=0.8)
+    codes = sorted({code for rpcs in per_second.values() for each in rpcs.values() for code in each if code != "OK"})
+    for code in codes:
+        counts = [sum(each.get(code, 0) for each in per_second.get(s, {}).values()) for s in span]
+        failed_axes.bar(span, counts, width=1.0, label=code, alpha=0.7)
+    samples = report["server_samples"]
+    times = [sample["second"] for sample in samples]
+    server_axes.plot(times, [sample["rss_bytes"] / 2**20 for sample in samples], label="RSS (MiB)")
+    server_axes.plot(times, [sample["fds"] for sample in samples], label="open file descriptors")
+    server_axes.plot(times, [sample["threads"] for sample in samples], label="threads")
+    for axes in (ok_axes, failed_axes, server_axes):
+        for fault in report["schedule"]:
+            axes.axvspan(fault["start"], fault["end"], color="red", alpha=0.12)
+        axes.grid(alpha=0.3)
+    for fault in report["schedule"]:
+        ok_axes.annotate(
+            fault["name"], (fault["start"], 1.0), xycoords=("data", "axes fraction"), fontsize=6, rotation=90, va="top"
+        )
+    ok_axes.set(ylabel="OK calls/s", title=f"{report['server']}: soak under faults (shaded)")
+    failed_axes.set(ylabel="failed calls/s")
+    server_axes.set(xlabel="seconds", ylabel="server")
+    for axes in (ok_axes, failed_axes, server_axes):
+        if axes.get_legend_handles_labels()[0]:
+            axes.legend(fontsize="small", loc="upper right")
+    return png(figure, title)
+
+
+def soak(
+    variants: Sequence[ServerVariant], minutes: float, out_dir: Path, server_cpus: Sequence[int]
+) -> tuple[Path, list[dict[str, Any]]]:
+    """Each variant in turn; writes soak/<run>/run.json, <server>.json and <server>.png under out_dir."""
+    run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    run_dir = out_dir / "soak" / run_id
+    meta: dict[str, Any] = {
+        "run_id": run_id,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "environment": environment("ghz not used"),
+        "minutes": minutes,
+        "servers": [variant.name for variant in variants],
+        "pinning": {"server_cpus": list(server_cpus)},
+        "status": "running",
+    }
+    write_json_atomic(run_dir / "run.json", meta)
+    reports = []
+    own_cpus = os.sched_getaffinity(0)
+    others = own_cpus - set(server_cpus)
+    if server_cpus and others:
+        os.sched_setaffinity(0, others)  # the driver, and the backends it starts, off the server's CPUs
+    try:
+        for variant in variants:
+            report = soak_one(variant, minutes * 60, server_cpus)
+            write_json_atomic(run_dir / f"{variant.name}.json", report)
+            title = f"soak {run_id}, {meta['environment']['cpu_model']}"
+            write_bytes_atomic(run_dir / f"{variant.name}.png", chart(report, title))
+            reports.append(report)
+        meta["status"] = "complete"
+    finally:
+        os.sched_setaffinity(0, own_cpus)
+        if meta["status"] == "running":
+            meta["status"] = "interrupted"
+        write_json_atomic(run_dir / "run.json", meta)
+    return run_dir, reports

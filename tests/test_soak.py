@@ -1,0 +1,122 @@
+"""The soak's schedule and its verdict, on reports built here (pure), and one short soak against a live stack."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.soak import FAULTS, NEEDS, RECOVERY_SECONDS, schedule, verdict
+from harness.tools import ROOT
+from tests.runs import started_by_harness
+
+MiB = 2**20
+
+
+def test_a_ten_minute_soak_injects_each_fault_twice_away_from_its_start_and_end() -> None:
+    plan = schedule(600)
+    assert [name for name, _, _ in plan] == [name for name, _ in FAULTS] * 2
+    starts = [start for _, _, start in plan]
+    assert starts == sorted(starts) and starts[0] >= 150 and starts[-1] <= 480
+    assert min(b - a for a, b in itertools.pairwise(starts)) > 5 + RECOVERY_SECONDS
+    assert [name for name, _, _ in schedule(60)] == [name for name, _ in FAULTS]
+
+
+def _report() -> dict[str, Any]:
+    """A 300 s soak that met every criterion: one S3 fault at 100-105 s, one MongoDB fault at 200-205 s."""
+    samples = [{"second": float(second), "rss_bytes": 100 * MiB, "fds": 40, "threads": 12} for second in range(0, 301)]
+    return {
+        "server": "stack",
+        "seconds": 300.0,
+        "schedule": [
+            {"name": "s3-timing-out", "backend": "s3", "start": 100.0, "end": 105.0},
+            {"name": "mongodb-unreachable", "backend": "mongodb", "start": 200.0, "end": 205.0},
+        ],
+        "failures": [
+            {"rpc": "s3-unary", "started": 99.0, "ended": 104.0, "code": "DEADLINE_EXCEEDED", "message": ""},
+            {"rpc": "s3-mongo", "started": 201.0, "ended": 203.0, "code": "UNAVAILABLE", "message": "mongodb"},
+            # Started in the S3 window's recovery: still excused.
+            {"rpc": "s3-stream", "started": 106.5, "ended": 106.9, "code": "UNAVAILABLE", "message": "s3"},
+        ],
+        "server_samples": samples,
+        "archive": {"objects": 893, "documents": 893, "distinct_keys": 893},
+        "server_alive_at_end": True,
+    }
+
+
+def _failed_checks(report: dict[str, Any]) -> list[str]:
+    return [name for name, check in verdict(report).items() if not check["passed"]]
+
+
+def test_a_soak_whose_failures_all_fall_in_their_windows_passes() -> None:
+    assert _failed_checks(_report()) == []
+
+
+@pytest.mark.parametrize(
+    ("failure", "broken"),
+    [
+        ({"rpc": "hello", "started": 101.0, "ended": 102.0, "code": "UNAVAILABLE"}, "hello never failed"),
+        (
+            {"rpc": "s3-unary", "started": 150.0, "ended": 150.5, "code": "UNAVAILABLE"},
+            "failures only in fault windows",
+        ),
+        ({"rpc": "s3-unary", "started": 201.0, "ended": 202.0, "code": "UNAVAILABLE"}, "failures only of calls"),
+        ({"rpc": "s3-unary", "started": 101.0, "ended": 102.0, "code": "INTERNAL"}, "failures only of calls"),
+    ],
+)
+def test_a_failure_the_fault_does_not_explain_fails_the_soak(failure: dict[str, Any], broken: str) -> None:
+    report = _report()
+    report["failures"].append({**failure, "message": ""})
+    assert any(name.startswith(broken) for name in _failed_checks(report))
+
+
+def test_growing_memory_descriptors_or_threads_fail_the_soak() -> None:
+    report = _report()
+    for sample in report["server_samples"]:
+        if sample["second"] >= 290:
+            sample.update(rss_bytes=120 * MiB, fds=41, threads=13)
+    assert set(_failed_checks(report)) == {
+        "RSS grew at most 10%",
+        "file descriptors back to their starting level",
+        "threads back to their starting level",
+    }
+
+
+def test_a_duplicated_archive_or_a_dead_server_fails_the_soak() -> None:
+    report = copy.deepcopy(_report())
+    report["archive"]["documents"] = 894
+    report["server_alive_at_end"] = False
+    assert set(_failed_checks(report)) == {"one archive document per object", "server kept serving"}
+
+
+def test_every_rpc_of_the_mix_names_the_backends_it_needs() -> None:
+    assert NEEDS["hello"] == frozenset() and NEEDS["s3-mongo"] == {"s3", "mongodb"}
+
+
+def test_a_short_soak_on_a_live_stack_injects_every_fault_and_leaves_nothing_running(tmp_path: Path) -> None:
+    before = started_by_harness()
+    finished = subprocess.run(
+        [sys.executable, "-m", "harness", "soak", "--minutes", "1", "--servers", "aio-uvloop", "--out", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert started_by_harness() <= before
+    (run_dir,) = (tmp_path / "soak").iterdir()
+    report = json.loads((run_dir / "aio-uvloop.json").read_text())
+    assert [fault["name"] for fault in report["schedule"]] == [name for name, _ in FAULTS]
+    assert sum(codes.get("OK", 0) for second in report["per_second"].values() for codes in second.values()) > 0
+    assert (run_dir / "aio-uvloop.png").stat().st_size > 0
+    assert finished.returncode in (0, 1), finished.stderr[-3000:]  # 1: a criterion failed, and it says which
+    verdicts = report["verdict"]
+    assert all(f"{'ok  ' if v['passed'] else 'FAIL'} {name}: " in finished.stdout for name, v in verdicts.items())
+    # What a minute of faults cannot blur: hello is never hurt, the server lives, the archive is exact.
+    for name in ("hello never failed", "server kept serving", "one archive document per object"):
+        assert verdicts[name]["passed"], verdicts[name]
