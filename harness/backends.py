@@ -185,8 +185,7 @@ class Toxiproxy:
         self.api = api
         self.child = child
 
-    # toxiproxy can take its time over a toxic's removal while its connections are busy (Shopify/toxiproxy#558).
-    API_TIMEOUT = 60.0
+    API_TIMEOUT = 30.0
 
     def _send(self, method: str, path: str, body: dict[str, Any] | None = None) -> None:
         data = None if body is None else json.dumps(body).encode()
@@ -213,7 +212,17 @@ class Toxiproxy:
         self._send("POST", f"/proxies/{proxy}/toxics", body)
 
     def remove_toxic(self, proxy: str, toxic: str) -> None:
-        self._send("DELETE", f"/proxies/{proxy}/toxics/{toxic}")
+        """Remove a toxic. toxiproxy can fail to while one of its connections is stuck (it answers 503 after
+        25 s, Shopify/toxiproxy#558): then the proxy is disabled, which closes every connection, and the
+        removal tried again before the proxy is enabled."""
+        try:
+            self._send("DELETE", f"/proxies/{proxy}/toxics/{toxic}")
+        except OSError:
+            self.set_enabled(proxy, False)
+            try:
+                self._send("DELETE", f"/proxies/{proxy}/toxics/{toxic}")
+            finally:
+                self.set_enabled(proxy, True)
 
     def set_enabled(self, proxy: str, enabled: bool) -> None:
         """A disabled proxy closes its connections and refuses new ones: the backend is unreachable."""

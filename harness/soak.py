@@ -68,7 +68,12 @@ DEADLINE_SECONDS = 10.0
 # A caller's pause between its calls: it keeps hello (a millisecond a call) from turning the mix into a
 # hello benchmark, and the driver, which shares its CPU with the backends, from starving them.
 THINK_SECONDS = 0.02
-BACKEND_TIMEOUT = 2.0  # the servers' S3 and MongoDB timeouts: two S3 attempts end before the deadline
+# The servers' backend timeouts. Reads: 2 s, so that two S3 attempts end before the deadline and a hung
+# S3 frees a sync server's worker in time. Connects: 5 s; no fault here black-holes a connect (a reset
+# or a stopped server refuses at once), and with 2 s an event-loop server under this load saw a few
+# connects to the S3 proxy time out with no fault injected (4 calls in 10 minutes on grpclib-uvloop).
+READ_TIMEOUT = 2.0
+CONNECT_TIMEOUT = 5.0
 FAULT_SECONDS = 5.0
 RECOVERY_SECONDS = 2.0
 RESTART_PAUSE_SECONDS = 2.0  # how long the S3 server stays down before it is started again
@@ -81,7 +86,8 @@ SOAK_DOC = (
     "five calls at once each of hello, ListObjects, StreamObjects (batch 10) and ArchiveObjects on the 893-object "
     "bucket; faults of 5 s each: S3 connections reset, S3 timing out, 2 s of added S3 latency, MongoDB "
     "unreachable, and the S3 server stopped and restarted; each caller pauses 20 ms between calls, a call has "
-    "a 10 s deadline, and the servers' backend timeouts are 2 s (BACKEND_READ_TIMEOUT, BACKEND_CONNECT_TIMEOUT)"
+    "a 10 s deadline, and the servers' backend timeouts are 2 s to read and 5 s to connect (BACKEND_READ_TIMEOUT, "
+    "BACKEND_CONNECT_TIMEOUT)"
 )
 ALLOWED = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED"})
 
@@ -203,7 +209,7 @@ class Backends:
         mongo = self.proxy.add_proxy("mongodb", mongo_upstream(self.direct))
         # Backend timeouts below the calls' deadline: a hung backend frees a worker thread in time.
         self.config = replace(
-            through_proxies(self.direct, s3, mongo), connect_timeout=BACKEND_TIMEOUT, read_timeout=BACKEND_TIMEOUT
+            through_proxies(self.direct, s3, mongo), connect_timeout=CONNECT_TIMEOUT, read_timeout=READ_TIMEOUT
         )
 
     def restart_s3(self) -> None:

@@ -167,6 +167,6 @@ def test_the_reason_names_the_wait_bound_of_a_thread_pool() -> None:
     cell = _capacity_cell(knee, (1, 9, 10), slots=1, alone=0.1)
     assert cell.wait_bound == pytest.approx(10, rel=0.01)
     reason = cell.reason()
-    assert reason.startswith("its 1 worker thread each held a call for 100")
+    assert reason.startswith("its 1 worker thread held a call for 100")
     assert "at most 10.0 calls/s (the wait bound)" in reason
     assert "at 10.0 calls/s the core was 8% busy" in reason
