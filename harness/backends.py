@@ -178,6 +178,14 @@ def start_backends(env: Mapping[str, str] = os.environ) -> Iterator[Backends]:
         yield Backends(config, s3_kind, mongo_kind, tuple(children))
 
 
+class ToxiproxyError(OSError):
+    """A toxiproxy API call failed; `status` is the HTTP status when there was one."""
+
+    def __init__(self, message: str, status: int | None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class Toxiproxy:
     """A running toxiproxy: proxies between the servers and a backend, and the faults (toxics) they inject."""
 
@@ -196,7 +204,8 @@ class Toxiproxy:
             with urllib.request.urlopen(request, timeout=self.API_TIMEOUT) as response:
                 response.read()
         except (urllib.error.URLError, OSError) as error:
-            raise OSError(f"toxiproxy {method} {path} failed: {error}") from error
+            status = error.code if isinstance(error, urllib.error.HTTPError) else None
+            raise ToxiproxyError(f"toxiproxy {method} {path} failed: {error}", status) from error
 
     def add_proxy(self, name: str, upstream: str) -> str:
         """A proxy to upstream ("host:port") on a free port; returns its "host:port"."""
@@ -217,10 +226,13 @@ class Toxiproxy:
         removal tried again before the proxy is enabled."""
         try:
             self._send("DELETE", f"/proxies/{proxy}/toxics/{toxic}")
-        except OSError:
+        except ToxiproxyError:
             self.set_enabled(proxy, False)
             try:
                 self._send("DELETE", f"/proxies/{proxy}/toxics/{toxic}")
+            except ToxiproxyError as error:
+                if error.status != 404:  # 404: the first removal went through after all
+                    raise
             finally:
                 self.set_enabled(proxy, True)
 

@@ -40,7 +40,7 @@ from harness.processes import ProcessError
 from harness.report import write_report
 from harness.results import CellRecord, all_runs, resolve_run
 from harness.runner import default_server_cpus, run_all
-from harness.soak import SOAK_SERVERS, passed, soak
+from harness.soak import SOAK_SERVERS, SoakError, passed, soak
 from harness.studies import DEFAULT_STUDIES, STUDIES, study
 from harness.tools import ROOT, MissingPrerequisite, ensure_all
 from scenarios.config import BackendConfig
@@ -390,7 +390,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "seed":
             return seed(args.bucket, args.objects)
         return backends(args.bucket, args.objects)
-    except (MissingPrerequisite, ProcessError, FileNotFoundError) as error:
+    except (MissingPrerequisite, ProcessError, FileNotFoundError, SoakError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -100,6 +100,10 @@ NEEDS: dict[str, frozenset[str]] = {
 }
 
 
+class SoakError(RuntimeError):
+    """The soak could not do what it claims (a fault was not injected): its report would prove nothing."""
+
+
 @dataclass(frozen=True)
 class Fault:
     """One injected fault: what, on which backend, and when (seconds from the start of the load)."""
@@ -281,9 +285,9 @@ def faults_on_schedule(backends: Backends, begun: float, plan: list[tuple[str, s
         stop.set()
         thread.join()
     if failed:
-        raise RuntimeError(f"injecting a fault failed, so the soak proves nothing: {failed[0]!r}") from failed[0]
+        raise SoakError(f"injecting a fault failed, so the soak proves nothing: {failed[0]}") from failed[0]
     if len(happened) < len(plan):
-        raise RuntimeError(f"only {len(happened)} of {len(plan)} faults were injected before the load ended")
+        raise SoakError(f"only {len(happened)} of {len(plan)} faults were injected before the load ended")
 
 
 def archive_documents(config: BackendConfig) -> tuple[int, int]:

@@ -102,7 +102,7 @@ def test_every_rpc_of_the_mix_names_the_backends_it_needs() -> None:
 def test_a_short_soak_on_a_live_stack_injects_every_fault_and_leaves_nothing_running(tmp_path: Path) -> None:
     before = started_by_harness()
     finished = subprocess.run(
-        [sys.executable, "-m", "harness", "soak", "--minutes", "1", "--servers", "aio-uvloop", "--out", str(tmp_path)],
+        [sys.executable, "-m", "harness", "soak", "--minutes", "1", "--servers", "sync-w10", "--out", str(tmp_path)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -110,10 +110,10 @@ def test_a_short_soak_on_a_live_stack_injects_every_fault_and_leaves_nothing_run
     )
     assert started_by_harness() <= before
     (run_dir,) = (tmp_path / "soak").iterdir()
-    report = json.loads((run_dir / "aio-uvloop.json").read_text())
+    report = json.loads((run_dir / "sync-w10.json").read_text())
     assert [fault["name"] for fault in report["schedule"]] == [name for name, _ in FAULTS]
     assert sum(codes.get("OK", 0) for second in report["per_second"].values() for codes in second.values()) > 0
-    assert (run_dir / "aio-uvloop.png").stat().st_size > 0
+    assert (run_dir / "sync-w10.png").stat().st_size > 0
     assert finished.returncode in (0, 1), finished.stderr[-3000:]  # 1: a criterion failed, and it says which
     verdicts = report["verdict"]
     assert all(f"{'ok  ' if v['passed'] else 'FAIL'} {name}: " in finished.stdout for name, v in verdicts.items())
