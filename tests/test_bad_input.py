@@ -75,10 +75,12 @@ def test_a_server_with_a_call_limit_refuses_calls_beyond_it(
     limited = ServerVariant("max1", module, (*args, "--max-concurrent-rpcs", "1"), 1, "1 call at once")
     with running_server(limited, backends.env()) as (target, child), grpc.insecure_channel(target) as channel:
         stub = bench_pb2_grpc.GreeterStub(channel)
-        slow = stub.SayHello.future(bench_pb2.HelloRequest(name="slow", delay_ms=2000), timeout=10)
+        assert stub.SayHello(bench_pb2.HelloRequest(name="first"), timeout=5).message == "Hello first"  # connected
+        slow = stub.SayHello.future(bench_pb2.HelloRequest(name="slow", delay_ms=3000), timeout=10)
+        time.sleep(0.3)  # the slow call reaches the server and takes the only slot, which it holds for 3 s
         refused = None
-        deadline = time.monotonic() + 1.5  # the slow call holds the only slot for 2 s
-        while refused is None and time.monotonic() < deadline:
+        deadline = time.monotonic() + 2.0
+        while refused is None and time.monotonic() < deadline and not slow.done():
             try:
                 stub.SayHello(bench_pb2.HelloRequest(name="quick"), timeout=5)
             except grpc.RpcError as error:
