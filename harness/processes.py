@@ -136,3 +136,17 @@ def managed_process(
         child.stop()
         if own_log:
             child.log_path.unlink(missing_ok=True)
+
+
+@contextmanager
+def off_cpus(server_cpus: Sequence[int]) -> Iterator[None]:
+    """This process, and every child it starts meanwhile (driver, backends), kept off the server's CPUs
+    while there are others; its own affinity back afterwards."""
+    own = os.sched_getaffinity(0)
+    others = own - set(server_cpus)
+    if server_cpus and others:
+        os.sched_setaffinity(0, others)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, own)

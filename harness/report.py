@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.results import StudyRun, all_runs, load_study, read_json, studies_in, write_bytes_atomic, write_text_atomic
-from harness.soak import DRIVER_BUSY, SOAK_DOC
+from harness.soak import SOAK_DOC
 from harness.studies import STUDIES, Study
+from harness.summaries import DRIVER_BUSY
 
 
 def runs_of(study: Study, runs: Sequence[Path]) -> list[StudyRun]:

@@ -24,7 +24,7 @@ from harness.drivers import DRIVERS, DriverError
 from harness.matrix import Cell, Scenario
 from harness.measure import CellContext
 from harness.options import RunOptions
-from harness.processes import ProcessError
+from harness.processes import ProcessError, off_cpus
 from harness.results import SCHEMA, CellRecord, StudyRun, environment, load_cells, save_cell, write_json_atomic
 from harness.serving import running_server
 from harness.studies import DEFAULT_STUDIES, Study, study
@@ -222,9 +222,6 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, dict[str,
     run_dir = options.out_dir / "runs" / run_id
     plans = [(each, each.cells(options)) for each in chosen_studies(options)]
     tools = {each.driver: ensure_go_tool(DRIVERS[each.driver].tool) for each, _ in plans}
-    own_cpus = os.sched_getaffinity(0)
-    if options.server_cpus:
-        os.sched_setaffinity(0, options.other_cpus)  # the drivers and the backends inherit it
     meta: dict[str, Any] = {
         "schema": SCHEMA,
         "run_id": run_id,
@@ -245,6 +242,7 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, dict[str,
     write_json_atomic(run_dir / "run.json", meta)
     try:
         with ExitStack() as stack:
+            stack.enter_context(off_cpus(options.server_cpus))  # the drivers and the backends inherit it
             config, routes = None, None
             if options.target:  # the target has backends of its own; the harness starts none
                 meta["target"] = {"address": options.target, "name": (options.servers or ())[0].name}
@@ -269,5 +267,4 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, dict[str,
             meta["status"] = "interrupted"
         meta["wall_seconds"] = round(time.monotonic() - begun, 1)
         write_json_atomic(run_dir / "run.json", meta)
-        os.sched_setaffinity(0, own_cpus)
     return run_dir, meta

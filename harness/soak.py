@@ -22,7 +22,6 @@ file descriptors and threads. The criteria (`verdict`) are checked from the repo
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
 import tempfile
 import threading
@@ -52,6 +51,7 @@ from harness.backends import (
     versitygw,
 )
 from harness.matrix import BENCH_BUCKET, BENCH_OBJECTS, ServerVariant
+from harness.processes import off_cpus
 from harness.resources import process_tree
 from harness.results import environment, write_bytes_atomic, write_json_atomic
 from harness.serving import running_server
@@ -81,7 +81,6 @@ BASELINE = (5.0, 20.0)  # seconds into the load: its file descriptors and thread
 FINAL_SECONDS = 10.0  # the last seconds of the load: where they must be back
 RSS_FROM_SECONDS = 120.0
 RSS_GROWTH = 0.10
-DRIVER_BUSY = 0.80
 SOAK_DOC = (
     "five calls at once each of hello, ListObjects, StreamObjects (batch 10) and ArchiveObjects on the 893-object "
     "bucket; faults of 5 s each: S3 connections reset, S3 timing out, 2 s of added S3 latency, MongoDB "
@@ -111,7 +110,7 @@ class Fault:
     name: str
     backend: str
     start: float
-    end: float = 0.0  # filled in when the fault is over: a restart lasts as long as it takes
+    end: float  # when the fault was over: a restart lasts as long as it takes
 
 
 FAULTS = (
@@ -474,20 +473,16 @@ def soak(
     }
     write_json_atomic(run_dir / "run.json", meta)
     reports = []
-    own_cpus = os.sched_getaffinity(0)
-    others = own_cpus - set(server_cpus)
-    if server_cpus and others:
-        os.sched_setaffinity(0, others)  # the driver, and the backends it starts, off the server's CPUs
     try:
-        for variant in variants:
-            report = soak_one(variant, minutes * 60, server_cpus)
-            write_json_atomic(run_dir / f"{variant.name}.json", report)
-            title = f"soak {run_id}, {meta['environment']['cpu_model']}"
-            write_bytes_atomic(run_dir / f"{variant.name}.png", chart(report, title))
-            reports.append(report)
+        with off_cpus(server_cpus):
+            for variant in variants:
+                report = soak_one(variant, minutes * 60, server_cpus)
+                write_json_atomic(run_dir / f"{variant.name}.json", report)
+                title = f"soak {run_id}, {meta['environment']['cpu_model']}"
+                write_bytes_atomic(run_dir / f"{variant.name}.png", chart(report, title))
+                reports.append(report)
         meta["status"] = "complete"
     finally:
-        os.sched_setaffinity(0, own_cpus)
         if meta["status"] == "running":
             meta["status"] = "interrupted"
         write_json_atomic(run_dir / "run.json", meta)

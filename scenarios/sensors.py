@@ -77,12 +77,8 @@ class SensorHub:
 class WatchSession:
     """One Watch stream: its answers to requests, and the sensors it watches on the hub."""
 
-    _ids = iter(range(1, 2**62))
-    _ids_lock = threading.Lock()
-
     def __init__(self, hub: SensorHub, deliver: Deliver) -> None:
-        with self._ids_lock:
-            self._id = next(self._ids)
+        self._id = id(self)  # the hub's key for this stream's deliveries while it lives
         self._hub = hub
         self._deliver = deliver
         self._watching: set[str] = set()

@@ -21,7 +21,7 @@ from protos.bench.v1 import bench_pb2
 from scenarios.config import BackendConfig
 from scenarios.errors import BackendUnavailable, Cancelled, InvalidArgument, NotFound, ScenarioError
 from scenarios.objects import ArchiveCounts
-from scenarios.sensors import DEFAULT_INTERVAL_MS
+from scenarios.sensors import DEFAULT_INTERVAL_MS, interval_seconds
 from servers.diagnostics import diagnosed_loop
 
 LOOPS = ("asyncio", "uvloop")
@@ -88,8 +88,7 @@ class ServerConfig:
             raise ValueError(f"max concurrent RPCs must be >= 1, got {self.max_concurrent_rpcs}")
         if self.processes > 1 and self.port == 0:
             raise ValueError("several processes share one port: give --port, not 0")
-        if self.sensor_interval_ms < 1:
-            raise ValueError(f"sensor interval must be >= 1 ms, got {self.sensor_interval_ms}")
+        interval_seconds(self.sensor_interval_ms)  # raises ValueError below 1 ms
         if self.pool_size < 1:
             raise ValueError(f"pool size must be >= 1, got {self.pool_size}")
         if self.loop not in LOOPS:

@@ -284,12 +284,10 @@ class CapacityCell:
             return "no step failed above the capacity, so there is no knee to read"
         wait_bound = self.wait_bound
         if wait_bound is not None and self.capacity >= WAIT_BOUND_SHARE * wait_bound:
-            low_load = self.low_load
-            assert low_load is not None
-            alone = Latencies([low_load[1].histogram]).percentile(50) if low_load[1].histogram else 0.0
             return (
                 f"its {self.slots} worker thread{'s each' if self.slots != 1 else ''} held a call for "
-                f"{ms(alone)} at low load, so it finishes at most {rate(wait_bound)} calls/s (the wait bound) "
+                f"{ms(self.low_load_latency)} at low load, so it finishes at most {rate(wait_bound)} calls/s "
+                "(the wait bound) "
                 f"whatever its core does: at {rate(knee.offered)} calls/s the core was {knee.cpu_share:.0%} busy"
             )
         cost = knee.cpu_ms_per_call / low.cpu_ms_per_call if low.cpu_ms_per_call else 0.0
@@ -313,21 +311,24 @@ class CapacityCell:
         return ", ".join(parts)
 
     @property
+    def low_load_latency(self) -> float | None:
+        """One call's median latency at low load, in seconds."""
+        low = self.low_load
+        return Latencies([low[1].histogram]).percentile(50) if low and low[1].histogram else None
+
+    @property
     def wait_bound(self) -> float | None:
         """A thread pool's workers over one call's median latency at low load; None for an event loop."""
-        low = self.low_load
-        if self.slots is None or low is None or not low[1].histogram:
-            return None
-        alone = Latencies([low[1].histogram]).percentile(50)
-        return self.slots / alone if alone else None
+        alone = self.low_load_latency
+        return self.slots / alone if self.slots is not None and alone else None
 
     @property
     def cpu_bound(self) -> float | None:
         """One server CPU's worth of calls at the CPU cost per call measured at low load."""
-        runs = self._runs("low-load")
-        if not runs or not runs[0][1].ok or runs[0][0].resources.cpu_seconds <= 0:
+        low = self.low_load
+        if low is None or low[0].resources.cpu_seconds <= 0:
             return None
-        repeat, report = runs[0]
+        repeat, report = low
         return server_cpus(self.meta) / (repeat.resources.cpu_seconds / report.ok)
 
     @property
@@ -610,8 +611,9 @@ def _convoy_verdict(run: StudyRun) -> str:
 def _cheaper_at_load(run: StudyRun) -> list[str]:
     """Where capacities pass the low-load CPU bound, say so with what a call cost at the knee against low load."""
     above, cells, costs, busy = 0, 0, [], []
+    grouped = by_scenario(run)
     for scenario_name in TARGET_SCENARIOS:
-        for each in by_scenario(run).get(scenario_name, []):
+        for each in grouped.get(scenario_name, []):
             bound = each.cpu_bound
             knee, low = each.pressure(each.knee), each.pressure(each.low_load)
             if each.failed or not bound:
