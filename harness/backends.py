@@ -194,14 +194,17 @@ class Toxiproxy:
         self.child = child
 
     API_TIMEOUT = 30.0
+    # How long a toxic's removal may take before the proxy is disabled to let it through: toxiproxy
+    # answers in milliseconds unless a connection is stuck, and then not for 25 s.
+    REMOVE_TIMEOUT = 2.0
 
-    def _send(self, method: str, path: str, body: dict[str, Any] | None = None) -> None:
+    def _send(self, method: str, path: str, body: dict[str, Any] | None = None, timeout: float = API_TIMEOUT) -> None:
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(
             self.api + path, data=data, method=method, headers={"Content-Type": "application/json"}
         )
         try:
-            with urllib.request.urlopen(request, timeout=self.API_TIMEOUT) as response:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
                 response.read()
         except (urllib.error.URLError, OSError) as error:
             status = error.code if isinstance(error, urllib.error.HTTPError) else None
@@ -222,10 +225,10 @@ class Toxiproxy:
 
     def remove_toxic(self, proxy: str, toxic: str) -> None:
         """Remove a toxic. toxiproxy can fail to while one of its connections is stuck (it answers 503 after
-        25 s, Shopify/toxiproxy#558): then the proxy is disabled, which closes every connection, and the
-        removal tried again before the proxy is enabled."""
+        25 s, Shopify/toxiproxy#558): so after REMOVE_TIMEOUT the proxy is disabled, which closes every
+        connection, and the removal tried again before the proxy is enabled."""
         try:
-            self._send("DELETE", f"/proxies/{proxy}/toxics/{toxic}")
+            self._send("DELETE", f"/proxies/{proxy}/toxics/{toxic}", timeout=self.REMOVE_TIMEOUT)
         except ToxiproxyError:
             self.set_enabled(proxy, False)
             try:

@@ -40,7 +40,7 @@ from harness.processes import ProcessError
 from harness.report import write_report
 from harness.results import CellRecord, all_runs, resolve_run
 from harness.runner import default_server_cpus, run_all
-from harness.soak import SOAK_SERVERS, SoakError, passed, soak
+from harness.soak import SOAK_SERVERS, SoakError, load_line, passed, soak
 from harness.studies import DEFAULT_STUDIES, STUDIES, study
 from harness.tools import ROOT, MissingPrerequisite, ensure_all
 from scenarios.config import BackendConfig
@@ -189,7 +189,7 @@ def soak_command(variants: list[ServerVariant], minutes: float, out_dir: Path, s
     for each in reports:
         print(
             f"{each['server']}: {'PASS' if passed(each) else 'FAIL'} in {each['seconds'] / 60:.1f} min, "
-            f"load generator {each['driver']['cpu_share']:.0%} of a core"
+            f"load generator {each['driver']['cpu_share']:.0%} of a core; {load_line(each['load'])}"
         )
         for name, check in each["verdict"].items():
             print(f"  {'ok  ' if check['passed'] else 'FAIL'} {name}: {check['detail']}")

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.results import StudyRun, all_runs, load_study, read_json, studies_in, write_bytes_atomic, write_text_atomic
-from harness.soak import SOAK_DOC
+from harness.soak import SOAK_DOC, load_line
 from harness.studies import STUDIES, Study
 from harness.summaries import DRIVER_BUSY
 
@@ -76,6 +76,7 @@ def soak_section(out_dir: Path) -> list[str]:
                 if report["driver"]["cpu_share"] > DRIVER_BUSY
                 else ""
             )
+            + f"; {load_line(report['load'])}"
             + f". Report: [`{server}.json`]({folder}/{server}.json).",
             "",
             *[

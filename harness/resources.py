@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import psutil
 
@@ -100,9 +101,9 @@ class ResourceSampler:
 FRESH_WAIT_SECONDS = 1.0
 
 
-def read_counters(directory: Path, pids: set[int]) -> dict[int, dict[str, float]]:
+def read_counters(directory: Path, pids: set[int]) -> dict[int, dict[str, Any]]:
     """pid -> the counters it last wrote, for the given processes (a file half-renamed is skipped)."""
-    found: dict[int, dict[str, float]] = {}
+    found: dict[int, dict[str, Any]] = {}
     for pid in pids:
         try:
             found[pid] = json.loads((directory / f"{pid}.json").read_text())
@@ -136,5 +137,6 @@ class ServerCounters:
         common = [pid for pid in after if pid in self._before]
         if not common:
             return
-        keys = [key for key in after[common[0]] if key != "written_at"]
+        numbers = {key: value for key, value in after[common[0]].items() if isinstance(value, int | float)}
+        keys = [key for key in numbers if key != "written_at"]
         self.delta = {key: round(sum(after[pid][key] - self._before[pid][key] for pid in common), 6) for key in keys}

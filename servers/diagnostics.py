@@ -10,7 +10,10 @@ every `WRITE_SECONDS` (write to a temporary name, then rename: a reader never se
   `LAG_INTERVAL` s: how late a sleep woke (the time every callback waits its turn), summed, and how many
   wake-ups were 5 ms or 50 ms late;
 - voluntary_switches, involuntary_switches: context switches of all the process's threads
-  (`getrusage(RUSAGE_SELF)`): a thread pool hands each call between threads, an event loop should not.
+  (`getrusage(RUSAGE_SELF)`): a thread pool hands each call between threads, an event loop should not;
+- python_threads: the process's Python threads by name, a pool's workers under the pool's name, and
+  thread_pools: for each concurrent.futures pool among them, the most workers it may start (not
+  counters: they say which threads a process holds; the others are native, started by C libraries).
 
 The harness reads the files before and after a measured run and keeps the difference.
 """
@@ -21,10 +24,14 @@ import asyncio
 import gc
 import json
 import os
+import re
 import resource
 import threading
 import time
+import weakref
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -32,6 +39,27 @@ from typing import Any
 STATS_DIR_VARIABLE = "BENCH_STATS_DIR"
 WRITE_SECONDS = 0.25
 LAG_INTERVAL = 0.05
+# "ThreadPoolExecutor-0_3" is worker 3 of pool 0, "Thread-5 (run)" the fifth unnamed thread.
+_WORKER_NUMBER = re.compile(r"_\d+$|(?<=^Thread)-\d+")
+
+
+def thread_groups() -> dict[str, int]:
+    """This process's Python threads, counted by name with a worker's or thread's number left out."""
+    return dict(Counter(_WORKER_NUMBER.sub("", thread.name) for thread in threading.enumerate()))
+
+
+def thread_pool_bounds() -> dict[str, int]:
+    """For each ThreadPoolExecutor with a live worker, by its name in thread_groups(): the most workers it
+    may start. Such a pool starts workers as calls queue and keeps them until shut down, so it grows
+    within this bound and does not shrink. (A worker thread's arguments start with a weak reference to its
+    pool, concurrent/futures/thread.py; a thread not made so is skipped.)"""
+    bounds: dict[str, int] = {}
+    for thread in threading.enumerate():
+        arguments = getattr(thread, "_args", ())
+        owner = arguments[0]() if arguments and isinstance(arguments[0], weakref.ref) else None
+        if isinstance(owner, ThreadPoolExecutor):
+            bounds[_WORKER_NUMBER.sub("", thread.name)] = owner._max_workers
+    return bounds
 
 
 class Diagnostics:
@@ -73,12 +101,14 @@ class Diagnostics:
             self._counters["late_5ms"] += late >= 0.005
             self._counters["late_50ms"] += late >= 0.050
 
-    def snapshot(self) -> dict[str, float]:
+    def snapshot(self) -> dict[str, Any]:
         usage = resource.getrusage(resource.RUSAGE_SELF)
         return {
             **self._counters,
             "voluntary_switches": usage.ru_nvcsw,
             "involuntary_switches": usage.ru_nivcsw,
+            "python_threads": thread_groups(),
+            "thread_pools": thread_pool_bounds(),
             "written_at": time.time(),
         }
 

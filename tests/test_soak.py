@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from harness.soak import FAULTS, NEEDS, RECOVERY_SECONDS, schedule, verdict
+from harness.soak import FAULTS, NEEDS, RECOVERY_SECONDS, load_summary, schedule, verdict
 from harness.tools import ROOT
 from tests.runs import started_by_harness
 
@@ -88,6 +88,50 @@ def test_growing_memory_descriptors_or_threads_fail_the_soak() -> None:
     }
 
 
+def _grown_threads(pool_bound: int) -> dict[str, Any]:
+    """The passing report, but from 150 s on three more workers in a pool (of at most pool_bound) and one
+    more native thread."""
+    report = _report()
+    for sample in report["server_samples"]:
+        grown = sample["second"] >= 150
+        sample.update(threads=12 + 3 * grown + grown, python_threads=4 + 3 * grown)
+    pools = {"ThreadPoolExecutor-0": pool_bound}
+    report["python_threads"] = {
+        "before_first_fault": {"names": {"MainThread": 1, "ThreadPoolExecutor-0": 3}, "pools": pools},
+        "end": {"names": {"MainThread": 1, "ThreadPoolExecutor-0": 6}, "pools": pools},
+    }
+    return report
+
+
+def test_grown_threads_are_named_python_by_name_and_the_rest_native() -> None:
+    check = verdict(_grown_threads(pool_bound=5))["threads back to their starting level"]
+    assert not check["passed"]
+    assert check["detail"].endswith("Python threads changed: ThreadPoolExecutor-0 +3; native threads +1")
+
+
+def test_a_pool_grown_within_its_bound_is_not_a_leak_but_a_native_thread_is() -> None:
+    report = _grown_threads(pool_bound=10)
+    check = verdict(report)["threads back to their starting level"]
+    assert not check["passed"]  # the native thread
+    assert "ThreadPoolExecutor-0 +3 (a pool of at most 10)" in check["detail"]
+    for sample in report["server_samples"]:
+        sample["threads"] -= sample["second"] >= 150
+    assert verdict(report)["threads back to their starting level"]["passed"]
+
+
+def test_the_load_summary_leaves_out_the_fault_windows() -> None:
+    report = _report()
+    for sample in report["server_samples"]:
+        busy = 99 <= sample["second"] <= 107  # the S3 fault and its recovery, give or take a second
+        sample["cpu_seconds"] = sample["second"] * 0.5 + (sample["second"] - 99) * 0.5 * busy
+    report["per_second"] = {str(second): {"hello": {"OK": 30}} for second in range(300)}
+    report["per_second"]["102"] = {"hello": {"OK": 1}}
+    assert load_summary(report) == {
+        "server_cpu_share": 0.5,
+        "ok_calls_per_second": {"hello": 30, "s3-unary": 0, "s3-stream": 0, "s3-mongo": 0},
+    }
+
+
 def test_a_duplicated_archive_or_a_dead_server_fails_the_soak() -> None:
     report = copy.deepcopy(_report())
     report["archive"]["documents"] = 894
@@ -115,6 +159,8 @@ def test_a_short_soak_on_a_live_stack_injects_every_fault_and_leaves_nothing_run
     assert sum(codes.get("OK", 0) for second in report["per_second"].values() for codes in second.values()) > 0
     assert (run_dir / "sync-w10.png").stat().st_size > 0
     assert finished.returncode in (0, 1), finished.stderr[-3000:]  # 1: a criterion failed, and it says which
+    assert "MainThread" in report["python_threads"]["end"]["names"]
+    assert all(0 < sample["python_threads"] <= sample["threads"] for sample in report["server_samples"])
     verdicts = report["verdict"]
     assert all(f"{'ok  ' if v['passed'] else 'FAIL'} {name}: " in finished.stdout for name, v in verdicts.items())
     # What a minute of faults cannot blur: hello is never hurt, the server lives, the archive is exact.
