@@ -32,8 +32,9 @@ lint: $(INSTALLED)
 type: $(INSTALLED)
 	$(BIN)/mypy
 
-protos: $(INSTALLED)
-	$(BIN)/python -m protos.generate
+protos: setup
+	$(BIN)/python -m protos.generate --go-plugins $$($(BIN)/python -c \
+	  'from harness.tools import PROTOC_GEN_GO as a, PROTOC_GEN_GO_GRPC as b; print(a.path, b.path)')
 
 clean:
 	rm -rf $(VENV) .cache

@@ -55,6 +55,10 @@ BENCH_BUCKET = "bench"
 BENCH_OBJECTS = 893  # the original study's bucket
 SMALL_BUCKET = "bench-small"  # for the latency scenarios: few objects, so the wait dominates
 SMALL_OBJECTS = 20
+WIDE_BUCKET = "bench-wide"  # the streaming study's fetch-all: many objects under a few top-level prefixes
+WIDE_OBJECTS = 10_000
+WIDE_PREFIXES = 10
+BUCKET_PREFIXES = {WIDE_BUCKET: WIDE_PREFIXES}  # top-level prefixes of a seeded bucket (none if absent)
 WAIT_MS = 100
 S3_LATENCY_MS = 100
 

@@ -6,7 +6,16 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.matrix import BENCH_BUCKET, BENCH_OBJECTS, SMALL_BUCKET, SMALL_OBJECTS, Scenario, ServerVariant
+from harness.matrix import (
+    BENCH_BUCKET,
+    BENCH_OBJECTS,
+    SMALL_BUCKET,
+    SMALL_OBJECTS,
+    WIDE_BUCKET,
+    WIDE_OBJECTS,
+    Scenario,
+    ServerVariant,
+)
 
 
 @dataclass(frozen=True)
@@ -72,7 +81,8 @@ class RunOptions:
 
     def bucket_objects(self, bucket: str) -> int:
         """How many objects a seeded bucket holds."""
-        return {BENCH_BUCKET: self.objects, SMALL_BUCKET: self.latency_bucket_objects}[bucket]
+        sizes = {BENCH_BUCKET: self.objects, SMALL_BUCKET: self.latency_bucket_objects, WIDE_BUCKET: WIDE_OBJECTS}
+        return sizes[bucket]
 
     def skip_reason(self, server: ServerVariant, scenario: Scenario | None = None) -> str:
         """Why a server variant (on a scenario) is not run here, or "" when it is."""

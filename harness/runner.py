@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from harness.backends import LatencyRoutes, backend_env, seed_bucket, start_backends, toxiproxy
 from harness.drivers import DRIVERS, DriverError
-from harness.matrix import Cell, Scenario
+from harness.matrix import BUCKET_PREFIXES, Cell, Scenario
 from harness.measure import CellContext
 from harness.options import RunOptions
 from harness.processes import ProcessError, off_cpus
@@ -228,6 +228,7 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, dict[str,
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "status": "running",
         "environment": environment(_tool_version(tools["ghz"]) if "ghz" in tools else "ghz not used"),
+        "drivers": {name: _tool_version(path) for name, path in tools.items()},
         "pinning": {"server_cpus": list(options.server_cpus), "ghz_and_backend_cpus": list(options.other_cpus)},
         "studies": {
             each.name: {
@@ -253,7 +254,7 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, dict[str,
                 meta["backends"] = backends.describe()
                 all_cells = [cell for _, cells in plans for cell in cells]
                 for bucket in sorted({cell.scenario.bucket for cell in all_cells if cell.scenario.bucket}):
-                    seed_bucket(config, bucket, options.bucket_objects(bucket))
+                    seed_bucket(config, bucket, options.bucket_objects(bucket), BUCKET_PREFIXES.get(bucket, 0))
                 if any(options.latencies(cell.scenario) != (0, 0, 0) for cell in all_cells):
                     routes = LatencyRoutes(stack.enter_context(toxiproxy()), config)
                     meta["backends"]["latency_proxy"] = "toxiproxy v2.12.0"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -32,10 +33,50 @@ class GoTool:
     def path(self) -> Path:
         return TOOLS_DIR / f"{self.name}-{self.version}" / self.name
 
+    def build(self, go: str, gobin: Path) -> Path:
+        """Build into gobin; returns the binary."""
+        subprocess.run([go, "install", f"{self.module}@{self.version}"], env=_go_env(GOBIN=str(gobin)), check=True)
+        return gobin / (self.built_as or self.name)
+
+
+@dataclass(frozen=True)
+class LocalGoTool:
+    """A Go program of this repository (its own module, dependencies pinned in go.sum), built with
+    `go build`; a change to its sources is a new version, built on next use."""
+
+    name: str
+    source: Path
+
+    @property
+    def version(self) -> str:
+        digest = hashlib.sha256()
+        for path in sorted(self.source.rglob("*")):
+            if path.suffix in {".go", ".mod", ".sum"}:
+                digest.update(path.relative_to(self.source).as_posix().encode() + b"\0" + path.read_bytes())
+        return digest.hexdigest()[:12]
+
+    @property
+    def path(self) -> Path:
+        return TOOLS_DIR / f"{self.name}-{self.version}" / self.name
+
+    def build(self, go: str, gobin: Path) -> Path:
+        """Build into gobin; returns the binary."""
+        binary = gobin / self.name
+        subprocess.run([go, "build", "-trimpath", "-o", str(binary), "."], cwd=self.source, env=_go_env(), check=True)
+        return binary
+
+
+def _go_env(**extra: str) -> dict[str, str]:
+    return {**os.environ, "CGO_ENABLED": "0", **extra}
+
 
 GHZ = GoTool("ghz", "github.com/bojand/ghz/cmd/ghz", "v0.121.0")
 VERSITYGW = GoTool("versitygw", "github.com/versity/versitygw/cmd/versitygw", "v1.8.0")
 TOXIPROXY = GoTool("toxiproxy", "github.com/Shopify/toxiproxy/v2/cmd/server", "v2.12.0", built_as="server")
+LOADGEN = LocalGoTool("loadgen", ROOT / "loadgen")  # our driver for what ghz cannot express
+# protoc's Go plugins, for loadgen's stubs (`make protos`); the versions loadgen/go.mod pins.
+PROTOC_GEN_GO = GoTool("protoc-gen-go", "google.golang.org/protobuf/cmd/protoc-gen-go", "v1.36.12")
+PROTOC_GEN_GO_GRPC = GoTool("protoc-gen-go-grpc", "google.golang.org/grpc/cmd/protoc-gen-go-grpc", "v1.6.2")
 
 
 def require(program: str, what: str) -> str:
@@ -46,20 +87,16 @@ def require(program: str, what: str) -> str:
     return path
 
 
-def ensure_go_tool(tool: GoTool) -> Path:
-    """The tool's binary, built with `go install` into the cache the first time."""
+def ensure_go_tool(tool: GoTool | LocalGoTool) -> Path:
+    """The tool's binary, built into the cache the first time."""
     if tool.path.exists():
         return tool.path
-    go = require("go", f"Go 1.22 or newer, needed to build {tool.name}")
+    go = require("go", f"Go 1.26 or newer, needed to build {tool.name}")
     tool.path.parent.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=tool.path.parent.parent) as gobin:
-        subprocess.run(
-            [go, "install", f"{tool.module}@{tool.version}"],
-            env={**os.environ, "GOBIN": gobin, "CGO_ENABLED": "0"},
-            check=True,
-        )
+        built = tool.build(go, Path(gobin))
         tool.path.parent.mkdir(exist_ok=True)
-        os.replace(Path(gobin) / (tool.built_as or tool.name), tool.path)
+        os.replace(built, tool.path)
     return tool.path
 
 
@@ -94,6 +131,7 @@ def java() -> str:
 
 def ensure_all() -> dict[str, str]:
     """Install every pinned tool; returns what is installed where."""
-    tools = {tool.name: str(ensure_go_tool(tool)) for tool in (GHZ, VERSITYGW, TOXIPROXY)}
+    go_tools = (GHZ, VERSITYGW, TOXIPROXY, LOADGEN, PROTOC_GEN_GO, PROTOC_GEN_GO_GRPC)
+    tools = {tool.name: str(ensure_go_tool(tool)) for tool in go_tools}
     tools["mongo-java-server"] = str(mongo_jars()[0].parent)
     return tools

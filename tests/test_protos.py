@@ -1,9 +1,10 @@
-"""The committed stubs are what `make protos` generates from bench.proto today."""
+"""The committed stubs are what `make protos` generates from bench.proto today, our Go driver's too."""
 
 from __future__ import annotations
 
+from harness.tools import PROTOC_GEN_GO, PROTOC_GEN_GO_GRPC, ensure_go_tool
 from protos.generate import stale_files
 
 
 def test_generated_stubs_are_fresh() -> None:
-    assert stale_files() == []
+    assert stale_files((ensure_go_tool(PROTOC_GEN_GO), ensure_go_tool(PROTOC_GEN_GO_GRPC))) == []

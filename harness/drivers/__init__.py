@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.drivers.ghz import ghz_argv, ghz_open_loop_argv, run_ghz
+from harness.drivers.loadgen import loadgen_argv, run_loadgen
 from harness.drivers.report import DriverError, DriverRun, LoadReport
 from harness.matrix import Cell
-from harness.tools import GHZ, GoTool
+from harness.tools import GHZ, LOADGEN, GoTool, LocalGoTool
 
 
 @dataclass(frozen=True)
@@ -20,13 +21,16 @@ class Driver:
     """A load tool: where it comes from, the command for a run of a cell, and how a run is read."""
 
     name: str
-    tool: GoTool
+    tool: GoTool | LocalGoTool
     argv: Callable[[Path | str, Cell, str, int], list[str]]
     run: Callable[[list[str], float], DriverRun]
     # (tool, cell, target, calls per second, calls, call timeout) -> argv of an open-loop run; None if it has none.
     open_loop_argv: Callable[[Path | str, Cell, str, int, int, str], list[str]] | None = None
 
 
-DRIVERS: dict[str, Driver] = {"ghz": Driver("ghz", GHZ, ghz_argv, run_ghz, ghz_open_loop_argv)}
+DRIVERS: dict[str, Driver] = {
+    "ghz": Driver("ghz", GHZ, ghz_argv, run_ghz, ghz_open_loop_argv),
+    "loadgen": Driver("loadgen", LOADGEN, loadgen_argv, run_loadgen),
+}
 
 __all__ = ["DRIVERS", "Driver", "DriverError", "DriverRun", "LoadReport"]

@@ -75,25 +75,33 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_ghz(argv: list[str], timeout: float) -> DriverRun:
-    """Run ghz, keep its report compact, and measure its CPU time; DriverError on failure or timeout."""
-    # Children's CPU counts once they are waited for: the delta is ghz's own (servers and backends still run).
+def run_reporting_tool(name: str, argv: list[str], timeout: float) -> DriverRun:
+    """Run a tool that prints a ghz-shaped JSON report (ghz, or our loadgen), keep the report compact, and
+    measure the tool's CPU time; DriverError on failure or timeout."""
+    # Children's CPU counts once they are waited for: the delta is the tool's own (servers and backends still run).
     cpu_before = _children_cpu()
     try:
         finished = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired as error:
-        raise DriverError(f"ghz did not finish within {timeout:.0f} s") from error
+        raise DriverError(f"{name} did not finish within {timeout:.0f} s") from error
     cpu_seconds = _children_cpu() - cpu_before
     if finished.returncode != 0:
-        raise DriverError(f"ghz exited with status {finished.returncode}: {finished.stderr.strip()[-500:]}")
+        raise DriverError(f"{name} exited with status {finished.returncode}: {finished.stderr.strip()[-500:]}")
     try:
         raw = json.loads(finished.stdout)
     except json.JSONDecodeError as error:
-        raise DriverError(f"ghz printed no JSON report: {finished.stdout[:200]!r}") from error
+        raise DriverError(f"{name} printed no JSON report: {finished.stdout[:200]!r}") from error
     if not isinstance(raw, dict):
-        raise DriverError("ghz's report is not a JSON object")
+        raise DriverError(f"{name}'s report is not a JSON object")
     stripped = compact(raw)
     report = LoadReport.from_json(stripped)
     if Latencies([report.histogram]).count != report.ok:
-        raise DriverError(f"ghz listed {Latencies([report.histogram]).count} OK calls in its details, not {report.ok}")
+        raise DriverError(
+            f"{name} listed {Latencies([report.histogram]).count} OK calls in its details, not {report.ok}"
+        )
     return DriverRun(stripped, report, round(cpu_seconds, 3))
+
+
+def run_ghz(argv: list[str], timeout: float) -> DriverRun:
+    """Run ghz: its report kept compact, its CPU time measured."""
+    return run_reporting_tool("ghz", argv, timeout)

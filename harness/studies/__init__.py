@@ -5,8 +5,9 @@ from __future__ import annotations
 from harness.studies.base import Axis, Study
 from harness.studies.capacity import CAPACITY
 from harness.studies.stacks import STACKS
+from harness.studies.streaming import STREAMING
 
-STUDIES: tuple[Study, ...] = (STACKS, CAPACITY)
+STUDIES: tuple[Study, ...] = (STACKS, CAPACITY, STREAMING)
 DEFAULT_STUDIES: tuple[str, ...] = tuple(each.name for each in STUDIES if each.default)
 
 

@@ -57,3 +57,12 @@ class Study:
         )
         keys = [cell.key for cell in self.cells(options)]
         return same_sizing and same_backends and keys == [cell.key for cell in self.cells(default)]
+
+
+def run_targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Any]:
+    """The targets every study without a time budget of its own records: no failed cell, and its wall time."""
+    failed = [cell.record.key for cell in run.cells if cell.record.status == "failed"]
+    return {
+        "no_failed_cell": {"cells": failed, "met": not failed},
+        "wall_time": {"measured_seconds": round(wall_seconds, 1), "applies": full_matrix, "met": True},
+    }

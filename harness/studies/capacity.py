@@ -26,7 +26,7 @@ from harness.measure import CellContext, new_record, sampled_run, warm_up
 from harness.options import RunOptions
 from harness.processes import Child, ProcessError
 from harness.results import CellRecord, CellResult, Repeat, StudyRun
-from harness.studies.base import Axis, Study
+from harness.studies.base import Axis, Study, run_targets
 from harness.summaries import DRIVER_BUSY, driver_cpus, header, ms, png, rate, row
 
 NAME = "capacity"
@@ -675,14 +675,12 @@ def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, 
             bound = each.cpu_bound
             if not each.failed and bound:
                 shares[f"{scenario_name}/{each.name}"] = round(each.capacity / bound, 3)
-    failed = [cell.record.key for cell in run.cells if cell.record.status == "failed"]
     return {
         "capacity_at_80_percent_of_cpu_bound": {
             "by_cell": shares,
             "met": all(v >= TARGET_SHARE for v in shares.values()),
         },
-        "no_failed_cell": {"cells": failed, "met": not failed},
-        "wall_time": {"measured_seconds": round(wall_seconds, 1), "applies": full_matrix, "met": True},
+        **run_targets(run, wall_seconds, full_matrix),
     }
 
 

@@ -1,0 +1,146 @@
+"""loadgen (our Go driver, `loadgen/`): the command line built from a cell (pure), and its report.
+
+It drives what ghz cannot express and prints ghz's JSON shape, so `LoadReport` reads every run:
+- `call`: closed-loop calls of one RPC on one connection, as ghz does (to cross-check it against ghz);
+- `fetch`: fetch-alls of a bucket, following ListObjectsPage's tokens or reading one StreamObjects to its
+  end; one entry per fetch-all, OK only if every object came exactly once; one connection per client;
+- `watch`: Sensor.Watch streams, each watching one sensor; one entry per reading received in the window
+  (its latency: receipt minus the reading's timestamp), plus how the streams were established and ended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.drivers.ghz import CALL_TIMEOUT, run_reporting_tool
+from harness.drivers.report import DriverError, DriverRun
+from harness.matrix import Cell
+
+CALL_METHODS = {
+    "bench.v1.Greeter.SayHello": "hello",
+    "bench.v1.Greeter.SayHelloStream": "hello-stream",
+    "bench.v1.ObjectStore.StreamObjects": "stream-objects",
+}
+FETCH_CALLS = ("bench.v1.ObjectStore.ListObjectsPage", "bench.v1.ObjectStore.StreamObjects")
+WATCH_CALL = "bench.v1.Sensor.Watch"
+
+
+def is_fetch(cell: Cell) -> bool:
+    """A fetch-all cell: its scenario names a fetch pattern."""
+    return "pattern" in cell.scenario.data
+
+
+def is_watch(cell: Cell) -> bool:
+    return cell.scenario.call == WATCH_CALL
+
+
+def loadgen_argv(loadgen: Path | str, cell: Cell, target: str, requests: int) -> list[str]:
+    """The loadgen command for a cell: `requests` calls (or fetch-alls) at cell.concurrency workers (or
+    clients); for a watch cell, cell.concurrency streams for the scenario's seconds (requests unused)."""
+    data = cell.scenario.data
+    if is_watch(cell):
+        return [
+            str(loadgen),
+            "watch",
+            "-target",
+            target,
+            "-streams",
+            str(cell.concurrency),
+            "-sensors",
+            str(data["sensors"]),
+            "-seconds",
+            f"{data['seconds']}s",
+            "-interval",
+            f"{data['interval_ms']}ms",
+        ]
+    if requests < cell.concurrency:
+        raise ValueError(f"loadgen needs at least one call per worker: {requests} < {cell.concurrency}")
+    if is_fetch(cell):
+        pattern = str(data["pattern"])
+        expected = {"paging": FETCH_CALLS[0], "stream": FETCH_CALLS[1]}.get(pattern)
+        if cell.scenario.call != expected:
+            raise ValueError(f"a {pattern!r} fetch calls {expected}, not {cell.scenario.call}")
+        return [
+            str(loadgen),
+            "fetch",
+            "-target",
+            target,
+            "-pattern",
+            pattern,
+            "-bucket",
+            str(data["bucket"]),
+            "-expect",
+            str(data["objects"]),
+            "-page-size",
+            str(data.get("page_size", 1000)),
+            "-batch",
+            str(data.get("batch_size", 1000)),
+            "-parallelism",
+            str(data.get("parallelism", 1)),
+            "-clients",
+            str(cell.concurrency),
+            "-total",
+            str(requests),
+        ]
+    method = CALL_METHODS.get(cell.scenario.call)
+    if method is None:
+        raise ValueError(f"loadgen cannot call {cell.scenario.call}: it calls {', '.join(CALL_METHODS)}")
+    argv = [str(loadgen), "call", "-target", target, "-method", method]
+    if method == "stream-objects":
+        argv += ["-bucket", str(data["bucket"]), "-batch", str(data.get("batch_size", 1))]
+    return [*argv, "-concurrency", str(cell.concurrency), "-total", str(requests), "-timeout", CALL_TIMEOUT]
+
+
+def run_loadgen(argv: list[str], timeout: float) -> DriverRun:
+    """Run loadgen: its report kept compact, its CPU time measured."""
+    return run_reporting_tool("loadgen", argv, timeout)
+
+
+@dataclass(frozen=True)
+class WatchOutcome:
+    """How a watch run's streams fared (the readings themselves are the report's OK entries)."""
+
+    streams: int
+    established: int  # answered `created` within 1 s
+    established_late: int
+    not_established: int
+    expected_readings: int  # one per interval per created stream, over the window
+    ended: dict[str, int]  # status code name -> streams, after the client closed its side
+    stream_errors: dict[str, int]
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> WatchOutcome:
+        try:
+            outcome = cls(
+                streams=int(raw["streams"]),
+                established=int(raw["established"]),
+                established_late=int(raw["established_late"]),
+                not_established=int(raw["not_established"]),
+                expected_readings=int(raw["expected_readings"]),
+                ended={str(code): int(n) for code, n in raw["ended"].items()},
+                stream_errors={str(error): int(n) for error, n in (raw.get("stream_errors") or {}).items()},
+            )
+        except (TypeError, ValueError, KeyError, AttributeError) as error:
+            raise DriverError(f"malformed watch report: {error!r}") from error
+        if outcome.established + outcome.established_late + outcome.not_established != outcome.streams:
+            raise DriverError(f"watch report: established, late and not add up to more or less than {outcome.streams}")
+        return outcome
+
+
+@dataclass(frozen=True)
+class FetchCounts:
+    """What a fetch run's fetch-alls took in all: RPCs, messages and objects."""
+
+    rpcs: int
+    messages: int
+    objects: int
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> FetchCounts:
+        try:
+            return cls(int(raw["rpcs"]), int(raw["messages"]), int(raw["objects"]))
+        except (TypeError, ValueError, KeyError) as error:
+            raise DriverError(f"malformed fetch report: {error!r}") from error

@@ -1,0 +1,159 @@
+"""Our Go driver (loadgen): its command lines from cells (pure), its reports parsed strictly, and each mode
+against a live server: call counts, fetch-alls that check every object, watch streams with readings."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from harness.backends import Backends, seed_bucket
+from harness.drivers import DRIVERS, DriverError, LoadReport
+from harness.drivers.loadgen import FetchCounts, WatchOutcome, loadgen_argv, run_loadgen
+from harness.matrix import BENCH_BUCKET, BENCH_OBJECTS, Cell, server_variant
+from harness.serving import running_server
+from harness.studies.streaming import BATCH_SCENARIOS, HELLO, HELLO_STREAM, WATCH, fetch_scenario
+from harness.tools import LOADGEN, ensure_go_tool
+
+PREFIXED_BUCKET = "loadgen-prefixed"
+PREFIXED_OBJECTS = 1200  # two pages of 1,000
+PREFIXES = 3
+
+
+def test_a_fetch_cell_names_its_pattern_bucket_and_the_objects_to_expect() -> None:
+    cell = Cell(server_variant("sync-w10"), fetch_scenario("parallel-4", 20), 4)
+    argv = loadgen_argv("/tools/loadgen", cell, "127.0.0.1:5000", 8)
+    assert argv[:4] == ["/tools/loadgen", "fetch", "-target", "127.0.0.1:5000"]
+    flags = dict(zip(argv[4::2], argv[5::2], strict=True))
+    assert flags == {
+        "-pattern": "stream",
+        "-bucket": "bench-wide",
+        "-expect": "10000",
+        "-page-size": "1000",
+        "-batch": "1000",
+        "-parallelism": "4",
+        "-clients": "4",
+        "-total": "8",
+    }
+    paging = loadgen_argv("loadgen", replace(cell, scenario=fetch_scenario("paging", 0)), "t", 8)
+    assert paging[paging.index("-pattern") + 1] == "paging"
+
+
+def test_a_call_cell_maps_its_rpc_and_a_watch_cell_its_streams() -> None:
+    hello = loadgen_argv("loadgen", Cell(server_variant("aio-uvloop"), HELLO_STREAM, 10), "t", 100)
+    assert hello == [
+        "loadgen", "call", "-target", "t", "-method", "hello-stream",
+        "-concurrency", "10", "-total", "100", "-timeout", "120s",
+    ]  # fmt: skip
+    batch = loadgen_argv("loadgen", Cell(server_variant("aio-uvloop"), BATCH_SCENARIOS[1], 10), "t", 100)
+    assert batch[batch.index("-bucket") + 1] == BENCH_BUCKET and batch[batch.index("-batch") + 1] == "10"
+    watch = loadgen_argv("loadgen", Cell(server_variant("aio-uvloop"), WATCH, 1000), "t", 0)
+    assert watch[1] == "watch" and watch[watch.index("-streams") + 1] == "1000"
+    assert watch[watch.index("-seconds") + 1] == "10s" and watch[watch.index("-interval") + 1] == "100ms"
+
+
+def test_a_call_needs_a_request_per_worker_and_an_rpc_loadgen_knows() -> None:
+    with pytest.raises(ValueError, match="at least one call per worker"):
+        loadgen_argv("loadgen", Cell(server_variant("sync-w10"), HELLO, 50), "t", 49)
+    archive = replace(HELLO, call="bench.v1.ObjectStore.ArchiveObjects")
+    with pytest.raises(ValueError, match=r"cannot call bench\.v1\.ObjectStore\.ArchiveObjects"):
+        loadgen_argv("loadgen", Cell(server_variant("sync-w10"), archive, 1), "t", 1)
+
+
+def test_a_watch_report_whose_streams_do_not_add_up_is_refused() -> None:
+    raw = {
+        "streams": 10,
+        "established": 8,
+        "established_late": 1,
+        "not_established": 1,
+        "expected_readings": 800,
+        "ended": {"OK": 10},
+    }
+    assert WatchOutcome.from_json(raw).established == 8
+    with pytest.raises(DriverError, match="add up"):
+        WatchOutcome.from_json({**raw, "not_established": 2})
+    with pytest.raises(DriverError, match="malformed watch report"):
+        WatchOutcome.from_json({**raw, "ended": None})
+    with pytest.raises(DriverError, match="malformed fetch report"):
+        FetchCounts.from_json({"rpcs": 1, "messages": 2})
+
+
+def test_loadgen_is_a_registered_driver_built_from_this_repository() -> None:
+    driver = DRIVERS["loadgen"]
+    assert driver.argv is loadgen_argv and driver.run is run_loadgen
+    assert driver.tool is LOADGEN and len(LOADGEN.version) == 12
+
+
+@pytest.fixture(scope="module")
+def target(backends: Backends) -> Iterator[str]:
+    """An aio-uvloop server (its sensors 50 ms apart) with a bucket of objects under PREFIXES prefixes."""
+    seed_bucket(backends.config, PREFIXED_BUCKET, PREFIXED_OBJECTS, PREFIXES)
+    variant = server_variant("aio-uvloop")
+    variant = replace(variant, args=(*variant.args, "--sensor-interval-ms", "50"))
+    with running_server(variant, backends.env()) as (address, _):
+        yield address
+
+
+def run(*argv: str) -> tuple[dict[str, Any], LoadReport]:
+    finished = run_loadgen([str(ensure_go_tool(LOADGEN)), *argv], 120.0)
+    return finished.raw, finished.report
+
+
+def test_call_mode_makes_every_call_and_counts_ok_ones(target: str) -> None:
+    _, report = run("call", "-target", target, "-method", "hello", "-concurrency", "4", "-total", "40")
+    assert report.count == 40 and report.ok == 40
+    _, report = run(
+        "call", "-target", target, "-method", "stream-objects", "-bucket", BENCH_BUCKET, "-batch", "100",
+        "-concurrency", "2", "-total", "4",
+    )  # fmt: skip
+    assert report.ok == 4
+
+
+@pytest.mark.parametrize(
+    ("pattern", "extra", "rpcs", "messages"),
+    [
+        ("paging", ["-page-size", "500"], 3, 3),  # 1,200 objects: pages of 500, 500 and 200
+        ("stream", ["-batch", "1000", "-parallelism", "1"], 1, 2),
+        ("stream", ["-batch", "1000", "-parallelism", "3"], 1, PREFIXES),  # 400 a prefix: one batch each
+    ],
+)
+def test_a_fetch_all_gets_every_object_exactly_once(
+    target: str, pattern: str, extra: list[str], rpcs: int, messages: int
+) -> None:
+    raw, report = run(
+        "fetch", "-target", target, "-pattern", pattern, "-bucket", PREFIXED_BUCKET,
+        "-expect", str(PREFIXED_OBJECTS), "-clients", "2", "-total", "4", *extra,
+    )  # fmt: skip
+    assert report.ok == 4
+    assert FetchCounts.from_json(raw) == FetchCounts(4 * rpcs, 4 * messages, 4 * PREFIXED_OBJECTS)
+
+
+def test_a_fetch_all_that_misses_objects_is_incomplete_not_ok(target: str) -> None:
+    _, report = run(
+        "fetch", "-target", target, "-pattern", "stream", "-bucket", BENCH_BUCKET,
+        "-expect", str(BENCH_OBJECTS + 1), "-total", "1",
+    )  # fmt: skip
+    assert report.status_codes == {"Incomplete": 1}
+
+
+def test_watch_streams_are_created_get_readings_and_end_ok(target: str) -> None:
+    raw, report = run("watch", "-target", target, "-streams", "6", "-sensors", "3", "-seconds", "1s",
+                      "-settle", "500ms", "-interval", "50ms")  # fmt: skip
+    outcome = WatchOutcome.from_json(raw)
+    assert (outcome.established, outcome.ended) == (6, {"OK": 6})
+    assert outcome.expected_readings == 6 * 20
+    # Readings come at the server's pace: within a few of the expected count.
+    assert 0.8 * outcome.expected_readings <= report.ok <= 1.1 * outcome.expected_readings
+    assert 0 <= report.percentiles[50] < 0.05
+
+
+def test_bad_flags_are_a_clear_error() -> None:
+    loadgen = str(ensure_go_tool(LOADGEN))
+    with pytest.raises(DriverError, match="-target HOST:PORT is required"):
+        run_loadgen([loadgen, "call"], 30.0)
+    with pytest.raises(DriverError, match="unknown -pattern"):
+        run_loadgen([loadgen, "fetch", "-target", "t", "-pattern", "pages", "-bucket", "b", "-expect", "1"], 30.0)
+    assert os.access(loadgen, os.X_OK)
