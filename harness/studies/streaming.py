@@ -60,6 +60,7 @@ CPU_BOUND_SHARE = 0.80  # a fetch-all that kept the server's core this busy is b
 UNARY_LEVELS = (10, 50)
 CROSS_CHECK_LEVEL = 50
 CROSS_CHECK_TOLERANCE = 0.10
+TIE = 0.05  # a stream within this share of unary calls/s is neither faster nor slower
 
 # Batch size.
 BATCH_SIZES = (1, 10, 100, 1000)
@@ -599,12 +600,17 @@ def _fetch_answer(run: StudyRun) -> list[str]:
             parts.append(f"with S3 {latency_ms} ms away: " + "; ".join(phrases))
     if not parts:
         return []
+    measured_cells = [c for c in fetch_cells(run) if c.busy is not None and c.cpu_per_fetch is not None]
+    busy = [c.busy or 0.0 for c in measured_cells]
+    cpu = [c.cpu_per_fetch or 0.0 for c in measured_cells]
     return [
         f"**Fetch all {WIDE_OBJECTS:,} objects** (one client; speed-up over paging): "
         + ". ".join(parts)
         + f". The Go study found plain streaming no faster than paging on localhost and a server fetching pages "
-        f"in parallel {GO_PAGING_SPEEDUP[0]:g}x to {GO_PAGING_SPEEDUP[1]:g}x faster; in Python the server parses "
-        "every page itself (botocore), so the core it runs on sets how much parallel fetching can give."
+        f"in parallel {GO_PAGING_SPEEDUP[0]:g}x to {GO_PAGING_SPEEDUP[1]:g}x faster. Here the server's core was busy "
+        f"{min(busy):.0%} to {max(busy):.0%} of every lone fetch-all ({min(cpu):.2f} to {max(cpu):.2f} s of CPU for "
+        f"{WIDE_OBJECTS:,} objects, most of it parsing S3's pages), so no pattern can be much more than "
+        f"{1 / min(busy):.1f}x faster than another: on one core, the pattern matters little."
     ]
 
 
@@ -639,16 +645,23 @@ def answer(runs: Sequence[StudyRun]) -> str:
     run = runs[0]
     parts = _fetch_answer(run)
     found = measured(run)
-    ratios = []
+    ratios: dict[str, float] = {}
     for server in servers_of(run):
         unary, stream = (found.get((each.name, server, CROSS_CHECK_LEVEL)) for each in (HELLO, HELLO_STREAM))
         if unary is not None and stream is not None and unary.report.ok_rps:
-            ratios.append(f"{server} {stream.report.ok_rps / unary.report.ok_rps:.2f}")
+            ratios[server] = stream.report.ok_rps / unary.report.ok_rps
     if ratios:
+        verdicts = {
+            "slower": [name for name, ratio in ratios.items() if ratio < 1 - TIE],
+            "within 5% of it": [name for name, ratio in ratios.items() if abs(ratio - 1) <= TIE],
+            "faster": [name for name, ratio in ratios.items() if ratio > 1 + TIE],
+        }
         parts.append(
             f"**A stream for a one-message reply** runs at this share of SayHello's calls/s at c={CROSS_CHECK_LEVEL}: "
-            + ", ".join(ratios)
-            + ". Where a reply is one message, a unary call is the cheaper shape."
+            + ", ".join(f"{server} {ratio:.2f}" for server, ratio in ratios.items())
+            + ": the stream was "
+            + "; ".join(f"{verdict} on {', '.join(names)}" for verdict, names in verdicts.items() if names)
+            + " (the Go study: a stream only adds cost)."
         )
     gains = [
         f"{server} {rates[10] / rates[1]:.2f}x (batch 100: {rates[100] / rates[1]:.2f}x)"
@@ -661,6 +674,9 @@ def answer(runs: Sequence[StudyRun]) -> str:
             f"(the Go study: {GO_BATCH_SPEEDUP:g}x)."
         )
     parts += _watch_answer(run)
+    failed = failures(run)
+    if failed:
+        parts.append(f"{len(failed)} cells failed (listed under the tables): " + "; ".join(failed) + ".")
     checks = cross_checks(run)
     if checks:
         parts.append(
