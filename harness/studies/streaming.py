@@ -233,6 +233,12 @@ def measured(run: StudyRun, role: str = "measured") -> dict[tuple[str, str, int]
     return found
 
 
+def busiest_driver(run: StudyRun, runs: Sequence[Measured | None]) -> str:
+    """The highest driver CPU among the runs, as a share of the CPUs the driver had: it was not the limit."""
+    shares = [share for each in runs if each is not None and (share := each.driver_cpu(run.meta)) is not None]
+    return f"{max(shares):.0%}" if shares else "—"
+
+
 def servers_of(run: StudyRun) -> list[str]:
     return list(run.matrix.get("servers", SERVERS))
 
@@ -332,6 +338,7 @@ def fetch_table(run: StudyRun, latency_ms: int) -> list[str]:
         "server CPU per fetch-all",
         "bound (1 client)",
         f"server CPU, {FETCH_CLIENTS[-1]} clients",
+        "driver CPU",
     ]
     lines = header(labels, "stack / pattern")
     for each in fetch_cells(run):
@@ -348,6 +355,7 @@ def fetch_table(run: StudyRun, latency_ms: int) -> list[str]:
                     _or_dash(each.cpu_per_fetch, ".2f") + (" s" if each.cpu_per_fetch is not None else ""),
                     each.bound,
                     "—" if each.together is None else f"{each.together.server_cpu:.0%}",
+                    busiest_driver(run, [each.alone, each.together]),
                 ],
             )
         )
@@ -366,9 +374,10 @@ def _speedup(run: StudyRun, server: str, latency_ms: int, faster: str, slower: s
 def unary_table(run: StudyRun) -> list[str]:
     found = measured(run)
     labels = [f"c={level}: {name}" for level in UNARY_LEVELS for name in ("SayHello", "SayHelloStream", "stream/unary")]
-    lines = header(labels, "stack (OK calls/s)")
+    lines = header([*labels, "driver CPU"], "stack (OK calls/s)")
     for server in servers_of(run):
         values = []
+        driven = [found.get((each.name, server, level)) for each in (HELLO, HELLO_STREAM) for level in UNARY_LEVELS]
         for level in UNARY_LEVELS:
             unary, stream = found.get((HELLO.name, server, level)), found.get((HELLO_STREAM.name, server, level))
             values += [
@@ -376,7 +385,7 @@ def unary_table(run: StudyRun) -> list[str]:
                 "—" if stream is None else f"{stream.report.ok_rps:,.0f}",
                 "—" if unary is None or stream is None else f"{stream.report.ok_rps / unary.report.ok_rps:.2f}",
             ]
-        lines.append(row(server, values))
+        lines.append(row(server, [*values, busiest_driver(run, driven)]))
     return lines
 
 
@@ -424,10 +433,13 @@ def batch_rates(run: StudyRun) -> dict[str, dict[int, float]]:
 
 
 def batch_table(run: StudyRun) -> list[str]:
-    lines = header([f"batch {size}" for size in BATCH_SIZES] + ["10 over 1"], "stack (OK calls/s)")
+    found = measured(run)
+    lines = header([f"batch {size}" for size in BATCH_SIZES] + ["10 over 1", "driver CPU"], "stack (OK calls/s)")
     for server, rates in batch_rates(run).items():
         gain = rates[10] / rates[1] if rates.get(1) and 10 in rates else None
-        lines.append(row(server, [_or_dash(rates.get(size), ",.1f") for size in BATCH_SIZES] + [_or_dash(gain, ".2f")]))
+        driven = [found.get((f"batch-{size}", server, BATCH_LEVEL)) for size in BATCH_SIZES]
+        cells = [_or_dash(rates.get(size), ",.1f") for size in BATCH_SIZES]
+        lines.append(row(server, [*cells, _or_dash(gain, ".2f"), busiest_driver(run, driven)]))
     return lines
 
 
@@ -530,7 +542,14 @@ def tables(run: StudyRun) -> list[str]:
             *fetch_table(run, latency_ms),
             "",
         ]
-    lines += ["### A stream for a unary reply", "", *unary_table(run), ""]
+    lines += [
+        "### A stream for a unary reply",
+        "",
+        "Driver CPU, here and below: the highest share of the CPUs the driver had, over the row's runs.",
+        "",
+        *unary_table(run),
+        "",
+    ]
     lines += [
         f"Cross-check of our driver: SayHello at c={CROSS_CHECK_LEVEL} by loadgen and by ghz on the same server "
         f"(driver CPU as a share of the CPUs the driver had).",
