@@ -199,9 +199,11 @@ def test_watch_follows_the_go_studys_sequence(channel: grpc.Channel) -> None:
 def test_a_one_worker_sync_server_serves_a_second_watch_only_after_the_first_ends(backends: Backends) -> None:
     one = server_variant("sync-w1")
     with running_server(one, backends.env()) as (target, child), grpc.insecure_channel(target) as opened:
-        first, second = Watcher(opened), Watcher(opened)
+        first = Watcher(opened)
         first.create("temp")
         first.wait_for("temp", "created")
+        # The second call starts only now: started together, either could take the only worker.
+        second = Watcher(opened)
         second.create("pres")
         time.sleep(1.0)
         assert second.of("pres") == []  # queued for the only worker thread
