@@ -381,6 +381,15 @@ def soak_one(variant: ServerVariant, seconds: float, server_cpus: Sequence[int])
     return report
 
 
+def cpu_shares(samples: Sequence[dict[str, float]]) -> list[tuple[float, float, float]]:
+    """(from, to, the server's CPU as a share of one core) between each pair of consecutive samples."""
+    return [
+        (earlier["second"], later["second"], (later["cpu_seconds"] - earlier["cpu_seconds"]) / span)
+        for earlier, later in itertools.pairwise(samples)
+        if (span := later["second"] - earlier["second"]) > 0
+    ]
+
+
 def load_line(load: dict[str, Any]) -> str:
     """The load summary in words."""
     calls = ", ".join(f"{rpc} {rate:g}" for rpc, rate in load["ok_calls_per_second"].items())
@@ -395,12 +404,7 @@ def load_summary(report: dict[str, Any]) -> dict[str, Any]:
     def calm(second: float) -> bool:
         return not any(start - 1 <= second <= end for start, end in windows)
 
-    samples = report["server_samples"]
-    cpu = [
-        (later["cpu_seconds"] - earlier["cpu_seconds"]) / (later["second"] - earlier["second"])
-        for earlier, later in itertools.pairwise(samples)
-        if later["second"] > earlier["second"] and calm(earlier["second"]) and calm(later["second"])
-    ]
+    cpu = [share for first, last, share in cpu_shares(report["server_samples"]) if calm(first) and calm(last)]
     seconds = [rpcs for second, rpcs in report["per_second"].items() if calm(float(second))]
     return {
         "server_cpu_share": round(_median(cpu), 3),
@@ -525,14 +529,9 @@ def chart(report: dict[str, Any], title: str) -> bytes:
     server_axes.plot(times, [sample["rss_bytes"] / 2**20 for sample in samples], label="RSS (MiB)")
     server_axes.plot(times, [sample["fds"] for sample in samples], label="open file descriptors")
     server_axes.plot(times, [sample["threads"] for sample in samples], label="threads")
+    shares = cpu_shares(samples)
     server_axes.plot(
-        times[1:],
-        [
-            100 * (later["cpu_seconds"] - earlier["cpu_seconds"]) / max(later["second"] - earlier["second"], 0.1)
-            for earlier, later in itertools.pairwise(samples)
-        ],
-        label="CPU (% of a core)",
-        linewidth=0.6,
+        [last for _, last, _ in shares], [100 * share for *_, share in shares], label="CPU (% of a core)", linewidth=0.6
     )
     for axes in (ok_axes, failed_axes, server_axes):
         for fault in report["schedule"]:

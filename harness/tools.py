@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,8 +48,9 @@ class LocalGoTool:
     name: str
     source: Path
 
-    @property
+    @cached_property
     def version(self) -> str:
+        """A hash of the sources: read once per process (the sources do not change under a run)."""
         digest = hashlib.sha256()
         for path in sorted(self.source.rglob("*")):
             if path.suffix in {".go", ".mod", ".sum"}:

@@ -362,12 +362,6 @@ def fetch_table(run: StudyRun, latency_ms: int) -> list[str]:
     return lines
 
 
-def _speedup(run: StudyRun, server: str, latency_ms: int, faster: str, slower: str = "paging") -> float | None:
-    cells_by = {(c.server, c.pattern, c.latency_ms): c for c in fetch_cells(run)}
-    fast, slow = cells_by[(server, faster, latency_ms)].seconds, cells_by[(server, slower, latency_ms)].seconds
-    return slow / fast if fast and slow else None
-
-
 # --- stream for a unary reply, cross-check, batch size ---------------------------------------------------
 
 
@@ -389,30 +383,35 @@ def unary_table(run: StudyRun) -> list[str]:
     return lines
 
 
-def cross_checks(run: StudyRun) -> dict[str, tuple[float, float]]:
-    """server -> (loadgen's, ghz's) OK calls/s on SayHello at the cross-check level, same server start."""
+def cross_check_runs(run: StudyRun) -> dict[str, tuple[Measured, Measured]]:
+    """server -> (loadgen's, ghz's) median run of SayHello at the cross-check level, same server start."""
     ours, ghz = measured(run), measured(run, "ghz")
     return {
-        server: (ours[key].report.ok_rps, ghz[key].report.ok_rps)
+        server: (ours[key], ghz[key])
         for server in servers_of(run)
         if (key := (HELLO.name, server, CROSS_CHECK_LEVEL)) in ours and key in ghz
     }
 
 
+def cross_checks(run: StudyRun) -> dict[str, tuple[float, float]]:
+    """server -> (loadgen's, ghz's) OK calls/s on SayHello at the cross-check level."""
+    pairs = cross_check_runs(run)
+    return {server: (mine.report.ok_rps, theirs.report.ok_rps) for server, (mine, theirs) in pairs.items()}
+
+
 def cross_check_table(run: StudyRun) -> list[str]:
     lines = header(["loadgen OK calls/s", "ghz OK calls/s", "difference", "loadgen CPU", "ghz CPU"], "stack")
-    ours, ghz = measured(run), measured(run, "ghz")
-    for server, (mine, theirs) in cross_checks(run).items():
-        key = (HELLO.name, server, CROSS_CHECK_LEVEL)
+    for server, (mine, theirs) in cross_check_runs(run).items():
+        ours_rps, ghz_rps = mine.report.ok_rps, theirs.report.ok_rps
         lines.append(
             row(
                 server,
                 [
-                    f"{mine:,.0f}",
-                    f"{theirs:,.0f}",
-                    f"{mine / theirs - 1:+.1%}",
-                    _or_dash(ours[key].driver_cpu(run.meta), ".0%"),
-                    _or_dash(ghz[key].driver_cpu(run.meta), ".0%"),
+                    f"{ours_rps:,.0f}",
+                    f"{ghz_rps:,.0f}",
+                    f"{ours_rps / ghz_rps - 1:+.1%}",
+                    _or_dash(mine.driver_cpu(run.meta), ".0%"),
+                    _or_dash(theirs.driver_cpu(run.meta), ".0%"),
                 ],
             )
         )
@@ -600,26 +599,27 @@ def section(runs: Sequence[StudyRun]) -> str:
 
 
 def _fetch_answer(run: StudyRun) -> list[str]:
+    cells = fetch_cells(run)
     parts = []
     for latency_ms in FETCH_LATENCIES_MS:
         phrases = []
         for server in servers_of(run):
-            by = {c.pattern: c for c in fetch_cells(run) if c.server == server and c.latency_ms == latency_ms}
-            if any(c.seconds is None for c in by.values()):
+            by = {c.pattern: c for c in cells if c.server == server and c.latency_ms == latency_ms}
+            times = {pattern: c.seconds for pattern, c in by.items()}
+            if any(seconds is None for seconds in times.values()):
                 continue
+            paging, stream = times["paging"] or 0.0, times["stream"] or 0.0
             best = min(by.values(), key=lambda c: c.seconds or 0.0)
-            stream_gain = _speedup(run, server, latency_ms, "stream")
-            best_gain = _speedup(run, server, latency_ms, best.pattern)
+            best_seconds = best.seconds or 0.0
             phrases.append(
-                f"{server} paging {by['paging'].seconds:.2f} s, one stream {by['stream'].seconds:.2f} s "
-                f"({stream_gain:.2f}x), best {best.pattern} {best.seconds:.2f} s ({best_gain:.2f}x, bound by "
-                f"{best.bound})"
+                f"{server} paging {paging:.2f} s, one stream {stream:.2f} s ({paging / stream:.2f}x), best "
+                f"{best.pattern} {best_seconds:.2f} s ({paging / best_seconds:.2f}x, bound by {best.bound})"
             )
         if phrases:
             parts.append(f"with S3 {latency_ms} ms away: " + "; ".join(phrases))
     if not parts:
         return []
-    measured_cells = [c for c in fetch_cells(run) if c.busy is not None and c.cpu_per_fetch is not None]
+    measured_cells = [c for c in cells if c.busy is not None and c.cpu_per_fetch is not None]
     busy = [c.busy or 0.0 for c in measured_cells]
     cpu = [c.cpu_per_fetch or 0.0 for c in measured_cells]
     return [
