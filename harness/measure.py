@@ -6,6 +6,7 @@ A study names its measurement (`Study.measure`); the run loop gives it a running
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -79,9 +80,17 @@ def new_record(cell: Cell, options: RunOptions, probe_file: str = "") -> CellRec
 
 
 def measure_closed_loop(
-    cell: Cell, target: str, child: Child | None, context: CellContext, probe_file: str
+    cell: Cell,
+    target: str,
+    child: Child | None,
+    context: CellContext,
+    probe_file: str,
+    alongside: Sequence[tuple[str, CellContext]] = (),
 ) -> CellRecord:
-    """Warm up, probe if the scenario is bounded and no probe exists yet, then the measured runs (closed loop)."""
+    """Warm up, probe if the scenario is bounded and no probe exists yet, then the measured runs (closed loop).
+
+    alongside: (role, context) of other drivers that cross-check this one. Each measured run is followed by
+    one run of each of them, of the same size, so that drift on the machine falls on both alike."""
     begun = time.monotonic()
     options, driver = context.options, context.driver
     record = new_record(cell, options, probe_file)
@@ -101,6 +110,10 @@ def measure_closed_loop(
             argv = driver.argv(context.tool, cell, target, requests)
             repeat, _ = sampled_run(argv, child, context, f"{record.stem}-r{number}.json", requests)
             repeats.append(repeat)
+            for role, other in alongside:
+                argv = other.driver.argv(other.tool, cell, target, requests)
+                repeat, _ = sampled_run(argv, child, other, f"{record.stem}-{role}{number}.json", requests, role)
+                repeats.append(repeat)
     except (ProcessError, DriverError, OSError) as error:
         record = replace(record, status="failed", reason=str(error).strip().splitlines()[0][:500])
     return replace(record, repeats=repeats, seconds=round(time.monotonic() - begun, 3))

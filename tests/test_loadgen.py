@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,9 +15,15 @@ from harness.backends import Backends, seed_bucket
 from harness.drivers import DRIVERS, DriverError, LoadReport
 from harness.drivers.loadgen import FetchCounts, WatchOutcome, loadgen_argv, run_loadgen
 from harness.matrix import BENCH_BUCKET, BENCH_OBJECTS, Cell, server_variant
+from harness.measure import CellContext
+from harness.options import RunOptions
+from harness.resources import ResourceUsage
+from harness.results import CellRecord, Repeat, load_study, read_json, save_cell, write_json_atomic
 from harness.serving import running_server
-from harness.studies.streaming import BATCH_SCENARIOS, HELLO, HELLO_STREAM, WATCH, fetch_scenario
+from harness.studies import streaming
+from harness.studies.streaming import BATCH_SCENARIOS, CROSS_CHECK_LEVEL, HELLO, HELLO_STREAM, WATCH, fetch_scenario
 from harness.tools import LOADGEN, ensure_go_tool
+from tests.runs import ghz_report, meta
 
 PREFIXED_BUCKET = "loadgen-prefixed"
 PREFIXED_OBJECTS = 1200  # two pages of 1,000
@@ -157,3 +164,39 @@ def test_bad_flags_are_a_clear_error() -> None:
     with pytest.raises(DriverError, match="unknown -pattern"):
         run_loadgen([loadgen, "fetch", "-target", "t", "-pattern", "pages", "-bucket", "b", "-expect", "1"], 30.0)
     assert os.access(loadgen, os.X_OK)
+
+
+def test_the_cross_check_cell_takes_turns_between_loadgen_and_ghz(target: str, tmp_path: Path) -> None:
+    options = RunOptions(tmp_path, repeats=2, requests=CROSS_CHECK_LEVEL, warmup_requests=CROSS_CHECK_LEVEL)
+    context = CellContext(DRIVERS["loadgen"], ensure_go_tool(LOADGEN), options, 2, tmp_path)
+    cell = Cell(server_variant("aio-uvloop"), HELLO, CROSS_CHECK_LEVEL)
+    record = streaming.measure(cell, target, None, context, "")
+    assert record.status == "ok", record.reason
+    assert [repeat.role for repeat in record.repeats] == ["measured", "ghz", "measured", "ghz"]
+    for repeat in record.repeats:
+        assert LoadReport.from_json(read_json(tmp_path / repeat.report_file)).ok == CROSS_CHECK_LEVEL
+    assert [repeat.report_file.rpartition("-")[2] for repeat in record.repeats] == [
+        "r1.json", "ghz1.json", "r2.json", "ghz2.json",
+    ]  # fmt: skip
+
+
+def test_calls_that_were_not_ok_are_told_from_a_warm_up_or_a_run(tmp_path: Path) -> None:
+    run_dir = tmp_path / "runs" / "20260101T000000Z"
+    data = meta("20260101T000000Z", "Some CPU")
+    data["studies"] = {"streaming": {**data["studies"]["stacks"], "matrix": {"servers": ["aio-uvloop"]}}}
+    write_json_atomic(run_dir / "run.json", data)
+    study_dir = run_dir / "streaming"
+    usage = ResourceUsage(1.0, 0.5, 50.0, 1)
+    fetch = CellRecord(fetch_scenario("parallel-4", 0).name, "aio-uvloop", 4, "ok")
+    write_json_atomic(study_dir / f"{fetch.stem}-warmup.json", ghz_report(3, 1.0, 900.0, failed=1))
+    write_json_atomic(study_dir / f"{fetch.stem}-r1.json", ghz_report(8, 4.0, 900.0))
+    save_cell(study_dir, replace(fetch, repeats=[Repeat(f"{fetch.stem}-r1.json", 8, usage)]))
+    hello = CellRecord(HELLO.name, "aio-uvloop", 10, "ok")
+    write_json_atomic(study_dir / f"{hello.stem}-r1.json", ghz_report(95, 1.0, 2.0, failed=5))
+    save_cell(study_dir, replace(hello, repeats=[Repeat(f"{hello.stem}-r1.json", 100, usage)]))
+
+    told = streaming.failed_calls(load_study(run_dir, "streaming"))
+    assert told == [
+        "fetch-parallel-4-0ms/aio-uvloop/c4, warm-up: 1 of 4 failed: 1 × rpc error: code = Unavailable",
+        "hello/aio-uvloop/c10, measured run: 5 of 100 failed: 5 × rpc error: code = Unavailable",
+    ]

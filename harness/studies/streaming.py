@@ -31,10 +31,10 @@ from harness.matrix import (
     Scenario,
     server_variant,
 )
-from harness.measure import CellContext, measure_closed_loop, new_record, sampled_run
+from harness.measure import RUN_TIMEOUT, CellContext, measure_closed_loop, new_record, sampled_run
 from harness.options import RunOptions
 from harness.processes import Child, ProcessError
-from harness.results import CellRecord, CellResult, Repeat, StudyRun, read_json
+from harness.results import CellRecord, CellResult, Repeat, StudyRun, read_json, save_report
 from harness.studies.base import Axis, Study, run_targets
 from harness.summaries import MIB, driver_cpus, header, png, row
 from harness.tools import GHZ, ensure_go_tool
@@ -52,6 +52,7 @@ FETCH_PATTERNS: dict[str, tuple[str, dict[str, int]]] = {
     "parallel-10": ("bench.v1.ObjectStore.StreamObjects", {"batch_size": PAGE_SIZE, "parallelism": 10}),
 }
 FETCH_CLIENTS = (1, 4)
+WARMUP = "warmup"  # a fetch-all cell's warm-up report: <cell>-warmup.json
 FETCHES_ALONE = 5  # fetch-alls by one client: its time is their median
 FETCHES_EACH = 2  # fetch-alls per client when several fetch at once
 CPU_BOUND_SHARE = 0.80  # a fetch-all that kept the server's core this busy is bound by its CPU
@@ -60,6 +61,7 @@ CPU_BOUND_SHARE = 0.80  # a fetch-all that kept the server's core this busy is b
 UNARY_LEVELS = (10, 50)
 CROSS_CHECK_LEVEL = 50
 CROSS_CHECK_TOLERANCE = 0.10
+CROSS_CHECK_REPEATS = 5  # runs by each driver, taking turns: one driver's median against the other's
 TIE = 0.05  # a stream within this share of unary calls/s is neither faster nor slower
 
 # Batch size.
@@ -143,31 +145,26 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
     requests = context.options.requests
     if requests and requests < cell.concurrency:  # a smoke run (--requests): at least a call per worker
         context = replace(context, options=replace(context.options, requests=cell.concurrency))
-    record = measure_closed_loop(cell, target, child, context, probe_file)
-    if cell.scenario.name == HELLO.name and cell.concurrency == CROSS_CHECK_LEVEL and record.status == "ok":
-        ghz = replace(context, driver=DRIVERS["ghz"], tool=ensure_go_tool(GHZ))
-        requests = record.repeats[0].requests
-        try:
-            for number in range(1, context.repeats + 1):
-                argv = ghz.driver.argv(ghz.tool, cell, target, requests)
-                repeat, _ = sampled_run(argv, child, ghz, f"{record.stem}-ghz{number}.json", requests, "ghz")
-                record = replace(record, repeats=[*record.repeats, repeat])
-        except (ProcessError, DriverError, OSError) as error:
-            record = _failed(record, error)
-    return record
+    if cell.scenario.name != HELLO.name or cell.concurrency != CROSS_CHECK_LEVEL:
+        return measure_closed_loop(cell, target, child, context, probe_file)
+    if context.options.repeats is None:
+        context = replace(context, repeats=CROSS_CHECK_REPEATS)
+    ghz = replace(context, driver=DRIVERS["ghz"], tool=ensure_go_tool(GHZ))
+    return measure_closed_loop(cell, target, child, context, probe_file, alongside=[("ghz", ghz)])
 
 
 def measure_fetch(cell: Cell, target: str, child: Child | None, context: CellContext) -> CellRecord:
     """One fetch-all per client thrown away, then FETCHES_ALONE fetch-alls by one client, or FETCHES_EACH
-    per client by several."""
+    per client by several. The warm-up's report is kept: its failed calls are told with the run's."""
     begun = time.monotonic()
     record = new_record(cell, context.options)
     driver, clients = context.driver, cell.concurrency
     repeats: list[Repeat] = []
     try:
-        warmup = driver.run(driver.argv(context.tool, cell, target, clients), 600.0).report
-        if warmup.ok < clients:
-            raise DriverError(f"warm-up fetch-alls failed: {warmup.status_codes} {warmup.errors}")
+        warmup = driver.run(driver.argv(context.tool, cell, target, clients), RUN_TIMEOUT)
+        save_report(context.study_dir, f"{record.stem}-{WARMUP}.json", warmup.raw)
+        if warmup.report.ok == 0:
+            raise DriverError(f"no warm-up fetch-all was OK: {warmup.report.status_codes} {warmup.report.errors}")
         total = clients if context.options.requests else (FETCHES_ALONE if clients == 1 else FETCHES_EACH * clients)
         argv = driver.argv(context.tool, cell, target, total)
         repeats.append(sampled_run(argv, child, context, f"{record.stem}-r1.json", total)[0])
@@ -245,6 +242,27 @@ def servers_of(run: StudyRun) -> list[str]:
 
 def failures(run: StudyRun) -> list[str]:
     return [f"{c.record.key}: {c.record.reason}" for c in run.cells if c.record.status == "failed"]
+
+
+def _errors(report: LoadReport) -> str:
+    return "; ".join(f"{count} × {error}" for error, count in sorted(report.errors.items())) or str(report.status_codes)
+
+
+def failed_calls(run: StudyRun) -> list[str]:
+    """Cells that finished with calls that were not OK, in a fetch-all's warm-up or in a run: which and why."""
+    found = []
+    for result in run.cells:
+        record = result.record
+        runs = [(f"{repeat.role} run", report) for repeat, report in zip(record.repeats, result.reports, strict=True)]
+        warmup = run.run_dir / NAME / f"{record.stem}-{WARMUP}.json"
+        if warmup.is_file():
+            runs.insert(0, ("warm-up", LoadReport.from_json(read_json(warmup))))
+        found += [
+            f"{record.key}, {label}: {report.non_ok} of {report.count} failed: {_errors(report)}"
+            for label, report in runs
+            if report.non_ok
+        ]
+    return found
 
 
 # --- fetch all -----------------------------------------------------------------------------------------
@@ -577,6 +595,10 @@ def tables(run: StudyRun) -> list[str]:
     failed = failures(run)
     if failed:
         lines += ["Failed cells:", "", *[f"- {each}" for each in failed], ""]
+    calls = failed_calls(run)
+    if calls:
+        lines += ["Calls that were not OK (the throughput above counts OK calls only):", ""]
+        lines += [*[f"- {each}" for each in calls], ""]
     return lines
 
 
@@ -696,6 +718,9 @@ def answer(runs: Sequence[StudyRun]) -> str:
     failed = failures(run)
     if failed:
         parts.append(f"{len(failed)} cells failed (listed under the tables): " + "; ".join(failed) + ".")
+    calls = failed_calls(run)
+    if calls:
+        parts.append(f"{len(calls)} runs or warm-ups had calls that were not OK (listed under the tables).")
     checks = cross_checks(run)
     if checks:
         parts.append(
@@ -727,7 +752,9 @@ STREAMING = Study(
     # Fetch patterns, S3 latency, batch sizes and watch streams are fixed: the issue's own values.
     axes=(Axis("server", SERVERS, "--servers"),),
     driver="loadgen",
-    repeats=3,  # closed-loop cells (and ghz's cross-check); a fetch-all cell makes 5 fetch-alls, a watch cell one run
+    # Closed-loop cells; the cross-check makes CROSS_CHECK_REPEATS runs by each driver. A fetch-all cell makes
+    # FETCHES_ALONE fetch-alls (or FETCHES_EACH per client) in one run, a watch cell one run.
+    repeats=3,
     cells=cells,
     measure=measure,
     render=render,
