@@ -26,6 +26,7 @@ from harness.matrix import (
     BENCH_BUCKET,
     BENCH_OBJECTS,
     CONCURRENCY_LEVELS,
+    REST_VARIANTS,
     SCENARIOS,
     SERVER_VARIANTS,
     SMALL_OBJECTS,
@@ -79,8 +80,8 @@ def backends(bucket: str, objects: int) -> int:
 
 
 def servers() -> int:
-    """List the registered server variants."""
-    for variant in SERVER_VARIANTS:
+    """List the registered server variants, gRPC then REST."""
+    for variant in (*SERVER_VARIANTS, *REST_VARIANTS):
         slots = "unbounded" if variant.slots is None else str(variant.slots)
         print(f"{variant.name:26} {variant.command:58} slots={slots:10} {variant.description}")
     return 0

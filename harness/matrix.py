@@ -26,6 +26,8 @@ class ServerVariant:
     only: tuple[str, ...] | None = None
     # HOST:PORT of a server the harness does not start (run-all --target); "" for one it starts.
     address: str = ""
+    # What it speaks, and so how the harness sees it is ready: "grpc" (gRPC health) or "http" (GET /healthz).
+    protocol: str = "grpc"
 
     def runs(self, scenario_name: str) -> bool:
         """Whether this variant takes part in a scenario."""
@@ -90,6 +92,15 @@ SERVER_VARIANTS: tuple[ServerVariant, ...] = (
         )
         for stack, module, label in (("grpclib", "servers.async", "grpclib"), ("aio", "servers.aio", "grpc.aio"))
         for loop in ("asyncio", "uvloop")
+    ),
+)
+
+# REST servers (servers/rest.py): the Info flow and hello as JSON over HTTP, for the protocols study. Not in
+# SERVER_VARIANTS: they serve no gRPC, so no gRPC study or test takes them.
+REST_VARIANTS: tuple[ServerVariant, ...] = (
+    ServerVariant("rest-h1", "servers.rest", ("--http", "1.1"), None, "FastAPI on uvicorn, HTTP/1.1", protocol="http"),
+    ServerVariant(
+        "rest-h2", "servers.rest", ("--http", "2"), None, "FastAPI on hypercorn, HTTP/2 cleartext", protocol="http"
     ),
 )
 
@@ -183,8 +194,8 @@ def scenario(name: str) -> Scenario:
 
 
 def server_variant(name: str) -> ServerVariant:
-    """The registered variant called name."""
-    return _by_name(SERVER_VARIANTS, name, "server variant")
+    """The registered variant called name, gRPC or REST."""
+    return _by_name((*SERVER_VARIANTS, *REST_VARIANTS), name, "server variant")
 
 
 def _by_name(items: tuple[Named, ...], name: str, kind: str) -> Named:

@@ -1,7 +1,9 @@
-"""A server variant as a running child process, ready once gRPC health reports SERVING."""
+"""A server variant as a running child process, ready once gRPC health reports SERVING (a REST server: once
+GET /healthz answers 200)."""
 
 from __future__ import annotations
 
+import http.client
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -14,6 +16,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from harness.matrix import ServerVariant
 from harness.processes import Child, Ready, free_port, managed_process
 from harness.tools import ROOT
+from servers.common import HEALTH_PATH
 
 HOST = "127.0.0.1"
 
@@ -45,6 +48,22 @@ def health_serving(target: str) -> Ready:
     return check
 
 
+def http_healthy(target: str) -> Ready:
+    """A readiness check that passes once GET /healthz answers 200."""
+
+    def check(pid: int) -> bool:
+        connection = http.client.HTTPConnection(target, timeout=1)
+        try:
+            connection.request("GET", HEALTH_PATH)
+            return connection.getresponse().status == 200
+        except OSError:
+            return False
+        finally:
+            connection.close()
+
+    return check
+
+
 @contextmanager
 def running_server(
     variant: ServerVariant,
@@ -61,7 +80,7 @@ def running_server(
     if cpus:
         argv = ["taskset", "-c", ",".join(map(str, cpus)), *argv]
     env = {**os.environ, **backend_env}
-    healthy = health_serving(target)
+    healthy = http_healthy(target) if variant.protocol == "http" else health_serving(target)
 
     def ready(pid: int) -> bool:
         return healthy(pid) and every_process_listening(pid, port)

@@ -14,15 +14,18 @@ from grpc_reflection.v1alpha import reflection
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from scenarios.aio import AsyncScenarios
 from scenarios.errors import ScenarioError
+from scenarios.info import InfoStore
 from servers.common import (
     AIO_SERVER_OPTIONS,
     INTERNAL_MESSAGE,
     SERVICE_NAMES,
+    SET_INFO_REPLY,
     CallLimit,
     ReflectionPool,
     ServerConfig,
     StopSignal,
     archive_reply,
+    info_reply,
     log,
     log_failure,
     parse_config,
@@ -148,6 +151,30 @@ class Sensor(bench_pb2_grpc.SensorServicer):
                 yield response
 
 
+class Info(bench_pb2_grpc.InfoServicer):
+    def __init__(self, store: InfoStore, calls: CallsInFlight) -> None:
+        self._store = store
+        self._calls = calls
+
+    async def SetInfo(
+        self,
+        request: bench_pb2.InfoRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> bench_pb2.InfoReply:
+        async with self._calls.call(context, "SetInfo"):
+            self._store.set(request.name, request.age, request.height)
+            return SET_INFO_REPLY
+
+    async def SetInfos(
+        self,
+        request_iterator: AsyncIterator[bench_pb2.InfoRequest],
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> AsyncIterator[bench_pb2.InfoReply]:
+        async with self._calls.call(context, "SetInfos"):
+            async for request in request_iterator:
+                yield info_reply(self._store, request)
+
+
 async def serve(config: ServerConfig) -> None:
     """Serve until SIGTERM or SIGINT, then let calls in flight finish within the grace period."""
     stop = StopSignal()
@@ -160,6 +187,7 @@ async def serve(config: ServerConfig) -> None:
     bench_pb2_grpc.add_GreeterServicer_to_server(Greeter(scenarios, calls), server)
     bench_pb2_grpc.add_ObjectStoreServicer_to_server(ObjectStore(scenarios, calls), server)
     bench_pb2_grpc.add_SensorServicer_to_server(Sensor(scenarios, calls), server)
+    bench_pb2_grpc.add_InfoServicer_to_server(Info(InfoStore(), calls), server)
     health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]  # untyped submodule
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

@@ -19,14 +19,17 @@ from grpclib.server import Server, Stream
 from protos.bench.v1 import bench_grpc, bench_pb2
 from scenarios.aio import AsyncScenarios
 from scenarios.errors import ScenarioError
+from scenarios.info import InfoStore
 from servers.common import (
     INTERNAL_MESSAGE,
     MAX_MESSAGE_BYTES,
+    SET_INFO_REPLY,
     CallLimit,
     ReflectionPool,
     ServerConfig,
     StopSignal,
     archive_reply,
+    info_reply,
     log,
     log_failure,
     parse_config,
@@ -175,6 +178,24 @@ class Sensor(bench_grpc.SensorBase):
                 await stream.send_message(response)
 
 
+class Info(bench_grpc.InfoBase):
+    def __init__(self, store: InfoStore, calls: CallsInFlight) -> None:
+        self._store = store
+        self._calls = calls
+
+    async def SetInfo(self, stream: Stream[bench_pb2.InfoRequest, bench_pb2.InfoReply]) -> None:
+        request = await stream.recv_message()
+        assert request is not None
+        async with self._calls.call("SetInfo"):
+            self._store.set(request.name, request.age, request.height)
+            await stream.send_message(SET_INFO_REPLY)
+
+    async def SetInfos(self, stream: Stream[bench_pb2.InfoRequest, bench_pb2.InfoReply]) -> None:
+        async with self._calls.call("SetInfos"):
+            async for request in stream:
+                await stream.send_message(info_reply(self._store, request))
+
+
 async def serve(config: ServerConfig) -> None:
     """Serve until SIGTERM or SIGINT, then let calls in flight finish within the grace period."""
     stop = StopSignal()
@@ -183,7 +204,12 @@ async def serve(config: ServerConfig) -> None:
         config.backends, config.pool_size, config.mongo_driver, config.sensor_interval_ms
     )
     calls = CallsInFlight(config.max_concurrent_rpcs)
-    services: list[Any] = [Greeter(scenarios, calls), ObjectStore(scenarios, calls), Sensor(scenarios, calls)]
+    services: list[Any] = [
+        Greeter(scenarios, calls),
+        ObjectStore(scenarios, calls),
+        Sensor(scenarios, calls),
+        Info(InfoStore(), calls),
+    ]
     serving = ServiceStatus()
     server = Server(
         [

@@ -20,6 +20,7 @@ from google.protobuf import descriptor, descriptor_pool
 from protos.bench.v1 import bench_pb2
 from scenarios.config import BackendConfig
 from scenarios.errors import BackendUnavailable, Cancelled, InvalidArgument, NotFound, ScenarioError
+from scenarios.info import InfoStore
 from scenarios.objects import ArchiveCounts
 from scenarios.sensors import DEFAULT_INTERVAL_MS, interval_seconds
 from servers.diagnostics import diagnosed_loop
@@ -28,7 +29,10 @@ LOOPS = ("asyncio", "uvloop")
 Loop = Literal["asyncio", "uvloop"]
 MONGO_DRIVERS = ("motor", "pymongo")
 MongoDriver = Literal["motor", "pymongo"]
-Stack = Literal["threads", "loop"]
+Stack = Literal["threads", "loop", "http"]  # a thread pool, an event loop, or an HTTP server on an event loop
+HTTP_VERSIONS = ("1.1", "2")
+HttpVersion = Literal["1.1", "2"]
+HEALTH_PATH = "/healthz"  # a REST server's readiness check: 200 once it serves
 # The largest request message any stack accepts (grpcio's default, stated once for every stack): a larger
 # one is refused with RESOURCE_EXHAUSTED before it is decoded.
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
@@ -73,6 +77,8 @@ class ServerConfig:
     mongo_driver: MongoDriver = "motor"
     # How often a watched sensor delivers a reading on Sensor.Watch streams.
     sensor_interval_ms: int = DEFAULT_INTERVAL_MS
+    # The HTTP version a REST server speaks: 1.1 (uvicorn) or 2 (hypercorn, cleartext).
+    http: HttpVersion = "1.1"
     backends: BackendConfig = field(default_factory=BackendConfig)
 
     def __post_init__(self) -> None:
@@ -93,6 +99,8 @@ class ServerConfig:
             raise ValueError(f"pool size must be >= 1, got {self.pool_size}")
         if self.loop not in LOOPS:
             raise ValueError(f"loop must be one of {', '.join(LOOPS)}, got {self.loop!r}")
+        if self.http not in HTTP_VERSIONS:
+            raise ValueError(f"HTTP version must be one of {', '.join(HTTP_VERSIONS)}, got {self.http!r}")
         if self.mongo_driver not in MONGO_DRIVERS:
             raise ValueError(f"mongo driver must be one of {', '.join(MONGO_DRIVERS)}, got {self.mongo_driver!r}")
 
@@ -105,6 +113,8 @@ class ServerConfig:
             argv += ["--max-concurrent-rpcs", str(self.max_concurrent_rpcs)]
         if self.stack == "threads":
             return [*argv, "-w", str(self.workers)]
+        if self.stack == "http":
+            return [*argv, "-l", self.loop, "--http", self.http]
         return [*argv, "-l", self.loop, "--pool-size", str(self.pool_size), "--mongo-driver", self.mongo_driver]
 
 
@@ -126,21 +136,30 @@ def parse_config(argv: Sequence[str] | None, *, prog: str, description: str, sta
         default=1,
         help="server processes sharing the port with SO_REUSEPORT (default: %(default)s)",
     )
-    parser.add_argument(
-        "--sensor-interval-ms",
-        type=int,
-        default=DEFAULT_INTERVAL_MS,
-        help="milliseconds between readings of a watched sensor on Sensor.Watch (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--max-concurrent-rpcs",
-        type=int,
-        help="refuse calls beyond this many at once with RESOURCE_EXHAUSTED (default: no limit; a thread pool "
-        "queues calls for a free worker, an event loop runs them all)",
-    )
+    if stack != "http":  # gRPC servers: the REST server serves no Sensor and no gRPC status
+        parser.add_argument(
+            "--sensor-interval-ms",
+            type=int,
+            default=DEFAULT_INTERVAL_MS,
+            help="milliseconds between readings of a watched sensor on Sensor.Watch (default: %(default)s)",
+        )
+        parser.add_argument(
+            "--max-concurrent-rpcs",
+            type=int,
+            help="refuse calls beyond this many at once with RESOURCE_EXHAUSTED (default: no limit; a thread "
+            "pool queues calls for a free worker, an event loop runs them all)",
+        )
     if stack == "threads":
         parser.add_argument(
             "-w", "--workers", type=int, default=10, help="thread-pool size per process (default: %(default)s)"
+        )
+    elif stack == "http":
+        parser.add_argument("-l", "--loop", choices=LOOPS, default="uvloop", help="event loop (default: %(default)s)")
+        parser.add_argument(
+            "--http",
+            choices=HTTP_VERSIONS,
+            default="1.1",
+            help="1.1 (uvicorn, keep-alive) or 2 (hypercorn, cleartext HTTP/2) (default: %(default)s)",
         )
     else:
         parser.add_argument("-l", "--loop", choices=LOOPS, default="asyncio", help="event loop (default: %(default)s)")
@@ -344,3 +363,12 @@ class ReflectionPool:
 def archive_reply(counts: ArchiveCounts) -> bench_pb2.ArchiveReply:
     """The ArchiveReply for what ArchiveObjects did."""
     return bench_pb2.ArchiveReply(listed=counts.listed, inserted=counts.inserted, updated=counts.updated)
+
+
+def info_reply(store: InfoStore, request: bench_pb2.InfoRequest) -> bench_pb2.InfoReply:
+    """SetInfos' reply to one request: bad input is a reply with its reason, and the stream goes on."""
+    reason = store.refusal(request.name, request.age, request.height)
+    return bench_pb2.InfoReply(success=not reason, reason=reason)
+
+
+SET_INFO_REPLY = bench_pb2.InfoReply(success=True)  # SetInfo's reply: bad input is INVALID_ARGUMENT instead

@@ -14,15 +14,18 @@ from grpc_reflection.v1alpha import reflection
 
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from scenarios.errors import ScenarioError
+from scenarios.info import InfoStore
 from scenarios.sync import SyncScenarios
 from servers.common import (
     GRPCIO_SERVER_OPTIONS,
     INTERNAL_MESSAGE,
     SERVICE_NAMES,
+    SET_INFO_REPLY,
     ReflectionPool,
     ServerConfig,
     StopSignal,
     archive_reply,
+    info_reply,
     log,
     log_failure,
     parse_config,
@@ -122,6 +125,25 @@ class Sensor(bench_pb2_grpc.SensorServicer):
             yield from self._scenarios.watch(request_iterator, stopped_event(context))
 
 
+class Info(bench_pb2_grpc.InfoServicer):
+    """A SetInfos stream holds one worker thread of the pool for as long as it is open."""
+
+    def __init__(self, store: InfoStore) -> None:
+        self._store = store
+
+    def SetInfo(self, request: bench_pb2.InfoRequest, context: grpc.ServicerContext) -> bench_pb2.InfoReply:
+        with grpc_errors(context, "SetInfo"):
+            self._store.set(request.name, request.age, request.height)
+            return SET_INFO_REPLY
+
+    def SetInfos(
+        self, request_iterator: Iterator[bench_pb2.InfoRequest], context: grpc.ServicerContext
+    ) -> Iterator[bench_pb2.InfoReply]:
+        with grpc_errors(context, "SetInfos"):
+            for request in request_iterator:
+                yield info_reply(self._store, request)
+
+
 def serve(config: ServerConfig) -> None:
     """Serve until SIGTERM or SIGINT, then let calls in flight finish within the grace period."""
     stop = StopSignal()
@@ -134,6 +156,7 @@ def serve(config: ServerConfig) -> None:
     bench_pb2_grpc.add_GreeterServicer_to_server(Greeter(scenarios), server)
     bench_pb2_grpc.add_ObjectStoreServicer_to_server(ObjectStore(scenarios), server)
     bench_pb2_grpc.add_SensorServicer_to_server(Sensor(scenarios), server)
+    bench_pb2_grpc.add_InfoServicer_to_server(Info(InfoStore()), server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
+import psutil
 import pymongo
 import pytest
 
@@ -19,6 +20,19 @@ from protos.bench.v1 import bench_pb2_grpc
 
 LARGE_BUCKET = "bench-large"
 LARGE_OBJECTS = 1500  # more than one ListObjectsV2 page
+# One variant per server module and loop: the MongoDB-driver and multi-process variants serve these alike.
+STACKS = [v for v in SERVER_VARIANTS if v.only is None and v.min_cpus == 1]
+CONNECTIONS = 16  # to a -p 2 server: 2 * 0.5**16 is the chance the kernel hands every connection to one process
+
+
+def answering(workers: list[psutil.Process], port: int) -> set[int]:
+    """The pids of a multi-process server's workers that hold an established connection on port."""
+    return {
+        worker.pid
+        for worker in workers
+        for connection in worker.net_connections(kind="tcp")
+        if connection.laddr.port == port and connection.status == psutil.CONN_ESTABLISHED
+    }
 
 
 @pytest.fixture(scope="session")

@@ -17,8 +17,8 @@ from harness.backends import Backends
 from harness.matrix import SERVER_VARIANTS, ServerVariant, server_variant
 from harness.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
+from tests.conftest import CONNECTIONS, answering
 
-CONNECTIONS = 16  # 2 * 0.5**16: the chance the kernel hands every connection to one process
 GRACE = 5.0  # the servers' default --grace
 STOPS = 20
 
@@ -41,13 +41,7 @@ def test_calls_reach_every_process_and_sigterm_stops_them_all(backends: Backends
             for channel in channels:
                 reply = bench_pb2_grpc.GreeterStub(channel).SayHello(bench_pb2.HelloRequest(name="p"), timeout=10)
                 assert reply.message == "Hello p"
-            answering = {
-                worker.pid
-                for worker in workers
-                for connection in worker.net_connections(kind="tcp")
-                if connection.laddr.port == port and connection.status == psutil.CONN_ESTABLISHED
-            }
-            assert answering == {worker.pid for worker in workers}
+            assert answering(workers, port) == {worker.pid for worker in workers}
         finally:
             for channel in channels:
                 channel.close()

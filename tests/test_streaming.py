@@ -14,16 +14,14 @@ import grpc
 import pytest
 
 from harness.backends import Backends, seed_bucket, seed_objects
-from harness.matrix import SERVER_VARIANTS, server_variant
+from harness.matrix import server_variant
 from harness.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
-from tests.conftest import LARGE_BUCKET, LARGE_OBJECTS
+from tests.conftest import LARGE_BUCKET, LARGE_OBJECTS, STACKS
 
 PREFIXED_BUCKET = "bench-prefixed"
 PREFIXES = 10
 PREFIXED_OBJECTS = 1100
-# One variant per server module and loop: the MongoDB-driver and multi-process variants serve these alike.
-STACKS = [v for v in SERVER_VARIANTS if v.only is None and v.min_cpus == 1]
 
 
 @pytest.fixture(scope="module", params=STACKS, ids=lambda variant: variant.name)

@@ -807,6 +807,119 @@ func (x *WatchResponse) GetValue() int32 {
 	return 0
 }
 
+type InfoRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Age           int64                  `protobuf:"varint,2,opt,name=age,proto3" json:"age,omitempty"`
+	Height        int64                  `protobuf:"varint,3,opt,name=height,proto3" json:"height,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InfoRequest) Reset() {
+	*x = InfoRequest{}
+	mi := &file_protos_bench_v1_bench_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InfoRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InfoRequest) ProtoMessage() {}
+
+func (x *InfoRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_protos_bench_v1_bench_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
+func (*InfoRequest) Descriptor() ([]byte, []int) {
+	return file_protos_bench_v1_bench_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *InfoRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *InfoRequest) GetAge() int64 {
+	if x != nil {
+		return x.Age
+	}
+	return 0
+}
+
+func (x *InfoRequest) GetHeight() int64 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
+}
+
+type InfoReply struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Success bool                   `protobuf:"varint,1,opt,name=success,proto3" json:"success,omitempty"`
+	// Why the info was refused, "" on success.
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InfoReply) Reset() {
+	*x = InfoReply{}
+	mi := &file_protos_bench_v1_bench_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InfoReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InfoReply) ProtoMessage() {}
+
+func (x *InfoReply) ProtoReflect() protoreflect.Message {
+	mi := &file_protos_bench_v1_bench_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InfoReply.ProtoReflect.Descriptor instead.
+func (*InfoReply) Descriptor() ([]byte, []int) {
+	return file_protos_bench_v1_bench_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *InfoReply) GetSuccess() bool {
+	if x != nil {
+		return x.Success
+	}
+	return false
+}
+
+func (x *InfoReply) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 var File_protos_bench_v1_bench_proto protoreflect.FileDescriptor
 
 const file_protos_bench_v1_bench_proto_rawDesc = "" +
@@ -863,7 +976,14 @@ const file_protos_bench_v1_bench_proto_rawDesc = "" +
 	"\bcanceled\x18\x03 \x01(\bR\bcanceled\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x128\n" +
 	"\ttimestamp\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\ttimestamp\x12\x14\n" +
-	"\x05value\x18\x06 \x01(\x05R\x05value2\x85\x01\n" +
+	"\x05value\x18\x06 \x01(\x05R\x05value\"K\n" +
+	"\vInfoRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03age\x18\x02 \x01(\x03R\x03age\x12\x16\n" +
+	"\x06height\x18\x03 \x01(\x03R\x06height\"=\n" +
+	"\tInfoReply\x12\x18\n" +
+	"\asuccess\x18\x01 \x01(\bR\asuccess\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason2\x85\x01\n" +
 	"\aGreeter\x128\n" +
 	"\bSayHello\x12\x16.bench.v1.HelloRequest\x1a\x14.bench.v1.HelloReply\x12@\n" +
 	"\x0eSayHelloStream\x12\x16.bench.v1.HelloRequest\x1a\x14.bench.v1.HelloReply0\x012\xc0\x02\n" +
@@ -873,7 +993,10 @@ const file_protos_bench_v1_bench_proto_rawDesc = "" +
 	"\x0eArchiveObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x16.bench.v1.ArchiveReply\x12S\n" +
 	"\x0fListObjectsPage\x12 .bench.v1.ListObjectsPageRequest\x1a\x1e.bench.v1.ListObjectsPageReply2F\n" +
 	"\x06Sensor\x12<\n" +
-	"\x05Watch\x12\x16.bench.v1.WatchRequest\x1a\x17.bench.v1.WatchResponse(\x010\x01b\x06proto3"
+	"\x05Watch\x12\x16.bench.v1.WatchRequest\x1a\x17.bench.v1.WatchResponse(\x010\x012y\n" +
+	"\x04Info\x125\n" +
+	"\aSetInfo\x12\x15.bench.v1.InfoRequest\x1a\x13.bench.v1.InfoReply\x12:\n" +
+	"\bSetInfos\x12\x15.bench.v1.InfoRequest\x1a\x13.bench.v1.InfoReply(\x010\x01b\x06proto3"
 
 var (
 	file_protos_bench_v1_bench_proto_rawDescOnce sync.Once
@@ -887,7 +1010,7 @@ func file_protos_bench_v1_bench_proto_rawDescGZIP() []byte {
 	return file_protos_bench_v1_bench_proto_rawDescData
 }
 
-var file_protos_bench_v1_bench_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_protos_bench_v1_bench_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_protos_bench_v1_bench_proto_goTypes = []any{
 	(*HelloRequest)(nil),           // 0: bench.v1.HelloRequest
 	(*HelloReply)(nil),             // 1: bench.v1.HelloReply
@@ -902,16 +1025,18 @@ var file_protos_bench_v1_bench_proto_goTypes = []any{
 	(*WatchCancelRequest)(nil),     // 10: bench.v1.WatchCancelRequest
 	(*WatchNowRequest)(nil),        // 11: bench.v1.WatchNowRequest
 	(*WatchResponse)(nil),          // 12: bench.v1.WatchResponse
-	(*timestamppb.Timestamp)(nil),  // 13: google.protobuf.Timestamp
+	(*InfoRequest)(nil),            // 13: bench.v1.InfoRequest
+	(*InfoReply)(nil),              // 14: bench.v1.InfoReply
+	(*timestamppb.Timestamp)(nil),  // 15: google.protobuf.Timestamp
 }
 var file_protos_bench_v1_bench_proto_depIdxs = []int32{
 	5,  // 0: bench.v1.ListObjectsPageReply.objects:type_name -> bench.v1.ObjectInfo
-	13, // 1: bench.v1.ObjectInfo.last_modified:type_name -> google.protobuf.Timestamp
+	15, // 1: bench.v1.ObjectInfo.last_modified:type_name -> google.protobuf.Timestamp
 	5,  // 2: bench.v1.ListObjectsReply.objects:type_name -> bench.v1.ObjectInfo
 	9,  // 3: bench.v1.WatchRequest.create_request:type_name -> bench.v1.WatchCreateRequest
 	10, // 4: bench.v1.WatchRequest.cancel_request:type_name -> bench.v1.WatchCancelRequest
 	11, // 5: bench.v1.WatchRequest.now_request:type_name -> bench.v1.WatchNowRequest
-	13, // 6: bench.v1.WatchResponse.timestamp:type_name -> google.protobuf.Timestamp
+	15, // 6: bench.v1.WatchResponse.timestamp:type_name -> google.protobuf.Timestamp
 	0,  // 7: bench.v1.Greeter.SayHello:input_type -> bench.v1.HelloRequest
 	0,  // 8: bench.v1.Greeter.SayHelloStream:input_type -> bench.v1.HelloRequest
 	2,  // 9: bench.v1.ObjectStore.ListObjects:input_type -> bench.v1.ListObjectsRequest
@@ -919,15 +1044,19 @@ var file_protos_bench_v1_bench_proto_depIdxs = []int32{
 	2,  // 11: bench.v1.ObjectStore.ArchiveObjects:input_type -> bench.v1.ListObjectsRequest
 	3,  // 12: bench.v1.ObjectStore.ListObjectsPage:input_type -> bench.v1.ListObjectsPageRequest
 	8,  // 13: bench.v1.Sensor.Watch:input_type -> bench.v1.WatchRequest
-	1,  // 14: bench.v1.Greeter.SayHello:output_type -> bench.v1.HelloReply
-	1,  // 15: bench.v1.Greeter.SayHelloStream:output_type -> bench.v1.HelloReply
-	6,  // 16: bench.v1.ObjectStore.ListObjects:output_type -> bench.v1.ListObjectsReply
-	6,  // 17: bench.v1.ObjectStore.StreamObjects:output_type -> bench.v1.ListObjectsReply
-	7,  // 18: bench.v1.ObjectStore.ArchiveObjects:output_type -> bench.v1.ArchiveReply
-	4,  // 19: bench.v1.ObjectStore.ListObjectsPage:output_type -> bench.v1.ListObjectsPageReply
-	12, // 20: bench.v1.Sensor.Watch:output_type -> bench.v1.WatchResponse
-	14, // [14:21] is the sub-list for method output_type
-	7,  // [7:14] is the sub-list for method input_type
+	13, // 14: bench.v1.Info.SetInfo:input_type -> bench.v1.InfoRequest
+	13, // 15: bench.v1.Info.SetInfos:input_type -> bench.v1.InfoRequest
+	1,  // 16: bench.v1.Greeter.SayHello:output_type -> bench.v1.HelloReply
+	1,  // 17: bench.v1.Greeter.SayHelloStream:output_type -> bench.v1.HelloReply
+	6,  // 18: bench.v1.ObjectStore.ListObjects:output_type -> bench.v1.ListObjectsReply
+	6,  // 19: bench.v1.ObjectStore.StreamObjects:output_type -> bench.v1.ListObjectsReply
+	7,  // 20: bench.v1.ObjectStore.ArchiveObjects:output_type -> bench.v1.ArchiveReply
+	4,  // 21: bench.v1.ObjectStore.ListObjectsPage:output_type -> bench.v1.ListObjectsPageReply
+	12, // 22: bench.v1.Sensor.Watch:output_type -> bench.v1.WatchResponse
+	14, // 23: bench.v1.Info.SetInfo:output_type -> bench.v1.InfoReply
+	14, // 24: bench.v1.Info.SetInfos:output_type -> bench.v1.InfoReply
+	16, // [16:25] is the sub-list for method output_type
+	7,  // [7:16] is the sub-list for method input_type
 	7,  // [7:7] is the sub-list for extension type_name
 	7,  // [7:7] is the sub-list for extension extendee
 	0,  // [0:7] is the sub-list for field type_name
@@ -949,9 +1078,9 @@ func file_protos_bench_v1_bench_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_protos_bench_v1_bench_proto_rawDesc), len(file_protos_bench_v1_bench_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   15,
 			NumExtensions: 0,
-			NumServices:   3,
+			NumServices:   4,
 		},
 		GoTypes:           file_protos_bench_v1_bench_proto_goTypes,
 		DependencyIndexes: file_protos_bench_v1_bench_proto_depIdxs,

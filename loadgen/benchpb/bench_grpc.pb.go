@@ -507,3 +507,148 @@ var Sensor_ServiceDesc = grpc.ServiceDesc{
 	},
 	Metadata: "protos/bench/v1/bench.proto",
 }
+
+const (
+	Info_SetInfo_FullMethodName  = "/bench.v1.Info/SetInfo"
+	Info_SetInfos_FullMethodName = "/bench.v1.Info/SetInfos"
+)
+
+// InfoClient is the client API for Info service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// Info keeps the latest info per name in the server's memory: a request/response flow without I/O, as
+// gRPC unary calls, as one stream used in lockstep or pipelined, and (servers/rest.py) as REST.
+type InfoClient interface {
+	// Stores the info. An empty name, or a negative age or height, is INVALID_ARGUMENT.
+	SetInfo(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*InfoReply, error)
+	// One reply per request, in order. Bad input gets success false and a reason, and the stream goes on.
+	SetInfos(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[InfoRequest, InfoReply], error)
+}
+
+type infoClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewInfoClient(cc grpc.ClientConnInterface) InfoClient {
+	return &infoClient{cc}
+}
+
+func (c *infoClient) SetInfo(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*InfoReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InfoReply)
+	err := c.cc.Invoke(ctx, Info_SetInfo_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *infoClient) SetInfos(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[InfoRequest, InfoReply], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Info_ServiceDesc.Streams[0], Info_SetInfos_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[InfoRequest, InfoReply]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Info_SetInfosClient = grpc.BidiStreamingClient[InfoRequest, InfoReply]
+
+// InfoServer is the server API for Info service.
+// All implementations must embed UnimplementedInfoServer
+// for forward compatibility.
+//
+// Info keeps the latest info per name in the server's memory: a request/response flow without I/O, as
+// gRPC unary calls, as one stream used in lockstep or pipelined, and (servers/rest.py) as REST.
+type InfoServer interface {
+	// Stores the info. An empty name, or a negative age or height, is INVALID_ARGUMENT.
+	SetInfo(context.Context, *InfoRequest) (*InfoReply, error)
+	// One reply per request, in order. Bad input gets success false and a reason, and the stream goes on.
+	SetInfos(grpc.BidiStreamingServer[InfoRequest, InfoReply]) error
+	mustEmbedUnimplementedInfoServer()
+}
+
+// UnimplementedInfoServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedInfoServer struct{}
+
+func (UnimplementedInfoServer) SetInfo(context.Context, *InfoRequest) (*InfoReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetInfo not implemented")
+}
+func (UnimplementedInfoServer) SetInfos(grpc.BidiStreamingServer[InfoRequest, InfoReply]) error {
+	return status.Error(codes.Unimplemented, "method SetInfos not implemented")
+}
+func (UnimplementedInfoServer) mustEmbedUnimplementedInfoServer() {}
+func (UnimplementedInfoServer) testEmbeddedByValue()              {}
+
+// UnsafeInfoServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to InfoServer will
+// result in compilation errors.
+type UnsafeInfoServer interface {
+	mustEmbedUnimplementedInfoServer()
+}
+
+func RegisterInfoServer(s grpc.ServiceRegistrar, srv InfoServer) {
+	// If the following call panics, it indicates UnimplementedInfoServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&Info_ServiceDesc, srv)
+}
+
+func _Info_SetInfo_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InfoRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InfoServer).SetInfo(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Info_SetInfo_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InfoServer).SetInfo(ctx, req.(*InfoRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Info_SetInfos_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(InfoServer).SetInfos(&grpc.GenericServerStream[InfoRequest, InfoReply]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Info_SetInfosServer = grpc.BidiStreamingServer[InfoRequest, InfoReply]
+
+// Info_ServiceDesc is the grpc.ServiceDesc for Info service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var Info_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "bench.v1.Info",
+	HandlerType: (*InfoServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "SetInfo",
+			Handler:    _Info_SetInfo_Handler,
+		},
+	},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "SetInfos",
+			Handler:       _Info_SetInfos_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
+	Metadata: "protos/bench/v1/bench.proto",
+}

@@ -159,3 +159,47 @@ class SensorStub:
             protos.bench.v1.bench_pb2.WatchRequest,
             protos.bench.v1.bench_pb2.WatchResponse,
         )
+
+
+class InfoBase(abc.ABC):
+
+    @abc.abstractmethod
+    async def SetInfo(self, stream: 'grpclib.server.Stream[protos.bench.v1.bench_pb2.InfoRequest, protos.bench.v1.bench_pb2.InfoReply]') -> None:
+        pass
+
+    @abc.abstractmethod
+    async def SetInfos(self, stream: 'grpclib.server.Stream[protos.bench.v1.bench_pb2.InfoRequest, protos.bench.v1.bench_pb2.InfoReply]') -> None:
+        pass
+
+    def __mapping__(self) -> typing.Dict[str, grpclib.const.Handler]:
+        return {
+            '/bench.v1.Info/SetInfo': grpclib.const.Handler(
+                self.SetInfo,
+                grpclib.const.Cardinality.UNARY_UNARY,
+                protos.bench.v1.bench_pb2.InfoRequest,
+                protos.bench.v1.bench_pb2.InfoReply,
+            ),
+            '/bench.v1.Info/SetInfos': grpclib.const.Handler(
+                self.SetInfos,
+                grpclib.const.Cardinality.STREAM_STREAM,
+                protos.bench.v1.bench_pb2.InfoRequest,
+                protos.bench.v1.bench_pb2.InfoReply,
+            ),
+        }
+
+
+class InfoStub:
+
+    def __init__(self, channel: grpclib.client.Channel) -> None:
+        self.SetInfo = grpclib.client.UnaryUnaryMethod(
+            channel,
+            '/bench.v1.Info/SetInfo',
+            protos.bench.v1.bench_pb2.InfoRequest,
+            protos.bench.v1.bench_pb2.InfoReply,
+        )
+        self.SetInfos = grpclib.client.StreamStreamMethod(
+            channel,
+            '/bench.v1.Info/SetInfos',
+            protos.bench.v1.bench_pb2.InfoRequest,
+            protos.bench.v1.bench_pb2.InfoReply,
+        )

@@ -126,3 +126,21 @@ class WatchResponse(_message.Message):
     timestamp: _timestamp_pb2.Timestamp
     value: int
     def __init__(self, sensor_id: _Optional[str] = ..., created: _Optional[bool] = ..., canceled: _Optional[bool] = ..., error: _Optional[str] = ..., timestamp: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., value: _Optional[int] = ...) -> None: ...
+
+class InfoRequest(_message.Message):
+    __slots__ = ("name", "age", "height")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    AGE_FIELD_NUMBER: _ClassVar[int]
+    HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    age: int
+    height: int
+    def __init__(self, name: _Optional[str] = ..., age: _Optional[int] = ..., height: _Optional[int] = ...) -> None: ...
+
+class InfoReply(_message.Message):
+    __slots__ = ("success", "reason")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    success: bool
+    reason: str
+    def __init__(self, success: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...

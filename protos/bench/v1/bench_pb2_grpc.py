@@ -428,3 +428,126 @@ class Sensor:
             timeout,
             metadata,
             _registered_method=True)
+
+
+class InfoStub:
+    """Info keeps the latest info per name in the server's memory: a request/response flow without I/O, as
+    gRPC unary calls, as one stream used in lockstep or pipelined, and (servers/rest.py) as REST.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.SetInfo = channel.unary_unary(
+                '/bench.v1.Info/SetInfo',
+                request_serializer=protos_dot_bench_dot_v1_dot_bench__pb2.InfoRequest.SerializeToString,
+                response_deserializer=protos_dot_bench_dot_v1_dot_bench__pb2.InfoReply.FromString,
+                _registered_method=True)
+        self.SetInfos = channel.stream_stream(
+                '/bench.v1.Info/SetInfos',
+                request_serializer=protos_dot_bench_dot_v1_dot_bench__pb2.InfoRequest.SerializeToString,
+                response_deserializer=protos_dot_bench_dot_v1_dot_bench__pb2.InfoReply.FromString,
+                _registered_method=True)
+
+
+class InfoServicer:
+    """Info keeps the latest info per name in the server's memory: a request/response flow without I/O, as
+    gRPC unary calls, as one stream used in lockstep or pipelined, and (servers/rest.py) as REST.
+    """
+
+    def SetInfo(self, request, context):
+        """Stores the info. An empty name, or a negative age or height, is INVALID_ARGUMENT.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetInfos(self, request_iterator, context):
+        """One reply per request, in order. Bad input gets success false and a reason, and the stream goes on.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_InfoServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'SetInfo': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetInfo,
+                    request_deserializer=protos_dot_bench_dot_v1_dot_bench__pb2.InfoRequest.FromString,
+                    response_serializer=protos_dot_bench_dot_v1_dot_bench__pb2.InfoReply.SerializeToString,
+            ),
+            'SetInfos': grpc.stream_stream_rpc_method_handler(
+                    servicer.SetInfos,
+                    request_deserializer=protos_dot_bench_dot_v1_dot_bench__pb2.InfoRequest.FromString,
+                    response_serializer=protos_dot_bench_dot_v1_dot_bench__pb2.InfoReply.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'bench.v1.Info', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('bench.v1.Info', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class Info:
+    """Info keeps the latest info per name in the server's memory: a request/response flow without I/O, as
+    gRPC unary calls, as one stream used in lockstep or pipelined, and (servers/rest.py) as REST.
+    """
+
+    @staticmethod
+    def SetInfo(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/bench.v1.Info/SetInfo',
+            protos_dot_bench_dot_v1_dot_bench__pb2.InfoRequest.SerializeToString,
+            protos_dot_bench_dot_v1_dot_bench__pb2.InfoReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetInfos(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/bench.v1.Info/SetInfos',
+            protos_dot_bench_dot_v1_dot_bench__pb2.InfoRequest.SerializeToString,
+            protos_dot_bench_dot_v1_dot_bench__pb2.InfoReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

@@ -1,0 +1,155 @@
+"""REST on FastAPI: `python -m servers.rest --http 1.1` (uvicorn) or `--http 2` (hypercorn, cleartext HTTP/2).
+
+The protocols study's REST side of the Info flow: `POST /v1/info` takes `{"name", "age", "height"}` and
+answers `{"success": true, "reason": ""}`, or 400 with `success` false and the reason for bad input;
+`GET /v1/hello?name=` answers `{"message": "Hello <name>"}`. `GET /healthz` is the readiness check.
+JSON in, JSON out, validated by pydantic as a FastAPI service would be.
+"""
+
+from __future__ import annotations
+
+import math
+import socket
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, StrictInt, StrictStr
+
+from scenarios.errors import InvalidArgument
+from scenarios.info import InfoStore
+from scenarios.objects import hello_message
+from servers.common import (
+    HEALTH_PATH,
+    ServerConfig,
+    StopSignal,
+    log,
+    parse_config,
+    run_on_loop,
+    setup_logging,
+    supervise,
+)
+
+BACKLOG = 4096
+
+
+class InfoIn(BaseModel):
+    name: StrictStr = ""
+    age: StrictInt = 0
+    height: StrictInt = 0
+
+
+class InfoOut(BaseModel):
+    success: bool
+    reason: str = ""
+
+
+class HelloOut(BaseModel):
+    message: str
+
+
+def _refused(reason: str) -> JSONResponse:
+    return JSONResponse(InfoOut(success=False, reason=reason).model_dump(), status_code=400)
+
+
+def create_app(store: InfoStore) -> FastAPI:
+    """The REST app over one InfoStore."""
+    app = FastAPI(title="bench REST", openapi_url=None, docs_url=None, redoc_url=None)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, error: RequestValidationError) -> JSONResponse:
+        """A body that is not JSON, or a field of the wrong type: 400 naming the field, as bad values get."""
+        problems = [
+            f"{'.'.join(str(part) for part in each['loc'] if part != 'body') or 'body'}: {each['msg']}"
+            for each in error.errors()
+        ]
+        return _refused("; ".join(problems))
+
+    @app.post("/v1/info", response_model=InfoOut)
+    async def set_info(info: InfoIn) -> Any:
+        try:
+            store.set(info.name, info.age, info.height)
+        except InvalidArgument as error:
+            return _refused(str(error))
+        return InfoOut(success=True)
+
+    @app.get("/v1/hello", response_model=HelloOut)
+    async def hello(name: str = "") -> HelloOut:
+        return HelloOut(message=hello_message(name))
+
+    @app.get(HEALTH_PATH)
+    async def health() -> dict[str, str]:
+        return {"status": "SERVING"}
+
+    return app
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """The server's socket, bound with SO_REUSEPORT so that the processes of a multi-process server share it."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # accepted connections inherit it
+    sock.bind((host, port))
+    sock.listen(BACKLOG)
+    sock.set_inheritable(True)
+    return sock
+
+
+async def serve_http1(app: FastAPI, sock: socket.socket, config: ServerConfig, stop: StopSignal) -> None:
+    """uvicorn with httptools: HTTP/1.1 with keep-alive. uvicorn catches SIGTERM and SIGINT itself while it
+    serves; then it restores stop's handler and raises the signal again, which stop only notes."""
+    import uvicorn
+
+    settings = uvicorn.Config(
+        app, http="httptools", lifespan="off", access_log=False, log_config=None,
+        timeout_graceful_shutdown=math.ceil(config.grace),
+    )  # fmt: skip
+    await uvicorn.Server(settings).serve(sockets=[sock])
+
+
+async def serve_http2(app: FastAPI, sock: socket.socket, config: ServerConfig, stop: StopSignal) -> None:
+    """hypercorn: HTTP/2 over cleartext (prior knowledge or upgrade), HTTP/1.1 too. It takes the socket over."""
+    from hypercorn.asyncio import serve as hypercorn_serve
+    from hypercorn.config import Config
+
+    settings = Config()
+    settings.bind = [f"fd://{sock.detach()}"]
+    settings.graceful_timeout = config.grace
+    settings.accesslog = None
+    await hypercorn_serve(app, settings, shutdown_trigger=stop.until_received)  # type: ignore[arg-type]
+
+
+def serve(config: ServerConfig) -> None:
+    """Serve until SIGTERM or SIGINT, then let requests in flight finish within the grace period."""
+    stop = StopSignal()  # installed before the server starts: a signal during startup is noted, not fatal
+    app = create_app(InfoStore())
+    sock = listening_socket(config.host, config.port)
+    server, name = (serve_http1, "uvicorn, HTTP/1.1") if config.http == "1.1" else (serve_http2, "hypercorn, HTTP/2")
+
+    async def main(config: ServerConfig) -> None:
+        log.info("REST server (%s) on %s serving on %s:%d", name, config.loop, config.host, sock.getsockname()[1])
+        await server(app, sock, config, stop)
+        log.info("stopped")
+
+    try:
+        run_on_loop(config, main)
+    finally:
+        sock.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `python -m servers.rest`."""
+    setup_logging()
+    config = parse_config(argv, prog="python -m servers.rest", description="REST server (FastAPI)", stack="http")
+    if config.processes > 1:
+        return supervise(config, "servers.rest")
+    serve(config)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""The REST server on both HTTP versions, over real HTTP (httpx, with h2 for HTTP/2 cleartext): status codes and
+bodies for good and bad input, the version each one speaks, and a clean stop on SIGTERM."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+import httpx
+import psutil
+import pytest
+
+from harness.matrix import REST_VARIANTS, ServerVariant
+from harness.serving import running_server
+from tests.conftest import CONNECTIONS, answering
+
+
+@pytest.fixture(scope="module", params=REST_VARIANTS, ids=lambda variant: variant.name)
+def rest(request: pytest.FixtureRequest) -> Iterator[tuple[ServerVariant, httpx.Client]]:
+    variant: ServerVariant = request.param
+    http2 = variant.name == "rest-h2"
+    with (
+        running_server(variant, {}) as (target, child),
+        # HTTP/2 by prior knowledge, as a gRPC client and h2load speak it to a cleartext server.
+        httpx.Client(base_url=f"http://{target}", http1=not http2, http2=http2, timeout=10) as client,
+    ):
+        yield variant, client
+        assert child.stop() == 0, child.log_tail()
+
+
+def test_each_server_speaks_its_http_version(rest: tuple[ServerVariant, httpx.Client]) -> None:
+    variant, client = rest
+    response = client.get("/v1/hello", params={"name": "ann"})
+    assert response.status_code == 200 and response.json() == {"message": "Hello ann"}
+    assert response.http_version == ("HTTP/2" if variant.name == "rest-h2" else "HTTP/1.1")
+
+
+def test_good_info_is_kept(rest: tuple[ServerVariant, httpx.Client]) -> None:
+    _, client = rest
+    for age in (30, 31):
+        response = client.post("/v1/info", json={"name": "ann", "age": age, "height": 170})
+        assert response.status_code == 200 and response.json() == {"success": True, "reason": ""}
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ({"name": "", "age": 1, "height": 1}, "name: must not be empty"),
+        ({"name": "a", "age": -1, "height": 1}, "age: must be 0 or more, got -1"),
+        ({"name": "a", "age": 1, "height": -5}, "height: must be 0 or more, got -5"),
+        ({"name": "a", "age": "old", "height": 1}, "age: Input should be a valid integer"),
+        ({"name": 7, "age": 1, "height": 1}, "name: Input should be a valid string"),
+    ],
+)
+def test_bad_info_is_400_with_the_reason(
+    rest: tuple[ServerVariant, httpx.Client], body: dict[str, object], reason: str
+) -> None:
+    _, client = rest
+    response = client.post("/v1/info", json=body)
+    assert response.status_code == 400
+    assert response.json() == {"success": False, "reason": reason}
+
+
+def test_a_body_that_is_not_json_is_400_and_the_server_goes_on(rest: tuple[ServerVariant, httpx.Client]) -> None:
+    _, client = rest
+    response = client.post("/v1/info", content=b"{not json", headers={"content-type": "application/json"})
+    assert response.status_code == 400
+    assert response.json()["success"] is False and "JSON" in response.json()["reason"]
+    assert client.post("/v1/info", json={"name": "b", "age": 1, "height": 1}).status_code == 200
+
+
+@pytest.mark.parametrize("variant", REST_VARIANTS, ids=lambda variant: variant.name)
+def test_two_processes_share_the_port_and_sigterm_stops_them_all(variant: ServerVariant) -> None:
+    two = replace(variant, args=(*variant.args, "-p", "2"))
+    with running_server(two, {}) as (target, child):
+        workers = psutil.Process(child.pid).children()
+        assert len(workers) == 2
+        port = int(target.rpartition(":")[2])
+        clients = [httpx.Client(base_url=f"http://{target}", timeout=10) for _ in range(CONNECTIONS)]
+        try:
+            for client in clients:  # a client each: a connection each
+                assert client.get("/v1/hello", params={"name": "p"}).json() == {"message": "Hello p"}
+            assert answering(workers, port) == {worker.pid for worker in workers}
+        finally:
+            for client in clients:
+                client.close()
+        assert child.stop() == 0, child.log_tail()
+    assert not any(worker.is_running() for worker in workers)
