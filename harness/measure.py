@@ -85,12 +85,13 @@ def measure_closed_loop(
     child: Child | None,
     context: CellContext,
     probe_file: str,
-    alongside: Sequence[tuple[str, CellContext]] = (),
+    alongside: Sequence[tuple[str, CellContext, Cell]] = (),
 ) -> CellRecord:
     """Warm up, probe if the scenario is bounded and no probe exists yet, then the measured runs (closed loop).
 
-    alongside: (role, context) of other drivers that cross-check this one. Each measured run is followed by
-    one run of each of them, of the same size, so that drift on the machine falls on both alike."""
+    alongside: (role, context, cell as that driver states it) of other drivers that cross-check this one.
+    Each measured run is followed by one run of each of them, of the same size, so that drift on the
+    machine falls on both alike."""
     begun = time.monotonic()
     options, driver = context.options, context.driver
     record = new_record(cell, options, probe_file)
@@ -110,8 +111,8 @@ def measure_closed_loop(
             argv = driver.argv(context.tool, cell, target, requests)
             repeat, _ = sampled_run(argv, child, context, f"{record.stem}-r{number}.json", requests)
             repeats.append(repeat)
-            for role, other in alongside:
-                argv = other.driver.argv(other.tool, cell, target, requests)
+            for role, other, stated in alongside:
+                argv = other.driver.argv(other.tool, stated, target, requests)
                 repeat, _ = sampled_run(argv, child, other, f"{record.stem}-{role}{number}.json", requests, role)
                 repeats.append(repeat)
     except (ProcessError, DriverError, OSError) as error:

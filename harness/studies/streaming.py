@@ -34,9 +34,19 @@ from harness.matrix import (
 from harness.measure import RUN_TIMEOUT, CellContext, measure_closed_loop, new_record, sampled_run
 from harness.options import RunOptions
 from harness.processes import Child, ProcessError
-from harness.results import CellRecord, CellResult, Repeat, StudyRun, read_json, save_report
+from harness.results import CellRecord, Repeat, StudyRun, read_json, save_report
 from harness.studies.base import Axis, Study, run_targets
-from harness.summaries import MIB, driver_cpus, header, png, row
+from harness.studies.reading import (
+    Measured,
+    busiest_driver,
+    cross_check_sentence,
+    cross_check_target,
+    driver_cross_check_table,
+    failures,
+    measured,
+    or_dash,
+)
+from harness.summaries import MIB, header, png, row
 from harness.tools import GHZ, ensure_go_tool
 
 NAME = "streaming"
@@ -150,7 +160,7 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
     if context.options.repeats is None:
         context = replace(context, repeats=CROSS_CHECK_REPEATS)
     ghz = replace(context, driver=DRIVERS["ghz"], tool=ensure_go_tool(GHZ))
-    return measure_closed_loop(cell, target, child, context, probe_file, alongside=[("ghz", ghz)])
+    return measure_closed_loop(cell, target, child, context, probe_file, alongside=[("ghz", ghz, cell)])
 
 
 def measure_fetch(cell: Cell, target: str, child: Child | None, context: CellContext) -> CellRecord:
@@ -191,57 +201,8 @@ def measure_watch(cell: Cell, target: str, child: Child | None, context: CellCon
 # --- reading a run -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Measured:
-    """A cell's median run of a role (by OK calls/s; a fetch-all or watch cell has one), with its raw
-    report for what loadgen reports beyond ghz's shape."""
-
-    result: CellResult
-    repeat: Repeat
-    report: LoadReport
-    raw: dict[str, Any]
-
-    @property
-    def server_cpu(self) -> float:
-        """The server's CPU as a share of one core over the run."""
-        return self.repeat.resources.average_cpu_percent / 100
-
-    def driver_cpu(self, meta: dict[str, Any]) -> float | None:
-        """The driver's CPU as a share of the CPUs it had."""
-        seconds, wall = self.repeat.driver_cpu_seconds, self.repeat.resources.wall_seconds
-        return None if seconds is None or wall <= 0 else seconds / (wall * driver_cpus(meta))
-
-
-def measured(run: StudyRun, role: str = "measured") -> dict[tuple[str, str, int], Measured]:
-    """(scenario, server, concurrency) -> the cell's median run of that role, for cells that finished OK."""
-    found = {}
-    for result in run.cells:
-        record = result.record
-        runs = [
-            (repeat, report)
-            for repeat, report in zip(record.repeats, result.reports, strict=True)
-            if repeat.role == role
-        ]
-        if record.status != "ok" or not runs:
-            continue
-        repeat, report = sorted(runs, key=lambda each: each[1].ok_rps)[len(runs) // 2]
-        raw = read_json(run.run_dir / NAME / repeat.report_file)
-        found[(record.scenario, record.server, record.concurrency)] = Measured(result, repeat, report, raw)
-    return found
-
-
-def busiest_driver(run: StudyRun, runs: Sequence[Measured | None]) -> str:
-    """The highest driver CPU among the runs, as a share of the CPUs the driver had: it was not the limit."""
-    shares = [share for each in runs if each is not None and (share := each.driver_cpu(run.meta)) is not None]
-    return f"{max(shares):.0%}" if shares else "—"
-
-
 def servers_of(run: StudyRun) -> list[str]:
     return list(run.matrix.get("servers", SERVERS))
-
-
-def failures(run: StudyRun) -> list[str]:
-    return [f"{c.record.key}: {c.record.reason}" for c in run.cells if c.record.status == "failed"]
 
 
 def _errors(report: LoadReport) -> str:
@@ -344,10 +305,6 @@ def fetch_cells(run: StudyRun) -> list[FetchCell]:
     ]
 
 
-def _or_dash(value: float | None, form: str) -> str:
-    return "—" if value is None else format(value, form)
-
-
 def fetch_table(run: StudyRun, latency_ms: int) -> list[str]:
     labels = [
         "time to fetch all, 1 client",
@@ -367,10 +324,10 @@ def fetch_table(run: StudyRun, latency_ms: int) -> list[str]:
             row(
                 f"{each.server} / {each.pattern}",
                 [
-                    _or_dash(each.seconds, ".2f") + (" s" if each.seconds is not None else ""),
-                    _or_dash(each.rate, ".2f") + ("" if each.of_cpu_bound is None else f" ({each.of_cpu_bound:.0%})"),
+                    or_dash(each.seconds, ".2f") + (" s" if each.seconds is not None else ""),
+                    or_dash(each.rate, ".2f") + ("" if each.of_cpu_bound is None else f" ({each.of_cpu_bound:.0%})"),
                     "—" if messages is None else f"{messages[0]:g} / {messages[1]:g}",
-                    _or_dash(each.cpu_per_fetch, ".2f") + (" s" if each.cpu_per_fetch is not None else ""),
+                    or_dash(each.cpu_per_fetch, ".2f") + (" s" if each.cpu_per_fetch is not None else ""),
                     each.bound,
                     "—" if each.together is None else f"{each.together.server_cpu:.0%}",
                     busiest_driver(run, [each.alone, each.together]),
@@ -411,29 +368,8 @@ def cross_check_runs(run: StudyRun) -> dict[str, tuple[Measured, Measured]]:
     }
 
 
-def cross_checks(run: StudyRun) -> dict[str, tuple[float, float]]:
-    """server -> (loadgen's, ghz's) OK calls/s on SayHello at the cross-check level."""
-    pairs = cross_check_runs(run)
-    return {server: (mine.report.ok_rps, theirs.report.ok_rps) for server, (mine, theirs) in pairs.items()}
-
-
 def cross_check_table(run: StudyRun) -> list[str]:
-    lines = header(["loadgen OK calls/s", "ghz OK calls/s", "difference", "loadgen CPU", "ghz CPU"], "stack")
-    for server, (mine, theirs) in cross_check_runs(run).items():
-        ours_rps, ghz_rps = mine.report.ok_rps, theirs.report.ok_rps
-        lines.append(
-            row(
-                server,
-                [
-                    f"{ours_rps:,.0f}",
-                    f"{ghz_rps:,.0f}",
-                    f"{ours_rps / ghz_rps - 1:+.1%}",
-                    _or_dash(mine.driver_cpu(run.meta), ".0%"),
-                    _or_dash(theirs.driver_cpu(run.meta), ".0%"),
-                ],
-            )
-        )
-    return lines
+    return driver_cross_check_table(run, cross_check_runs(run))
 
 
 def batch_rates(run: StudyRun) -> dict[str, dict[int, float]]:
@@ -455,8 +391,8 @@ def batch_table(run: StudyRun) -> list[str]:
     for server, rates in batch_rates(run).items():
         gain = rates[10] / rates[1] if rates.get(1) and 10 in rates else None
         driven = [found.get((f"batch-{size}", server, BATCH_LEVEL)) for size in BATCH_SIZES]
-        cells = [_or_dash(rates.get(size), ",.1f") for size in BATCH_SIZES]
-        lines.append(row(server, [*cells, _or_dash(gain, ".2f"), busiest_driver(run, driven)]))
+        cells = [or_dash(rates.get(size), ",.1f") for size in BATCH_SIZES]
+        lines.append(row(server, [*cells, or_dash(gain, ".2f"), busiest_driver(run, driven)]))
     return lines
 
 
@@ -516,7 +452,7 @@ def watch_table(run: StudyRun) -> list[str]:
                         _ms(each.report.percentiles.get(99)),
                         f"{each.server_cpu:.0%}",
                         f"{each.repeat.resources.peak_rss_bytes / MIB:,.0f} MiB",
-                        _or_dash(each.driver_cpu(run.meta), ".0%"),
+                        or_dash(each.driver_cpu(run.meta), ".0%"),
                     ],
                 )
             )
@@ -721,25 +657,18 @@ def answer(runs: Sequence[StudyRun]) -> str:
     calls = failed_calls(run)
     if calls:
         parts.append(f"{len(calls)} runs or warm-ups had calls that were not OK (listed under the tables).")
-    checks = cross_checks(run)
-    if checks:
-        parts.append(
-            f"Our driver against ghz on SayHello at c={CROSS_CHECK_LEVEL}: "
-            + ", ".join(f"{server} {mine / theirs - 1:+.1%}" for server, (mine, theirs) in checks.items())
-            + "."
-        )
+    checked = cross_check_sentence(
+        run, cross_check_runs(run), f"SayHello at c={CROSS_CHECK_LEVEL}", CROSS_CHECK_TOLERANCE
+    )
+    if checked:
+        parts.append(checked)
     return " ".join(parts) if parts else "No cell of this study finished in the newest run."
 
 
 def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Any]:
     """Our driver within 10% of ghz on SayHello; no failed cell."""
-    checks = cross_checks(run)
     return {
-        "driver_within_10_percent_of_ghz": {
-            "by_server": {server: round(mine / theirs - 1, 3) for server, (mine, theirs) in checks.items()},
-            "met": bool(checks)
-            and all(abs(mine / theirs - 1) <= CROSS_CHECK_TOLERANCE for mine, theirs in checks.values()),
-        },
+        "driver_within_10_percent_of_ghz": cross_check_target(cross_check_runs(run), CROSS_CHECK_TOLERANCE),
         **run_targets(run, wall_seconds, full_matrix),
     }
 

@@ -1,0 +1,151 @@
+"""Reading a study's run for its tables: each cell's median run of a role, with its raw report (for what
+our driver reports beyond ghz's shape), and the CPU the server and the driver used in it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.drivers import LoadReport
+from harness.results import CellResult, Repeat, StudyRun, read_json, study_dir
+from harness.summaries import driver_cpus, header, row, spread
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A cell's median run of a role (by OK calls/s), with its raw report."""
+
+    result: CellResult
+    repeat: Repeat
+    report: LoadReport
+    raw: dict[str, Any]
+
+    @property
+    def server_cpu(self) -> float:
+        """The server's CPU as a share of one core over the run."""
+        return self.repeat.resources.average_cpu_percent / 100
+
+    @property
+    def server_ms_per_call(self) -> float | None:
+        """The server's CPU milliseconds per OK call."""
+        ok = self.report.ok
+        return self.repeat.resources.cpu_seconds * 1000 / ok if ok else None
+
+    def driver_cpu(self, meta: dict[str, Any]) -> float | None:
+        """The driver's CPU as a share of the CPUs it had."""
+        seconds, wall = self.repeat.driver_cpu_seconds, self.repeat.resources.wall_seconds
+        return None if seconds is None or wall <= 0 else seconds / (wall * driver_cpus(meta))
+
+
+def measured(run: StudyRun, role: str = "measured") -> dict[tuple[str, str, int], Measured]:
+    """(scenario, server, concurrency) -> the cell's median run of that role, for cells that finished OK."""
+    found = {}
+    where = study_dir(run.run_dir, run.meta, run.study)
+    for result in run.cells:
+        record = result.record
+        runs = [
+            (repeat, report)
+            for repeat, report in zip(record.repeats, result.reports, strict=True)
+            if repeat.role == role
+        ]
+        if record.status != "ok" or not runs:
+            continue
+        repeat, report = sorted(runs, key=lambda each: each[1].ok_rps)[len(runs) // 2]
+        found[(record.scenario, record.server, record.concurrency)] = Measured(
+            result, repeat, report, read_json(where / repeat.report_file)
+        )
+    return found
+
+
+def busiest_driver(run: StudyRun, runs: Sequence[Measured | None]) -> str:
+    """The highest driver CPU among the runs, as a share of the CPUs the driver had: it was not the limit."""
+    shares = [share for each in runs if each is not None and (share := each.driver_cpu(run.meta)) is not None]
+    return f"{max(shares):.0%}" if shares else "—"
+
+
+def failures(run: StudyRun) -> list[str]:
+    """Failed cells, each with its reason."""
+    return [f"{c.record.key}: {c.record.reason}" for c in run.cells if c.record.status == "failed"]
+
+
+def or_dash(value: float | None, form: str) -> str:
+    return "—" if value is None else format(value, form)
+
+
+def driver_cross_check_table(
+    run: StudyRun, pairs: dict[str, tuple[Measured, Measured]], unit: str = "OK calls/s"
+) -> list[str]:
+    """Our driver's median run against ghz's on the same server start, per stack: rates, their difference,
+    what each run cost the server per call, and each driver's own CPU."""
+    labels = [f"loadgen {unit}", f"ghz {unit}", "difference", "server CPU per call: loadgen / ghz"]
+    lines = header([*labels, "loadgen CPU", "ghz CPU"], "stack")
+    for server, (mine, theirs) in pairs.items():
+        ours_rps, ghz_rps = mine.report.ok_rps, theirs.report.ok_rps
+        costs = mine.server_ms_per_call, theirs.server_ms_per_call
+        lines.append(
+            row(
+                server,
+                [
+                    f"{ours_rps:,.0f}",
+                    f"{ghz_rps:,.0f}",
+                    f"{ours_rps / ghz_rps - 1:+.1%}",
+                    "—" if None in costs else f"{costs[0]:.3f} / {costs[1]:.3f} ms",
+                    or_dash(mine.driver_cpu(run.meta), ".0%"),
+                    or_dash(theirs.driver_cpu(run.meta), ".0%"),
+                ],
+            )
+        )
+    return lines
+
+
+def role_spread(each: Measured) -> float:
+    """How far the farthest run of the median run's role lies from their median OK rate."""
+    role = each.repeat.role
+    rates = [
+        report.ok_rps
+        for repeat, report in zip(each.result.record.repeats, each.result.reports, strict=True)
+        if repeat.role == role
+    ]
+    return spread(rates)
+
+
+def cross_check_sentence(
+    run: StudyRun, pairs: dict[str, tuple[Measured, Measured]], what: str, tolerance: float
+) -> str:
+    """The cross-check in a sentence; where it missed the tolerance, each driver's own spread and the
+    server's CPU per call under each, which say whether the gap is noise, the driver, or the server."""
+    if not pairs:
+        return ""
+    runs = max(len([r for r in mine.result.record.repeats if r.role == mine.repeat.role]) for mine, _ in pairs.values())
+    sentence = (
+        f"Our driver against ghz on {what} (medians of {runs} runs each, the drivers taking turns): "
+        + ", ".join(
+            f"{server} {mine.report.ok_rps / theirs.report.ok_rps - 1:+.1%}" for server, (mine, theirs) in pairs.items()
+        )
+        + "."
+    )
+    for server, (mine, theirs) in pairs.items():
+        if abs(mine.report.ok_rps / theirs.report.ok_rps - 1) <= tolerance:
+            continue
+        costs = mine.server_ms_per_call, theirs.server_ms_per_call
+        sentence += (
+            f" Beyond {tolerance:.0%} on {server}: each driver's own runs lay up to {role_spread(mine):.0%} (loadgen) "
+            f"and {role_spread(theirs):.0%} (ghz) from their median"
+        )
+        if None not in costs:
+            sentence += (
+                f", and the server spent {costs[0]:.3f} ms of CPU per call under loadgen against {costs[1]:.3f} ms "
+                f"under ghz at {mine.server_cpu:.0%} and {theirs.server_cpu:.0%} of its core"
+            )
+        sentence += "."
+    return sentence
+
+
+def cross_check_target(pairs: dict[str, tuple[Measured, Measured]], tolerance: float) -> dict[str, Any]:
+    """run.json's target for a driver cross-check: each stack's difference, and whether all are within tolerance."""
+    differences = {server: mine.report.ok_rps / theirs.report.ok_rps - 1 for server, (mine, theirs) in pairs.items()}
+    return {
+        "by_server": {server: round(difference, 3) for server, difference in differences.items()},
+        "met": bool(differences) and all(abs(difference) <= tolerance for difference in differences.values()),
+    }
