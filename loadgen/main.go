@@ -1,11 +1,13 @@
 // Command loadgen drives the benchmark's gRPC services where ghz cannot express the pattern: a fetch-all
-// that follows page tokens or reads a whole stream, many bidirectional Watch streams, and (to cross-check
-// it against ghz) closed-loop calls of one RPC. It prints one JSON report on stdout: in ghz's shape for
+// that follows page tokens or reads a whole stream, many bidirectional Watch streams, the Info flow as
+// unary calls, streams in lockstep or pipelined and REST (one client for every shape), and (to
+// cross-check it against ghz) closed-loop calls of one RPC. It prints one JSON report on stdout: in ghz's shape for
 // `call` and `fetch` (each call, or each fetch-all, is one entry of `details`), its own for `watch`.
 //
 //	loadgen call  -target HOST:PORT -method hello|hello-stream|stream-objects -concurrency C -total N
 //	loadgen fetch -target HOST:PORT -pattern paging|stream -parallelism P -bucket B -expect K -clients C -total N
 //	loadgen watch -target HOST:PORT -streams N -seconds S -sensors K
+//	loadgen info  -target HOST:PORT -shape unary|lockstep|pipelined|rest [-http 1.1|2] -workers W -total N
 package main
 
 import (
@@ -20,7 +22,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: loadgen call|fetch|watch [flags]; loadgen <mode> -h lists the flags")
+		fail("usage: loadgen call|fetch|watch|info [flags]; loadgen <mode> -h lists the flags")
 	}
 	var (
 		report any
@@ -33,11 +35,13 @@ func main() {
 		report, err = runFetch(args)
 	case "watch":
 		report, err = runWatch(args)
+	case "info":
+		report, err = runInfo(args)
 	case "--version", "version":
 		fmt.Println(version)
 		return
 	default:
-		fail(fmt.Sprintf("unknown mode %q: call, fetch or watch", mode))
+		fail(fmt.Sprintf("unknown mode %q: call, fetch, watch or info", mode))
 	}
 	if err != nil {
 		fail(err.Error())

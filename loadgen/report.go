@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"sort"
 	"sync"
 	"time"
@@ -51,11 +52,20 @@ func (r *recorder) add(latency time.Duration, err error) {
 	r.mu.Unlock()
 }
 
-// codeName is the gRPC status code's name as ghz writes it ("Unavailable"), or "Incomplete" for a
-// fetch-all that ended OK without every object exactly once.
+// codeName is the gRPC status code's name as ghz writes it ("Unavailable"); "Incomplete" for a fetch-all
+// that ended OK without every object exactly once; "Refused" for an Info reply with success false; for
+// REST, "HTTP <status>" (or "Unavailable" when no answer came).
 func codeName(err error) string {
-	if _, ok := err.(incompleteError); ok {
+	var incomplete incompleteError
+	var refused refusedError
+	var answer httpError
+	switch {
+	case errors.As(err, &incomplete):
 		return "Incomplete"
+	case errors.As(err, &refused):
+		return "Refused"
+	case errors.As(err, &answer):
+		return answer.status
 	}
 	return status.Code(err).String()
 }

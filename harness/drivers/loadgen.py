@@ -5,7 +5,9 @@ It drives what ghz cannot express and prints ghz's JSON shape, so `LoadReport` r
 - `fetch`: fetch-alls of a bucket, following ListObjectsPage's tokens or reading one StreamObjects to its
   end; one entry per fetch-all, OK only if every object came exactly once; one connection per client;
 - `watch`: Sensor.Watch streams, each watching one sensor; one entry per reading received in the window
-  (its latency: receipt minus the reading's timestamp), plus how the streams were established and ended.
+  (its latency: receipt minus the reading's timestamp), plus how the streams were established and ended;
+- `info`: the Info flow in one shape: SetInfo calls, a SetInfos stream per worker in lockstep or
+  pipelined, or REST POSTs over HTTP/1.1 or HTTP/2; one entry per message (request to its reply).
 """
 
 from __future__ import annotations
@@ -26,6 +28,14 @@ CALL_METHODS = {
 }
 FETCH_CALLS = ("bench.v1.ObjectStore.ListObjectsPage", "bench.v1.ObjectStore.StreamObjects")
 WATCH_CALL = "bench.v1.Sensor.Watch"
+REST_INFO = "POST /v1/info"  # the REST server's Info call (servers/rest.py)
+INFO_SHAPES = {  # an info cell's shape -> the call its scenario names
+    "unary": "bench.v1.Info.SetInfo",
+    "lockstep": "bench.v1.Info.SetInfos",
+    "pipelined": "bench.v1.Info.SetInfos",
+    "rest": REST_INFO,
+}
+IN_FLIGHT = 100  # a pipelined stream's unanswered requests, at most
 
 
 def is_fetch(cell: Cell) -> bool:
@@ -35,6 +45,28 @@ def is_fetch(cell: Cell) -> bool:
 
 def is_watch(cell: Cell) -> bool:
     return cell.scenario.call == WATCH_CALL
+
+
+def is_info(cell: Cell) -> bool:
+    """An Info cell: its scenario names a call shape."""
+    return "shape" in cell.scenario.data
+
+
+def info_argv(loadgen: Path | str, cell: Cell, target: str, requests: int) -> list[str]:
+    """`requests` Info messages by cell.concurrency workers in the scenario's shape."""
+    data = cell.scenario.data
+    shape = str(data["shape"])
+    expected = INFO_SHAPES.get(shape)
+    if expected is None:
+        raise ValueError(f"unknown Info shape {shape!r}: {', '.join(INFO_SHAPES)}")
+    if cell.scenario.call != expected:
+        raise ValueError(f"the {shape} shape calls {expected}, not {cell.scenario.call}")
+    argv = [str(loadgen), "info", "-target", target, "-shape", shape]
+    if shape == "pipelined":
+        argv += ["-in-flight", str(data.get("in_flight", IN_FLIGHT))]
+    if shape == "rest":
+        argv += ["-http", str(data["http"])]
+    return [*argv, "-workers", str(cell.concurrency), "-total", str(requests), "-timeout", CALL_TIMEOUT]
 
 
 def loadgen_argv(loadgen: Path | str, cell: Cell, target: str, requests: int) -> list[str]:
@@ -58,6 +90,8 @@ def loadgen_argv(loadgen: Path | str, cell: Cell, target: str, requests: int) ->
         ]
     if requests < cell.concurrency:
         raise ValueError(f"loadgen needs at least one call per worker: {requests} < {cell.concurrency}")
+    if is_info(cell):
+        return info_argv(loadgen, cell, target, requests)
     if is_fetch(cell):
         pattern = str(data["pattern"])
         expected = {"paging": FETCH_CALLS[0], "stream": FETCH_CALLS[1]}.get(pattern)

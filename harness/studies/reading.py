@@ -3,7 +3,7 @@ our driver reports beyond ghz's shape), and the CPU the server and the driver us
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,3 +149,17 @@ def cross_check_target(pairs: dict[str, tuple[Measured, Measured]], tolerance: f
         "by_server": {server: round(difference, 3) for server, difference in differences.items()},
         "met": bool(differences) and all(abs(difference) <= tolerance for difference in differences.values()),
     }
+
+
+def newest_run_section(runs: Sequence[StudyRun], tables: Callable[[StudyRun], list[str]], driver: str) -> str:
+    """A study's part of results/README.md: its newest run, what drove it, where its raw reports are, and its
+    tables."""
+    newest = runs[0]
+    return "\n".join(
+        [
+            f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Driven by {driver}; "
+            f"raw reports: [`runs/{newest.run_id}`](runs/{newest.run_id}).",
+            "",
+            *tables(newest),
+        ]
+    )

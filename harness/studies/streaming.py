@@ -44,6 +44,7 @@ from harness.studies.reading import (
     driver_cross_check_table,
     failures,
     measured,
+    newest_run_section,
     or_dash,
 )
 from harness.summaries import MIB, header, png, row
@@ -545,15 +546,7 @@ def render(run: StudyRun) -> dict[str, bytes]:
 
 
 def section(runs: Sequence[StudyRun]) -> str:
-    newest = runs[0]
-    return "\n".join(
-        [
-            f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Driven by our Go driver "
-            f"(`loadgen/`); raw reports: [`runs/{newest.run_id}`](runs/{newest.run_id}).",
-            "",
-            *tables(newest),
-        ]
-    )
+    return newest_run_section(runs, tables, "our Go driver (`loadgen/`)")
 
 
 def _fetch_answer(run: StudyRun) -> list[str]:

@@ -1,0 +1,93 @@
+"""The protocols study: its cells, loadgen's `info` command lines (pure), and every call shape driven by
+loadgen against live servers: message counts, per-message latency, refusals counted as not OK."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.backends import Backends
+from harness.drivers import DRIVERS, LoadReport
+from harness.drivers.loadgen import loadgen_argv, run_loadgen
+from harness.matrix import Cell, server_variant
+from harness.measure import CellContext
+from harness.options import RunOptions
+from harness.results import read_json
+from harness.serving import running_server
+from harness.studies import protocols
+from harness.studies.protocols import CROSS_CHECK_WORKERS, GRPC_SCENARIOS, REST_SCENARIOS, UNARY
+from harness.tools import LOADGEN, ensure_go_tool
+
+
+def test_grpc_stacks_get_every_grpc_shape_and_rest_servers_their_own_version() -> None:
+    cells = protocols.cells(RunOptions(Path("out")))
+    pairs = {(cell.server.name, cell.scenario.name) for cell in cells}
+    assert {scenario for server, scenario in pairs if server == "aio-uvloop"} == {s.name for s in GRPC_SCENARIOS}
+    assert {scenario for server, scenario in pairs if server == "rest-h2"} == {"info-rest-h2"}
+    assert {scenario for server, scenario in pairs if server == "rest-h1"} == {"info-rest-h1"}
+    assert sorted({cell.concurrency for cell in cells}) == [1, 16, 50]
+    assert len(cells) == (3 * 3 + 2) * 3
+
+
+def test_info_cells_map_to_loadgen_shapes() -> None:
+    aio, rest = server_variant("aio-uvloop"), server_variant("rest-h2")
+    unary = loadgen_argv("loadgen", Cell(aio, UNARY, 16), "t", 100)
+    assert unary == [
+        "loadgen", "info", "-target", "t", "-shape", "unary", "-workers", "16", "-total", "100", "-timeout", "120s",
+    ]  # fmt: skip
+    pipelined = loadgen_argv("loadgen", Cell(aio, GRPC_SCENARIOS[2], 1), "t", 10)
+    assert pipelined[pipelined.index("-shape") + 1] == "pipelined" and "-in-flight" in pipelined
+    http2 = loadgen_argv("loadgen", Cell(rest, REST_SCENARIOS["rest-h2"], 50), "t", 50)
+    assert http2[http2.index("-shape") + 1] == "rest" and http2[http2.index("-http") + 1] == "2"
+    with pytest.raises(ValueError, match="at least one call per worker"):
+        loadgen_argv("loadgen", Cell(aio, UNARY, 16), "t", 15)
+
+
+def run(*argv: str) -> LoadReport:
+    return run_loadgen([str(ensure_go_tool(LOADGEN)), "info", *argv], 120.0).report
+
+
+@pytest.fixture(scope="module")
+def grpc_target(backends: Backends) -> Iterator[str]:
+    with running_server(server_variant("aio-uvloop"), backends.env()) as (address, _):
+        yield address
+
+
+@pytest.mark.parametrize("shape", ["unary", "lockstep", "pipelined"])
+def test_every_grpc_shape_counts_each_message_once(grpc_target: str, shape: str) -> None:
+    report = run("-target", grpc_target, "-shape", shape, "-workers", "4", "-total", "403", "-in-flight", "8")
+    assert (report.count, report.ok) == (403, 403)
+    assert 0 < report.percentiles[50] <= report.percentiles[99] < 5
+
+
+@pytest.fixture(scope="module", params=["rest-h1", "rest-h2"])
+def rest_target(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
+    with running_server(server_variant(request.param), {}) as (address, _):
+        yield address, str(REST_SCENARIOS[request.param].data["http"])
+
+
+def test_rest_counts_each_post_once_on_its_http_version(rest_target: tuple[str, str]) -> None:
+    address, http = rest_target
+    report = run("-target", address, "-shape", "rest", "-http", http, "-workers", "3", "-total", "90")
+    assert (report.count, report.ok) == (90, 90)
+    assert report.percentiles[50] > 0
+
+
+def test_http2_to_an_http1_server_fails_every_call_and_counts_none() -> None:
+    with running_server(server_variant("rest-h1"), {}) as (address, _):
+        report = run("-target", address, "-shape", "rest", "-http", "2", "-workers", "1", "-total", "3")
+    assert report.ok == 0 and report.status_codes == {"Unavailable": 3}
+
+
+def test_the_cross_check_sends_ghz_the_request_alone(grpc_target: str, tmp_path: Path) -> None:
+    options = RunOptions(tmp_path, repeats=1, requests=CROSS_CHECK_WORKERS, warmup_requests=CROSS_CHECK_WORKERS)
+    context = CellContext(DRIVERS["loadgen"], ensure_go_tool(LOADGEN), options, 1, tmp_path)
+    cell = Cell(server_variant("aio-uvloop"), UNARY, CROSS_CHECK_WORKERS)
+    record = protocols.measure(cell, grpc_target, None, context, "")
+    assert record.status == "ok", record.reason
+    assert [repeat.role for repeat in record.repeats] == ["measured", "ghz"]
+    raw: dict[str, Any] = read_json(tmp_path / record.repeats[1].report_file)
+    assert LoadReport.from_json(raw).ok == CROSS_CHECK_WORKERS
