@@ -34,6 +34,7 @@ from servers.common import (
 )
 
 BACKLOG = 4096
+KEEP_ALIVE_MAX_REQUESTS = 2**62  # requests one connection serves: a connection is closed by its client, not after N
 
 
 class InfoIn(BaseModel):
@@ -120,6 +121,9 @@ async def serve_http2(app: FastAPI, sock: socket.socket, config: ServerConfig, s
     settings.bind = [f"fd://{sock.detach()}"]
     settings.graceful_timeout = config.grace
     settings.accesslog = None
+    # hypercorn closes a connection after 1,000 requests by default (keep_alive_max_requests): with one
+    # multiplexed HTTP/2 connection, every 1,000th request ended a GOAWAY that failed the requests in flight.
+    settings.keep_alive_max_requests = KEEP_ALIVE_MAX_REQUESTS
     await hypercorn_serve(app, settings, shutdown_trigger=stop.until_received)  # type: ignore[arg-type]
 
 

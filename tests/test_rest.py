@@ -61,6 +61,14 @@ def test_bad_info_is_400_with_the_reason(
     assert response.json() == {"success": False, "reason": reason}
 
 
+def test_one_connection_serves_more_than_a_thousand_requests(rest: tuple[ServerVariant, httpx.Client]) -> None:
+    _, client = rest  # hypercorn's default closed a connection after 1,000 requests
+    codes = {
+        client.post("/v1/info", json={"name": "many", "age": age % 90, "height": 1}).status_code for age in range(1100)
+    }
+    assert codes == {200}
+
+
 def test_a_body_that_is_not_json_is_400_and_the_server_goes_on(rest: tuple[ServerVariant, httpx.Client]) -> None:
     _, client = rest
     response = client.post("/v1/info", content=b"{not json", headers={"content-type": "application/json"})
