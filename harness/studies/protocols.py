@@ -258,6 +258,7 @@ def answer(runs: Sequence[StudyRun]) -> str:
             f"pipelined ({pipelined[0]}, {pipelined[2]:,.0f} msgs/s) runs {pipelined[2] / next_best:.1f}x the next "
             f"best shape (the Go study: {GO_PIPELINED_OVER_NEXT:g}x at 16)."
         )
+    parts += _why(run, level)
     checked = cross_check_sentence(
         run, cross_check_runs(run), f"SetInfo at {CROSS_CHECK_WORKERS} workers", CROSS_CHECK_TOLERANCE
     )
@@ -267,6 +268,34 @@ def answer(runs: Sequence[StudyRun]) -> str:
     if failed:
         parts.append(f"{len(failed)} cells failed (listed under the tables).")
     return " ".join(parts) if parts else "No cell of this study finished in the newest run."
+
+
+def _why(run: StudyRun, level: int) -> list[str]:
+    """What bounds the shapes at a level (the server's busy share), and what a thread pool does to streams
+    that outnumber its workers."""
+    found = measured(run)
+    busy = [each.server_cpu for (_, _, at), each in found.items() if at == level]
+    parts = []
+    if busy:
+        parts.append(
+            f"At {level} workers every cell kept the server's core {min(busy):.0%} to {max(busy):.0%} busy: in "
+            "Python the server's cost per message bounds each shape, where in Go the round trip did."
+        )
+    pipelined = GRPC_SCENARIOS[2].name  # in lockstep a waiting stream holds one message; pipelined, up to 100
+    for server in GRPC_SERVERS:
+        slots = server_variant(server).slots
+        over = [at for at in levels_of(run) if slots is not None and at > slots]
+        alone = found.get((pipelined, server, min(levels_of(run), default=0)))
+        crowded = [found.get((pipelined, server, at)) for at in over]
+        if not over or alone is None or None in crowded or 99 not in alone.report.percentiles:
+            continue
+        worst = max((each.report.percentiles.get(99, 0.0) for each in crowded if each is not None), default=0.0)
+        parts.append(
+            f"{server} holds one of its {slots} worker threads per open stream: with {', '.join(map(str, over))} "
+            f"pipelined streams, the streams beyond {slots} waited for a worker, and p99 per message rose to "
+            f"{worst * 1000:,.0f} ms from {alone.report.percentiles[99] * 1000:.1f} ms with one."
+        )
+    return parts
 
 
 def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Any]:
