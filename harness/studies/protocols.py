@@ -23,6 +23,7 @@ from harness.processes import Child
 from harness.results import CellRecord, StudyRun
 from harness.studies.base import Axis, Study, run_targets
 from harness.studies.reading import (
+    CROSS_CHECK_SECONDS,
     Measured,
     busiest_driver,
     cross_check_sentence,
@@ -96,6 +97,7 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
         return measure_closed_loop(cell, target, child, context, probe_file)
     if context.options.repeats is None:
         context = replace(context, repeats=CROSS_CHECK_REPEATS)
+    cell = replace(cell, scenario=replace(cell.scenario, run_seconds=CROSS_CHECK_SECONDS))
     ghz = replace(context, driver=DRIVERS["ghz"], tool=ensure_go_tool(GHZ))
     request = {key: cell.scenario.data[key] for key in INFO_REQUEST}  # ghz sends the scenario's data as it is
     stated = replace(cell, scenario=replace(cell.scenario, data=request))

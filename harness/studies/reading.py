@@ -11,6 +11,11 @@ from harness.drivers import LoadReport
 from harness.results import CellResult, Repeat, StudyRun, read_json, study_dir
 from harness.summaries import driver_cpus, header, row, spread
 
+# Seconds a run of a driver cross-check lasts. In 2.5 s runs of SayHello at c=50, sync-w10's rate lay up to
+# 33% from its median under either driver; in 10 s runs, 7-23% in four trials, with the drivers' medians
+# within 10% of each other each time.
+CROSS_CHECK_SECONDS = 10.0
+
 
 @dataclass(frozen=True)
 class Measured:

@@ -37,6 +37,7 @@ from harness.processes import Child, ProcessError
 from harness.results import CellRecord, Repeat, StudyRun, read_json, save_report
 from harness.studies.base import Axis, Study, run_targets
 from harness.studies.reading import (
+    CROSS_CHECK_SECONDS,
     Measured,
     busiest_driver,
     cross_check_sentence,
@@ -160,6 +161,7 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
         return measure_closed_loop(cell, target, child, context, probe_file)
     if context.options.repeats is None:
         context = replace(context, repeats=CROSS_CHECK_REPEATS)
+    cell = replace(cell, scenario=replace(cell.scenario, run_seconds=CROSS_CHECK_SECONDS))
     ghz = replace(context, driver=DRIVERS["ghz"], tool=ensure_go_tool(GHZ))
     return measure_closed_loop(cell, target, child, context, probe_file, alongside=[("ghz", ghz, cell)])
 
