@@ -11,30 +11,27 @@ is also driven by ghz, to cross-check it. Each message (a request and its reply)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
-from harness.drivers import DRIVERS
 from harness.drivers.loadgen import IN_FLIGHT, INFO_SHAPES
 from harness.matrix import Cell, Scenario, server_variant
-from harness.measure import CellContext, measure_closed_loop
+from harness.measure import CellContext, measure_against_ghz, measure_closed_loop
 from harness.options import RunOptions
 from harness.processes import Child
 from harness.results import CellRecord, StudyRun
-from harness.studies.base import Axis, Study, run_targets
+from harness.studies.base import Axis, Study
 from harness.studies.reading import (
-    CROSS_CHECK_SECONDS,
     Measured,
     busiest_driver,
+    cross_check_pairs,
     cross_check_sentence,
-    cross_check_target,
+    cross_checked_targets,
     driver_cross_check_table,
     failures,
     measured,
     newest_run_section,
 )
 from harness.summaries import header, png, row
-from harness.tools import GHZ, ensure_go_tool
 
 NAME = "protocols"
 GRPC_SERVERS = ("sync-w10", "grpclib-uvloop", "aio-uvloop")
@@ -42,8 +39,6 @@ REST_SERVERS = {"rest-h1": "1.1", "rest-h2": "2"}  # variant -> the HTTP version
 GRPC_SHAPES = ("unary", "lockstep", "pipelined")
 WORKERS = (1, 16, 50)
 CROSS_CHECK_WORKERS = 16
-CROSS_CHECK_REPEATS = 5  # runs by each driver, taking turns
-CROSS_CHECK_TOLERANCE = 0.10
 WARMUP_MESSAGES = 500
 INFO_REQUEST = {"name": "w0", "age": 30, "height": 170}  # ghz's request; loadgen sends one like it per message
 RUN_SECONDS = 2.5  # Info messages are cheap: longer runs for steadier figures
@@ -93,15 +88,9 @@ def cells(options: RunOptions) -> list[Cell]:
 
 def measure(cell: Cell, target: str, child: Child | None, context: CellContext, probe_file: str) -> CellRecord:
     """Closed loop; SetInfo at the cross-check level also by ghz, the two drivers taking turns."""
-    if cell.scenario.name != UNARY.name or cell.concurrency != CROSS_CHECK_WORKERS:
-        return measure_closed_loop(cell, target, child, context, probe_file)
-    if context.options.repeats is None:
-        context = replace(context, repeats=CROSS_CHECK_REPEATS)
-    cell = replace(cell, scenario=replace(cell.scenario, run_seconds=CROSS_CHECK_SECONDS))
-    ghz = replace(context, driver=DRIVERS["ghz"], tool=ensure_go_tool(GHZ))
-    request = {key: cell.scenario.data[key] for key in INFO_REQUEST}  # ghz sends the scenario's data as it is
-    stated = replace(cell, scenario=replace(cell.scenario, data=request))
-    return measure_closed_loop(cell, target, child, context, probe_file, alongside=[("ghz", ghz, stated)])
+    if cell.scenario.name == UNARY.name and cell.concurrency == CROSS_CHECK_WORKERS:
+        return measure_against_ghz(cell, target, child, context, probe_file, ghz_request=dict(INFO_REQUEST))
+    return measure_closed_loop(cell, target, child, context, probe_file)
 
 
 # --- reading a run -------------------------------------------------------------------------------------
@@ -169,12 +158,7 @@ def best(run: StudyRun, level: int, scenarios: Sequence[str]) -> tuple[str, str,
 
 def cross_check_runs(run: StudyRun) -> dict[str, tuple[Measured, Measured]]:
     """server -> (loadgen's, ghz's) median run of SetInfo at the cross-check level."""
-    ours, ghz = measured(run), measured(run, "ghz")
-    return {
-        server: (ours[key], ghz[key])
-        for server in GRPC_SERVERS
-        if (key := (UNARY.name, server, CROSS_CHECK_WORKERS)) in ours and key in ghz
-    }
+    return cross_check_pairs(run, UNARY.name, CROSS_CHECK_WORKERS, GRPC_SERVERS)
 
 
 def cross_check_table(run: StudyRun) -> list[str]:
@@ -261,9 +245,7 @@ def answer(runs: Sequence[StudyRun]) -> str:
             f"best shape (the Go study: {GO_PIPELINED_OVER_NEXT:g}x at 16)."
         )
     parts += _why(run, level)
-    checked = cross_check_sentence(
-        run, cross_check_runs(run), f"SetInfo at {CROSS_CHECK_WORKERS} workers", CROSS_CHECK_TOLERANCE
-    )
+    checked = cross_check_sentence(run, cross_check_runs(run), f"SetInfo at {CROSS_CHECK_WORKERS} workers")
     if checked:
         parts.append(checked)
     failed = failures(run)
@@ -302,10 +284,7 @@ def _why(run: StudyRun, level: int) -> list[str]:
 
 def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Any]:
     """Our driver within 10% of ghz on SetInfo; no failed cell."""
-    return {
-        "driver_within_10_percent_of_ghz": cross_check_target(cross_check_runs(run), CROSS_CHECK_TOLERANCE),
-        **run_targets(run, wall_seconds, full_matrix),
-    }
+    return cross_checked_targets(run, cross_check_runs(run), wall_seconds, full_matrix)
 
 
 PROTOCOLS = Study(

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from harness.drivers import DRIVERS, DriverError, LoadReport
+from harness.drivers import DriverError, LoadReport
 from harness.drivers.loadgen import FetchCounts, WatchOutcome, is_fetch, is_watch
 from harness.matrix import (
     BENCH_BUCKET,
@@ -31,17 +31,24 @@ from harness.matrix import (
     Scenario,
     server_variant,
 )
-from harness.measure import RUN_TIMEOUT, CellContext, measure_closed_loop, new_record, sampled_run
+from harness.measure import (
+    RUN_TIMEOUT,
+    CellContext,
+    measure_against_ghz,
+    measure_closed_loop,
+    new_record,
+    sampled_run,
+)
 from harness.options import RunOptions
 from harness.processes import Child, ProcessError
 from harness.results import CellRecord, Repeat, StudyRun, read_json, save_report
-from harness.studies.base import Axis, Study, run_targets
+from harness.studies.base import Axis, Study
 from harness.studies.reading import (
-    CROSS_CHECK_SECONDS,
     Measured,
     busiest_driver,
+    cross_check_pairs,
     cross_check_sentence,
-    cross_check_target,
+    cross_checked_targets,
     driver_cross_check_table,
     failures,
     measured,
@@ -49,7 +56,6 @@ from harness.studies.reading import (
     or_dash,
 )
 from harness.summaries import MIB, header, png, row
-from harness.tools import GHZ, ensure_go_tool
 
 NAME = "streaming"
 SERVERS = ("sync-w10", "grpclib-uvloop", "aio-uvloop")  # one variant per stack unless --servers says otherwise
@@ -72,8 +78,6 @@ CPU_BOUND_SHARE = 0.80  # a fetch-all that kept the server's core this busy is b
 # Stream for a unary reply, and the cross-check against ghz.
 UNARY_LEVELS = (10, 50)
 CROSS_CHECK_LEVEL = 50
-CROSS_CHECK_TOLERANCE = 0.10
-CROSS_CHECK_REPEATS = 5  # runs by each driver, taking turns: one driver's median against the other's
 TIE = 0.05  # a stream within this share of unary calls/s is neither faster nor slower
 
 # Batch size.
@@ -157,13 +161,9 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
     requests = context.options.requests
     if requests and requests < cell.concurrency:  # a smoke run (--requests): at least a call per worker
         context = replace(context, options=replace(context.options, requests=cell.concurrency))
-    if cell.scenario.name != HELLO.name or cell.concurrency != CROSS_CHECK_LEVEL:
-        return measure_closed_loop(cell, target, child, context, probe_file)
-    if context.options.repeats is None:
-        context = replace(context, repeats=CROSS_CHECK_REPEATS)
-    cell = replace(cell, scenario=replace(cell.scenario, run_seconds=CROSS_CHECK_SECONDS))
-    ghz = replace(context, driver=DRIVERS["ghz"], tool=ensure_go_tool(GHZ))
-    return measure_closed_loop(cell, target, child, context, probe_file, alongside=[("ghz", ghz, cell)])
+    if cell.scenario.name == HELLO.name and cell.concurrency == CROSS_CHECK_LEVEL:
+        return measure_against_ghz(cell, target, child, context, probe_file)
+    return measure_closed_loop(cell, target, child, context, probe_file)
 
 
 def measure_fetch(cell: Cell, target: str, child: Child | None, context: CellContext) -> CellRecord:
@@ -362,13 +362,8 @@ def unary_table(run: StudyRun) -> list[str]:
 
 
 def cross_check_runs(run: StudyRun) -> dict[str, tuple[Measured, Measured]]:
-    """server -> (loadgen's, ghz's) median run of SayHello at the cross-check level, same server start."""
-    ours, ghz = measured(run), measured(run, "ghz")
-    return {
-        server: (ours[key], ghz[key])
-        for server in servers_of(run)
-        if (key := (HELLO.name, server, CROSS_CHECK_LEVEL)) in ours and key in ghz
-    }
+    """server -> (loadgen's, ghz's) median run of SayHello at the cross-check level."""
+    return cross_check_pairs(run, HELLO.name, CROSS_CHECK_LEVEL, servers_of(run))
 
 
 def cross_check_table(run: StudyRun) -> list[str]:
@@ -652,9 +647,7 @@ def answer(runs: Sequence[StudyRun]) -> str:
     calls = failed_calls(run)
     if calls:
         parts.append(f"{len(calls)} runs or warm-ups had calls that were not OK (listed under the tables).")
-    checked = cross_check_sentence(
-        run, cross_check_runs(run), f"SayHello at c={CROSS_CHECK_LEVEL}", CROSS_CHECK_TOLERANCE
-    )
+    checked = cross_check_sentence(run, cross_check_runs(run), f"SayHello at c={CROSS_CHECK_LEVEL}")
     if checked:
         parts.append(checked)
     return " ".join(parts) if parts else "No cell of this study finished in the newest run."
@@ -662,10 +655,7 @@ def answer(runs: Sequence[StudyRun]) -> str:
 
 def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Any]:
     """Our driver within 10% of ghz on SayHello; no failed cell."""
-    return {
-        "driver_within_10_percent_of_ghz": cross_check_target(cross_check_runs(run), CROSS_CHECK_TOLERANCE),
-        **run_targets(run, wall_seconds, full_matrix),
-    }
+    return cross_checked_targets(run, cross_check_runs(run), wall_seconds, full_matrix)
 
 
 STREAMING = Study(
@@ -676,7 +666,7 @@ STREAMING = Study(
     # Fetch patterns, S3 latency, batch sizes and watch streams are fixed: the issue's own values.
     axes=(Axis("server", SERVERS, "--servers"),),
     driver="loadgen",
-    # Closed-loop cells; the cross-check makes CROSS_CHECK_REPEATS runs by each driver. A fetch-all cell makes
+    # Closed-loop cells; the cross-check makes measure.CROSS_CHECK_REPEATS runs by each driver. A fetch-all cell makes
     # FETCHES_ALONE fetch-alls (or FETCHES_EACH per client) in one run, a watch cell one run.
     repeats=3,
     cells=cells,
