@@ -112,7 +112,8 @@ def versitygw(
 ) -> Iterator[VersityGW]:
     """versitygw's posix backend on data_dir (a temporary directory by default) at 127.0.0.1:port.
 
-    Credentials are generated unless given (a restart on the same data keeps the same ones).
+    Credentials are generated unless given (a restart on the same data keeps the same ones). It keeps
+    connections open between requests, as S3 does (versitygw closes each after one response unless told).
     """
     binary = ensure_go_tool(VERSITYGW)
     port = port or free_port()
@@ -121,7 +122,7 @@ def versitygw(
         if data_dir is None:
             data_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="versitygw-")))
         env = {**os.environ, "ROOT_ACCESS_KEY": access_key, "ROOT_SECRET_KEY": secret_key}
-        argv = [str(binary), "--quiet", "--port", f"{HOST}:{port}", "posix", str(data_dir)]
+        argv = [str(binary), "--quiet", "--keep-alive", "--port", f"{HOST}:{port}", "posix", str(data_dir)]
         child = stack.enter_context(managed_process("versitygw", argv, env=env, ready=tcp_ready(HOST, port)))
         yield VersityGW(f"http://{HOST}:{port}", access_key, secret_key, data_dir, child)
 

@@ -261,6 +261,12 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--servers", type=_names, help="comma-separated variants (default: all; see `servers`)")
     run.add_argument("--scenarios", type=_names, help="comma-separated scenarios (default: all; see `scenarios`)")
     run.add_argument("--concurrency", type=_ints, help=f"comma-separated levels (default: {CONCURRENCY_LEVELS})")
+    run.add_argument(
+        "--connections",
+        type=_names,
+        help="comma-separated ways the driver's workers hold connections: shared, per-worker, pool-N, per-call "
+        "(default: each study's own)",
+    )
     run.add_argument("--repeats", type=int, help="measured runs per cell (default: each study's own)")
     run.add_argument("--requests", type=int, help="requests per measured run (default: sized from the warm-up)")
     run.add_argument(
@@ -346,6 +352,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         studies=tuple(study(name).name for name in args.study or ()),
         servers=servers,
         scenarios=tuple(scenario(name) for name in args.scenarios) if args.scenarios else None,
+        connections=tuple(args.connections) if args.connections else None,
         server_cpus=cpus,
         objects=args.objects,
         latency_bucket_objects=args.latency_bucket_objects,

@@ -5,6 +5,7 @@ A new stack is one entry here and one module in `servers/`; tests and the run lo
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from typing import TypeVar
@@ -105,6 +106,24 @@ REST_VARIANTS: tuple[ServerVariant, ...] = (
 )
 
 
+# The connections study's server side: each stack with a new boto3/aioboto3 session and S3 client for every
+# request (`--s3-client per-request`), as the 2020 study's handlers made them. Not in SERVER_VARIANTS: the
+# stacks study and the tests run every stack as the default, one client per process.
+# One variant per server module and loop: the MongoDB-driver and multi-process variants serve alike otherwise.
+STACKS: tuple[ServerVariant, ...] = tuple(v for v in SERVER_VARIANTS if v.only is None and v.min_cpus == 1)
+S3_PER_REQUEST = "-s3-per-request"  # the suffix of such a variant's name
+S3_PER_REQUEST_VARIANTS: tuple[ServerVariant, ...] = tuple(
+    ServerVariant(
+        base.name + S3_PER_REQUEST,
+        base.module,
+        (*base.args, "--s3-client", "per-request"),
+        base.slots,
+        f"{base.description}, a new S3 client per request",
+    )
+    for base in STACKS
+)
+
+
 @dataclass(frozen=True)
 class Scenario:
     """One kind of call ghz makes: the method, its request, and how to size a run of it."""
@@ -194,8 +213,8 @@ def scenario(name: str) -> Scenario:
 
 
 def server_variant(name: str) -> ServerVariant:
-    """The registered variant called name, gRPC or REST."""
-    return _by_name((*SERVER_VARIANTS, *REST_VARIANTS), name, "server variant")
+    """The registered variant called name: gRPC, REST, or a stack with an S3 client per request."""
+    return _by_name((*SERVER_VARIANTS, *REST_VARIANTS, *S3_PER_REQUEST_VARIANTS), name, "server variant")
 
 
 def _by_name(items: tuple[Named, ...], name: str, kind: str) -> Named:
@@ -205,18 +224,60 @@ def _by_name(items: tuple[Named, ...], name: str, kind: str) -> Named:
     raise KeyError(f"unknown {kind} {name!r}; known: {', '.join(item.name for item in items)}")
 
 
+# How a driver's workers hold their connections to the server.
+SHARED = "shared"  # one connection for every worker: ghz's default, the 2020 study's method
+PER_WORKER = "per-worker"  # one connection per worker, as grpc_bench drives
+PER_CALL = "per-call"  # a new connection for every call, closed when it ends
+POOL_PREFIX = "pool-"  # "pool-10": ten connections, worker i on connection i mod 10
+
+
+def pool(size: int) -> str:
+    return f"{POOL_PREFIX}{size}"
+
+
+def connection_count(connections: str, concurrency: int) -> int | None:
+    """How many connections the workers share (None: one per call); ValueError for an unknown strategy."""
+    if connections == SHARED:
+        return 1
+    if connections == PER_WORKER:
+        return concurrency
+    if connections == PER_CALL:
+        return None
+    size = connections.removeprefix(POOL_PREFIX)
+    if connections.startswith(POOL_PREFIX) and size.isdigit() and 1 <= int(size) <= concurrency:
+        return int(size)
+    raise ValueError(
+        f"connections are {SHARED}, {PER_WORKER}, {PER_CALL} or {POOL_PREFIX}N with 1 <= N <= {concurrency}, "
+        f"got {connections!r}"
+    )
+
+
+# A cell's name, as cell_name gives it; a driver's report of the cell adds a suffix ("-r1") it never matches.
+CELL_NAME = re.compile(rf"c\d+(\+({re.escape(PER_WORKER)}|{re.escape(PER_CALL)}|{re.escape(POOL_PREFIX)}\d+))?")
+
+
+def cell_name(concurrency: int, connections: str) -> str:
+    """c<N>, and +<connections> unless the workers share one: the last part of a cell's key and file stem."""
+    return f"c{concurrency}" + ("" if connections == SHARED else f"+{connections}")
+
+
 @dataclass(frozen=True)
 class Cell:
-    """One point of the matrix: a server variant serving a scenario at a concurrency level."""
+    """One point of the matrix: a server variant serving a scenario at a concurrency level, its driver's
+    workers holding their connections one way."""
 
     server: ServerVariant
     scenario: Scenario
     concurrency: int
+    connections: str = SHARED
+
+    def __post_init__(self) -> None:
+        connection_count(self.connections, self.concurrency)
 
     @property
     def key(self) -> str:
-        """A stable, path-safe name: scenario/server/c<N>."""
-        return f"{self.scenario.name}/{self.server.name}/c{self.concurrency}"
+        """A stable, path-safe name: scenario/server/c<N>, with +<connections> where they are not shared."""
+        return f"{self.scenario.name}/{self.server.name}/{cell_name(self.concurrency, self.connections)}"
 
 
 def expand(servers: tuple[ServerVariant, ...], scenarios: tuple[Scenario, ...], levels: tuple[int, ...]) -> list[Cell]:

@@ -82,6 +82,7 @@ def new_record(cell: Cell, options: RunOptions, probe_file: str = "") -> CellRec
         mongo_latency_ms=mongo_ms,
         jitter_ms=jitter_ms,
         probe_file=probe_file,
+        connections=cell.connections,
     )
 
 

@@ -15,6 +15,7 @@ from harness.matrix import (
     WIDE_OBJECTS,
     Scenario,
     ServerVariant,
+    connection_count,
 )
 
 
@@ -27,6 +28,7 @@ class RunOptions:
     servers: tuple[ServerVariant, ...] | None = None
     scenarios: tuple[Scenario, ...] | None = None
     levels: tuple[int, ...] | None = None
+    connections: tuple[str, ...] | None = None  # how the driver's workers hold connections (harness.matrix)
     repeats: int | None = None
     requests: int | None = None  # fixed requests per measured run; None sizes runs from the warm-up
     warmup_requests: int | None = None  # None: the scenario's own
@@ -53,6 +55,10 @@ class RunOptions:
             raise ValueError("give at least one scenario")
         if self.levels is not None and (not self.levels or min(self.levels) < 1):
             raise ValueError("concurrency levels must be >= 1")
+        if self.connections is not None and not self.connections:
+            raise ValueError("give at least one way to hold connections")
+        for each in self.connections or ():
+            connection_count(each, min(self.levels or (1_000_000,)))
         if self.repeats is not None and self.repeats < 1:
             raise ValueError("repeats must be >= 1")
         if self.requests is not None and self.levels and self.requests < max(self.levels):

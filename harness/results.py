@@ -4,6 +4,8 @@ Layout of one run (`<out>/runs/<run id>/`):
   run.json                                           metadata, each study's matrix, wall time and targets
   <study>/cells/<scenario>/<server>/c<N>.json        one cell: status or failure reason, sizing, resources
   <study>/cells/<scenario>/<server>/c<N>-r<k>.json   the driver's report of repeat k (an HdrHistogram, no details)
+  <study>/cells/<scenario>/<server>/c<N>+<how>.json  a cell whose driver did not share one connection
+                                                     (+per-worker, +pool-10, +per-call), its reports likewise
   <study>/cells/<scenario>/<server>/probe.json       calls one at a time, for the bounds (bounded scenarios)
 
 Runs of schema 1 (before studies) hold one study, `stacks`, with `cells/` at the run's top.
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.drivers.report import LoadReport
+from harness.matrix import CELL_NAME, SHARED, cell_name
 from harness.resources import ResourceUsage
 from harness.tools import ROOT
 
@@ -99,19 +102,20 @@ class CellRecord:
     mongo_latency_ms: int = 0
     jitter_ms: int = 0
     probe_file: str = ""  # the report of calls made one at a time, for the cell's bounds
+    connections: str = SHARED  # how the driver's workers held their connections (harness.matrix)
     schema: int = SCHEMA
 
     @property
     def stem(self) -> str:
-        return f"cells/{self.scenario}/{self.server}/c{self.concurrency}"
+        return f"cells/{self.key}"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @property
     def key(self) -> str:
-        """scenario/server/c<N>: the cell's name within its study."""
-        return f"{self.scenario}/{self.server}/c{self.concurrency}"
+        """scenario/server/c<N>[+connections]: the cell's name within its study, as Cell.key."""
+        return f"{self.scenario}/{self.server}/{cell_name(self.concurrency, self.connections)}"
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> CellRecord:
@@ -144,7 +148,7 @@ def load_cells(study_dir: Path) -> list[CellResult]:
     """Every cell record of a study in a run, with its reports, from the files alone."""
     results = []
     for path in sorted((study_dir / "cells").glob("*/*/c*.json")):
-        if "-" in path.stem:
+        if not CELL_NAME.fullmatch(path.stem):  # a driver's report, not a cell
             continue
         record = CellRecord.from_json(read_json(path))
         reports = [LoadReport.from_json(read_json(study_dir / repeat.report_file)) for repeat in record.repeats]

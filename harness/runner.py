@@ -55,14 +55,21 @@ def chosen_studies(options: RunOptions) -> list[Study]:
 
 
 def _failed(cell: Cell, reason: str) -> CellRecord:
-    return CellRecord(cell.scenario.name, cell.server.name, cell.concurrency, "failed", reason[:500])
+    return CellRecord(
+        cell.scenario.name, cell.server.name, cell.concurrency, "failed", reason[:500], connections=cell.connections
+    )
 
 
 def skipped(group: list[Cell], reason: str, started: Callable[[Cell], None]) -> Iterator[tuple[Cell, CellRecord]]:
     """Cells recorded as skipped, with the reason."""
     for cell in group:
         started(cell)
-        yield cell, CellRecord(cell.scenario.name, cell.server.name, cell.concurrency, "skipped", reason)
+        yield (
+            cell,
+            CellRecord(
+                cell.scenario.name, cell.server.name, cell.concurrency, "skipped", reason, connections=cell.connections
+            ),
+        )
 
 
 def serve_and_measure(
@@ -133,6 +140,7 @@ def study_matrix(each: Study, options: RunOptions, cells: list[Cell], repeats: i
         "scenario_calls": {scenario.name: scenario.call for scenario in scenarios},
         "scenario_latency_ms": {scenario.name: options.latencies(scenario) for scenario in scenarios},
         "concurrency": sorted({cell.concurrency for cell in cells}),
+        "connections": list({cell.connections: None for cell in cells}),
         "repeats": repeats,
         "requests": options.requests
         or {scenario.name: f"sized for {scenario.run_seconds} s from the warm-up" for scenario in scenarios},

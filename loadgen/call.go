@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,32 +14,34 @@ import (
 	"google.golang.org/grpc"
 )
 
-// runCall: -total calls of one RPC by -concurrency workers on one connection, each starting its next
-// call when the last one ended (ghz's closed loop and count mode).
+// runCall: -total calls of one RPC by -concurrency workers, each starting its next call when the last one
+// ended (ghz's closed loop and count mode). The workers share -connections connections (worker i uses
+// connection i mod N, as ghz spreads its workers), or open a new one for every call and close it after.
 func runCall(args []string) (any, error) {
 	set := flag.NewFlagSet("call", flag.ContinueOnError)
 	target := set.String("target", "", "server address HOST:PORT")
 	method := set.String("method", "hello", "hello (SayHello), hello-stream (SayHelloStream) or stream-objects")
 	bucket := set.String("bucket", "", "stream-objects: the bucket")
 	batch := set.Uint("batch", 1, "stream-objects: objects per message")
+	delay := set.Uint("delay-ms", 0, "hello: milliseconds the server waits before it answers")
 	concurrency := set.Int("concurrency", 1, "workers")
 	total := set.Int("total", 100, "calls in all")
 	timeout := set.Duration("timeout", 120*time.Second, "deadline of each call")
+	connections := set.String("connections", "1", "connections the workers share (1 to -concurrency), or per-call")
 	if err := parse(set, args, target); err != nil {
 		return nil, err
 	}
 	if *concurrency < 1 || *total < *concurrency {
 		return nil, fmt.Errorf("call: need 1 <= -concurrency <= -total, got %d and %d", *concurrency, *total)
 	}
-	conn, err := dial(*target)
+	if _, err := caller(nil, *method, *bucket, uint32(*batch), uint32(*delay)); err != nil {
+		return nil, err
+	}
+	perWorker, closeAll, err := workerCallers(*target, *connections, *concurrency, *method, *bucket, uint32(*batch), uint32(*delay))
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
-	call, err := caller(conn, *method, *bucket, uint32(*batch))
-	if err != nil {
-		return nil, err
-	}
+	defer closeAll()
 	var (
 		issued   atomic.Int64
 		record   recorder
@@ -47,7 +50,8 @@ func runCall(args []string) (any, error) {
 		calls    = int64(*total)
 		deadline = *timeout
 	)
-	for range *concurrency {
+	for worker := range *concurrency {
+		call := perWorker(worker)
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
@@ -61,14 +65,49 @@ func runCall(args []string) (any, error) {
 		}()
 	}
 	workers.Wait()
-	options := map[string]any{"method": *method, "concurrency": *concurrency, "total": *total, "batch": *batch}
+	options := map[string]any{
+		"method": *method, "concurrency": *concurrency, "total": *total, "batch": *batch, "delay_ms": *delay,
+		"connections": *connections,
+	}
 	return record.summary(time.Since(begun), options), nil
 }
 
+// workerCallers gives each worker its call: on connection worker mod N of N shared ones, or, for
+// "per-call", on a connection dialled for that call alone and closed when it ends.
+func workerCallers(
+	target, connections string, concurrency int, method, bucket string, batch, delay uint32,
+) (perWorker func(int) func(context.Context) error, closeAll func(), err error) {
+	if connections == "per-call" {
+		call := func(ctx context.Context) error {
+			conn, err := dial(target)
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			once, _ := caller(conn, method, bucket, batch, delay) // the method was checked before
+			return once(ctx)
+		}
+		return func(int) func(context.Context) error { return call }, func() {}, nil
+	}
+	n, err := strconv.Atoi(connections)
+	if err != nil || n < 1 || n > concurrency {
+		return nil, nil, fmt.Errorf("call: -connections is 1 to -concurrency (%d) or per-call, got %q", concurrency, connections)
+	}
+	conns, closeAll, err := dialEach(target, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	calls := make([]func(context.Context) error, n)
+	for i, conn := range conns {
+		calls[i], _ = caller(conn, method, bucket, batch, delay)
+	}
+	return func(worker int) func(context.Context) error { return calls[worker%n] }, closeAll, nil
+}
+
 // caller is one call of the named RPC; a stream counts as one call, read to its end.
-func caller(conn *grpc.ClientConn, method, bucket string, batch uint32) (func(context.Context) error, error) {
+func caller(conn *grpc.ClientConn, method, bucket string, batch, delay uint32) (func(context.Context) error, error) {
 	greeter, store := pb.NewGreeterClient(conn), pb.NewObjectStoreClient(conn)
-	hello := &pb.HelloRequest{Name: "loadgen"}
+	hello := &pb.HelloRequest{Name: "loadgen", DelayMs: delay}
 	switch method {
 	case "hello":
 		return func(ctx context.Context) error {

@@ -1,10 +1,12 @@
 // Command loadgen drives the benchmark's gRPC services where ghz cannot express the pattern: a fetch-all
 // that follows page tokens or reads a whole stream, many bidirectional Watch streams, the Info flow as
-// unary calls, streams in lockstep or pipelined and REST (one client for every shape), and (to
-// cross-check it against ghz) closed-loop calls of one RPC. It prints one JSON report on stdout: in ghz's shape for
+// unary calls, streams in lockstep or pipelined and REST (one client for every shape), and closed-loop
+// calls of one RPC (to cross-check it against ghz, and on connections shared, pooled, one per worker or
+// new for every call). It prints one JSON report on stdout: in ghz's shape for
 // `call` and `fetch` (each call, or each fetch-all, is one entry of `details`), its own for `watch`.
 //
-//	loadgen call  -target HOST:PORT -method hello|hello-stream|stream-objects -concurrency C -total N
+//	loadgen call  -target HOST:PORT -method hello|hello-stream|stream-objects [-delay-ms D] -concurrency C -total N
+//	              [-connections 1|N|per-call]
 //	loadgen fetch -target HOST:PORT -pattern paging|stream -parallelism P -bucket B -expect K -clients C -total N
 //	loadgen watch -target HOST:PORT -streams N -seconds S -sensors K
 //	loadgen info  -target HOST:PORT -shape unary|lockstep|pipelined|rest [-http 1.1|2] -workers W -total N

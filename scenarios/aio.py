@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import aioboto3
@@ -14,7 +14,14 @@ from pymongo import AsyncMongoClient, UpdateOne
 from pymongo.errors import BulkWriteError, PyMongoError
 
 from protos.bench.v1 import bench_pb2
-from scenarios.clients import mongo_client_options, s3_client_kwargs, s3_config_options
+from scenarios.clients import (
+    PER_PROCESS,
+    S3ClientScope,
+    mongo_client_options,
+    s3_client_kwargs,
+    s3_config_options,
+    s3_scope,
+)
 from scenarios.config import BackendConfig
 from scenarios.errors import BackendUnavailable
 from scenarios.objects import (
@@ -45,15 +52,23 @@ from scenarios.sensors import DEFAULT_INTERVAL_MS, SensorHub, WatchSession, inte
 
 class AsyncScenarios:
     """One aioboto3 S3 client and one async MongoDB client for the process; create with `await open(...)`.
+    With s3_client="per-request", every call makes its own session and S3 client and closes it after.
 
     motor runs the blocking PyMongo driver on a thread pool; AsyncMongoClient is natively async.
     Both share PyMongo's API and errors, so the scenario code is the same for either.
     """
 
     def __init__(
-        self, s3: Any, mongo: Any, config: BackendConfig, resources: AsyncExitStack, sensors: SensorHub
+        self,
+        s3: Any,
+        mongo: Any,
+        config: BackendConfig,
+        resources: AsyncExitStack,
+        sensors: SensorHub,
+        new_s3: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
     ) -> None:
         self._s3 = s3
+        self._new_s3 = new_s3  # None: every call uses the process's client
         self._mongo = mongo
         self._archive = mongo[config.mongo_db][ARCHIVE_COLLECTION]
         self._tokens = PageTokens.for_backends(config.s3_endpoint, config.s3_secret_key)
@@ -67,6 +82,7 @@ class AsyncScenarios:
         pool_size: int,
         mongo_driver: str = "motor",
         sensor_interval_ms: int = DEFAULT_INTERVAL_MS,
+        s3_client: S3ClientScope = PER_PROCESS,
     ) -> AsyncScenarios:
         """Create the clients and start the sensors on the running event loop; mongo_driver is "motor" or
         "pymongo"."""
@@ -74,11 +90,13 @@ class AsyncScenarios:
         sensors = SensorHub()
         ticker = asyncio.create_task(tick(sensors, interval_seconds(sensor_interval_ms)))
         resources.callback(ticker.cancel)
-        s3 = await resources.enter_async_context(
-            aioboto3.Session().client(
-                "s3", config=AioConfig(**s3_config_options(config, pool_size)), **s3_client_kwargs(config)
-            )
-        )
+        s3_options, s3_kwargs = AioConfig(**s3_config_options(config, pool_size)), s3_client_kwargs(config)
+
+        def new_s3() -> AbstractAsyncContextManager[Any]:
+            return aioboto3.Session().client("s3", config=s3_options, **s3_kwargs)
+
+        per_request = s3_scope(s3_client) != PER_PROCESS
+        s3 = await resources.enter_async_context(new_s3())
         options = mongo_client_options(config, pool_size)
         mongo: Any
         if mongo_driver == "pymongo":
@@ -89,7 +107,7 @@ class AsyncScenarios:
             resources.callback(mongo.close)
         else:
             raise ValueError(f"unknown MongoDB driver {mongo_driver!r}: motor or pymongo")
-        return cls(s3, mongo, config, resources, sensors)
+        return cls(s3, mongo, config, resources, sensors, new_s3 if per_request else None)
 
     async def close(self) -> None:
         """Close both clients and their connection pools."""
@@ -150,7 +168,8 @@ class AsyncScenarios:
         """One page of at most page_size objects after the token's position, and the next page's token."""
         request = page_request(self._tokens, bucket, prefix, page_size, page_token)
         try:
-            page = await self._s3.list_objects_v2(**request)
+            async with self._s3_client() as s3:
+                page = await s3.list_objects_v2(**request)
         except S3_ERRORS as error:
             raise s3_error(error, bucket) from error
         return page_objects(page), next_page_token(self._tokens, bucket, prefix, page)
@@ -212,10 +231,20 @@ class AsyncScenarios:
         validate_bucket(bucket)
         extra = {"Delimiter": delimiter} if delimiter else {}
         try:
-            async for page in self._s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix, **extra):
-                yield page
+            async with self._s3_client() as s3:
+                async for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix, **extra):
+                    yield page
         except S3_ERRORS as error:
             raise s3_error(error, bucket) from error
+
+    @asynccontextmanager
+    async def _s3_client(self) -> AsyncIterator[Any]:
+        """The process's S3 client, or a new session's client for this call, closed when the call is done."""
+        if self._new_s3 is None:
+            yield self._s3
+            return
+        async with self._new_s3() as client:
+            yield client
 
 
 async def tick(sensors: SensorHub, interval: float) -> None:

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final, Literal
 
 from scenarios.config import BackendConfig
 
 # A call that cannot reach S3 after this many attempts is reported UNAVAILABLE.
 S3_MAX_ATTEMPTS = 2
+# Who holds the S3 client: the process (made once, its connections pooled), or each request (a new session
+# and client per call, closed after it, as the 2020 study's handlers did).
+PER_PROCESS: Final = "per-process"
+S3_CLIENT_SCOPES = (PER_PROCESS, "per-request")
+S3ClientScope = Literal["per-process", "per-request"]
+
+
+def s3_scope(scope: str) -> str:
+    """scope itself, or ValueError naming the choices."""
+    if scope not in S3_CLIENT_SCOPES:
+        raise ValueError(f"S3 client scope must be one of {', '.join(S3_CLIENT_SCOPES)}, got {scope!r}")
+    return scope
 
 
 def s3_client_kwargs(config: BackendConfig) -> dict[str, Any]:

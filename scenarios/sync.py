@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 import boto3
@@ -16,7 +17,14 @@ from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError, PyMongoError
 
 from protos.bench.v1 import bench_pb2
-from scenarios.clients import mongo_client_options, s3_client_kwargs, s3_config_options
+from scenarios.clients import (
+    PER_PROCESS,
+    S3ClientScope,
+    mongo_client_options,
+    s3_client_kwargs,
+    s3_config_options,
+    s3_scope,
+)
 from scenarios.config import BackendConfig
 from scenarios.errors import BackendUnavailable, Cancelled
 from scenarios.objects import (
@@ -48,17 +56,24 @@ NEVER = threading.Event()  # the default `stopped`: never set, for callers that 
 
 
 class SyncScenarios:
-    """One S3 client and one MongoDB client for the process, safe to share between threads.
+    """One S3 client and one MongoDB client for the process, safe to share between threads (or, with
+    s3_client="per-request", a new boto3 session and S3 client for every call, as the 2020 study's handlers made).
 
     Each call takes `stopped`, an event the server sets when the caller stops waiting (its deadline
     passed or it cancelled): a wait ends at once and no further S3 page is requested, with Cancelled.
     A thread cannot be interrupted, so the work checks; event-loop servers cancel their tasks instead.
     """
 
-    def __init__(self, config: BackendConfig, pool_size: int, sensor_interval_ms: int = DEFAULT_INTERVAL_MS) -> None:
-        self._s3 = boto3.session.Session().client(
-            "s3", config=Config(**s3_config_options(config, pool_size)), **s3_client_kwargs(config)
-        )
+    def __init__(
+        self,
+        config: BackendConfig,
+        pool_size: int,
+        sensor_interval_ms: int = DEFAULT_INTERVAL_MS,
+        s3_client: S3ClientScope = PER_PROCESS,
+    ) -> None:
+        self._s3_options = Config(**s3_config_options(config, pool_size)), s3_client_kwargs(config)
+        self._s3_per_request = s3_scope(s3_client) != PER_PROCESS
+        self._s3 = self._new_s3()
         self._mongo: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(
             config.mongo_uri, **mongo_client_options(config, pool_size)
         )
@@ -77,6 +92,22 @@ class SyncScenarios:
         self._ticker.join()
         self._s3.close()
         self._mongo.close()
+
+    def _new_s3(self) -> Any:
+        options, kwargs = self._s3_options
+        return boto3.session.Session().client("s3", config=options, **kwargs)
+
+    @contextmanager
+    def _s3_client(self) -> Iterator[Any]:
+        """The process's S3 client, or a new session's client for this call, closed when the call is done."""
+        if not self._s3_per_request:
+            yield self._s3
+            return
+        client = self._new_s3()
+        try:
+            yield client
+        finally:
+            client.close()
 
     def _tick(self, interval: float) -> None:
         """One reading of every watched sensor per interval, on the interval's grid (no drift)."""
@@ -179,7 +210,8 @@ class SyncScenarios:
         """One page of at most page_size objects after the token's position, and the next page's token."""
         request = page_request(self._tokens, bucket, prefix, page_size, page_token)
         try:
-            page = self._s3.list_objects_v2(**request)
+            with self._s3_client() as s3:
+                page = s3.list_objects_v2(**request)
         except S3_ERRORS as error:
             raise s3_error(error, bucket) from error
         return page_objects(page), next_page_token(self._tokens, bucket, prefix, page)
@@ -222,13 +254,14 @@ class SyncScenarios:
         """The listing's pages, each requested only while the caller still waits."""
         validate_bucket(bucket)
         extra: dict[str, Any] = {"Delimiter": delimiter} if delimiter else {}
-        pages = iter(self._s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix, **extra))
-        while not stopped.is_set():
-            try:
-                page = next(pages)
-            except StopIteration:
-                return
-            except S3_ERRORS as error:
-                raise s3_error(error, bucket) from error
-            yield page
+        with self._s3_client() as s3:
+            pages = iter(s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix, **extra))
+            while not stopped.is_set():
+                try:
+                    page = next(pages)
+                except StopIteration:
+                    return
+                except S3_ERRORS as error:
+                    raise s3_error(error, bucket) from error
+                yield page
         raise Cancelled("the caller stopped waiting; no further page requested")

@@ -180,7 +180,7 @@ async def serve(config: ServerConfig) -> None:
     stop = StopSignal()
 
     scenarios = await AsyncScenarios.open(
-        config.backends, config.pool_size, config.mongo_driver, config.sensor_interval_ms
+        config.backends, config.pool_size, config.mongo_driver, config.sensor_interval_ms, config.s3_client
     )
     server = grpc.aio.server(options=AIO_SERVER_OPTIONS)
     calls = CallsInFlight(config.max_concurrent_rpcs)

@@ -201,7 +201,7 @@ async def serve(config: ServerConfig) -> None:
     stop = StopSignal()
 
     scenarios = await AsyncScenarios.open(
-        config.backends, config.pool_size, config.mongo_driver, config.sensor_interval_ms
+        config.backends, config.pool_size, config.mongo_driver, config.sensor_interval_ms, config.s3_client
     )
     calls = CallsInFlight(config.max_concurrent_rpcs)
     services: list[Any] = [

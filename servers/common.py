@@ -18,6 +18,7 @@ from typing import Any, Literal
 from google.protobuf import descriptor, descriptor_pool
 
 from protos.bench.v1 import bench_pb2
+from scenarios.clients import PER_PROCESS, S3_CLIENT_SCOPES, S3ClientScope, s3_scope
 from scenarios.config import BackendConfig
 from scenarios.errors import BackendUnavailable, Cancelled, InvalidArgument, NotFound, ScenarioError
 from scenarios.info import InfoStore
@@ -77,6 +78,8 @@ class ServerConfig:
     mongo_driver: MongoDriver = "motor"
     # How often a watched sensor delivers a reading on Sensor.Watch streams.
     sensor_interval_ms: int = DEFAULT_INTERVAL_MS
+    # Who holds the S3 client: the process (made once), or each request (a new session and client per call).
+    s3_client: S3ClientScope = PER_PROCESS
     # The HTTP version a REST server speaks: 1.1 (uvicorn) or 2 (hypercorn, cleartext).
     http: HttpVersion = "1.1"
     backends: BackendConfig = field(default_factory=BackendConfig)
@@ -103,6 +106,7 @@ class ServerConfig:
             raise ValueError(f"HTTP version must be one of {', '.join(HTTP_VERSIONS)}, got {self.http!r}")
         if self.mongo_driver not in MONGO_DRIVERS:
             raise ValueError(f"mongo driver must be one of {', '.join(MONGO_DRIVERS)}, got {self.mongo_driver!r}")
+        s3_scope(self.s3_client)
 
     def worker_argv(self) -> list[str]:
         """The flags that run this configuration as one worker process of a multi-process server."""
@@ -111,10 +115,11 @@ class ServerConfig:
             argv += ["--sensor-interval-ms", str(self.sensor_interval_ms)]
         if self.max_concurrent_rpcs is not None:
             argv += ["--max-concurrent-rpcs", str(self.max_concurrent_rpcs)]
-        if self.stack == "threads":
-            return [*argv, "-w", str(self.workers)]
         if self.stack == "http":
             return [*argv, "-l", self.loop, "--http", self.http]
+        argv += ["--s3-client", self.s3_client]
+        if self.stack == "threads":
+            return [*argv, "-w", str(self.workers)]
         return [*argv, "-l", self.loop, "--pool-size", str(self.pool_size), "--mongo-driver", self.mongo_driver]
 
 
@@ -148,6 +153,13 @@ def parse_config(argv: Sequence[str] | None, *, prog: str, description: str, sta
             type=int,
             help="refuse calls beyond this many at once with RESOURCE_EXHAUSTED (default: no limit; a thread "
             "pool queues calls for a free worker, an event loop runs them all)",
+        )
+        parser.add_argument(
+            "--s3-client",
+            choices=S3_CLIENT_SCOPES,
+            default=PER_PROCESS,
+            help="one S3 client for the process, or a new session and client for every request, as the 2020 "
+            "study's handlers made (default: %(default)s)",
         )
     if stack == "threads":
         parser.add_argument(

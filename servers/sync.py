@@ -147,7 +147,7 @@ class Info(bench_pb2_grpc.InfoServicer):
 def serve(config: ServerConfig) -> None:
     """Serve until SIGTERM or SIGINT, then let calls in flight finish within the grace period."""
     stop = StopSignal()
-    scenarios = SyncScenarios(config.backends, pool_size=config.workers, sensor_interval_ms=config.sensor_interval_ms)
+    scenarios = SyncScenarios(config.backends, config.workers, config.sensor_interval_ms, config.s3_client)
     server = grpc.server(
         ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="grpc-worker"),
         options=GRPCIO_SERVER_OPTIONS,

@@ -14,14 +14,14 @@ import pytest
 
 from harness.backends import Backends, seed_bucket, start_backends
 from harness.matrix import BENCH_BUCKET, BENCH_OBJECTS, SERVER_VARIANTS, ServerVariant
+from harness.matrix import STACKS as SINGLE_PROCESS_STACKS
 from harness.processes import Child
 from harness.serving import running_server
 from protos.bench.v1 import bench_pb2_grpc
 
 LARGE_BUCKET = "bench-large"
 LARGE_OBJECTS = 1500  # more than one ListObjectsV2 page
-# One variant per server module and loop: the MongoDB-driver and multi-process variants serve these alike.
-STACKS = [v for v in SERVER_VARIANTS if v.only is None and v.min_cpus == 1]
+STACKS = list(SINGLE_PROCESS_STACKS)
 CONNECTIONS = 16  # to a -p 2 server: 2 * 0.5**16 is the chance the kernel hands every connection to one process
 
 

@@ -1,7 +1,9 @@
-"""A TCP proxy in front of the real S3 server that counts ListObjectsV2 requests and delays each one.
+"""A TCP proxy in front of a real server that counts the connections made through it and, in front of S3,
+the ListObjectsV2 requests (delaying each one).
 
-It lets a test see whether a server asks S3 for another page after a call ended. It forwards bytes
-unchanged; it fakes nothing.
+It lets a test see whether a server asks S3 for another page after a call ended, how many S3 connections
+its calls opened, and how many connections a driver opened to a gRPC server. It forwards bytes unchanged;
+it fakes nothing.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ LIST_REQUEST = b"list-type=2"  # in the request line of every ListObjectsV2 call
 
 
 class CountingProxy:
-    """`with CountingProxy(host, port, delay) as proxy:` then point S3 at proxy.endpoint; read proxy.list_requests."""
+    """`with CountingProxy(host, port, delay) as proxy:` then point S3 at proxy.endpoint; read proxy.list_requests
+    and proxy.connections."""
 
     def __init__(self, upstream_host: str, upstream_port: int, delay_seconds: float) -> None:
         self._upstream = (upstream_host, upstream_port)
         self._delay = delay_seconds
         self._count = 0
+        self._connections = 0
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="s3-counter", daemon=True)
@@ -30,9 +34,14 @@ class CountingProxy:
         with self._lock:
             return self._count
 
+    @property
+    def connections(self) -> int:
+        with self._lock:
+            return self._connections
+
     def reset(self) -> None:
         with self._lock:
-            self._count = 0
+            self._count = self._connections = 0
 
     def __enter__(self) -> CountingProxy:
         self._thread.start()
@@ -56,6 +65,8 @@ class CountingProxy:
         self._loop.close()
 
     async def _serve(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+        with self._lock:
+            self._connections += 1
         upstream_reader, upstream_writer = await asyncio.open_connection(*self._upstream)
         try:
             await asyncio.gather(

@@ -94,13 +94,16 @@ def test_status_of_domain_errors(error: ScenarioError, status: str) -> None:
 
 def test_a_worker_of_a_multi_process_server_is_started_with_the_same_settings() -> None:
     loop = parse_config(
-        ["-p", "2", "--port", "5000", "-l", "uvloop", "--pool-size", "7", "--mongo-driver", "pymongo"],
+        [
+            *("-p", "2", "--port", "5000", "-l", "uvloop", "--pool-size", "7", "--mongo-driver", "pymongo"),
+            *("--s3-client", "per-request"),
+        ],
         prog="p",
         description="d",
         stack="loop",
     )
     assert loop.worker_argv() == [
-        *("--host", "127.0.0.1", "--port", "5000", "--grace", "5.0", "-p", "1"),
+        *("--host", "127.0.0.1", "--port", "5000", "--grace", "5.0", "-p", "1", "--s3-client", "per-request"),
         *("-l", "uvloop", "--pool-size", "7", "--mongo-driver", "pymongo"),
     ]
     limited = parse_config(
@@ -113,7 +116,7 @@ def test_a_worker_of_a_multi_process_server_is_started_with_the_same_settings() 
         description="d",
         stack="threads",
     )
-    assert threads.worker_argv()[-5:] == ["1", "--max-concurrent-rpcs", "9", "-w", "4"]
+    assert threads.worker_argv()[-7:] == ["1", "--max-concurrent-rpcs", "9", "--s3-client", "per-process", "-w", "4"]
 
 
 def test_a_call_limit_below_one_is_refused() -> None:

@@ -24,6 +24,7 @@ from harness.studies import streaming
 from harness.studies.streaming import BATCH_SCENARIOS, CROSS_CHECK_LEVEL, HELLO, HELLO_STREAM, WATCH, fetch_scenario
 from harness.tools import LOADGEN, ensure_go_tool
 from tests.runs import ghz_report, meta
+from tests.s3_counter import CountingProxy
 
 PREFIXED_BUCKET = "loadgen-prefixed"
 PREFIXED_OBJECTS = 1200  # two pages of 1,000
@@ -200,3 +201,32 @@ def test_calls_that_were_not_ok_are_told_from_a_warm_up_or_a_run(tmp_path: Path)
         "fetch-parallel-4-0ms/aio-uvloop/c4, warm-up: 1 of 4 failed: 1 × rpc error: code = Unavailable",
         "hello/aio-uvloop/c10, measured run: 5 of 100 failed: 5 × rpc error: code = Unavailable",
     ]
+
+
+def test_a_call_cell_states_its_connections_and_its_wait() -> None:
+    wait = replace(HELLO, data={"name": "w", "delay_ms": 500})
+    argv = loadgen_argv("loadgen", Cell(server_variant("sync-w10"), wait, 100, "pool-10"), "t", 100)
+    assert argv[argv.index("-delay-ms") + 1] == "500" and argv[argv.index("-connections") + 1] == "10"
+    per_worker = loadgen_argv("loadgen", Cell(server_variant("sync-w10"), HELLO, 100, "per-worker"), "t", 100)
+    assert per_worker[per_worker.index("-connections") + 1] == "100"
+    per_call = loadgen_argv("loadgen", Cell(server_variant("sync-w10"), HELLO, 100, "per-call"), "t", 100)
+    assert per_call[per_call.index("-connections") + 1] == "per-call"
+    assert "-connections" not in loadgen_argv("loadgen", Cell(server_variant("sync-w10"), HELLO, 100), "t", 100)
+
+
+@pytest.mark.parametrize(("connections", "opened"), [("1", 1), ("3", 3), ("6", 6), ("per-call", 24)])
+def test_call_mode_opens_the_connections_it_is_told(target: str, connections: str, opened: int) -> None:
+    host, _, port = target.rpartition(":")
+    with CountingProxy(host, int(port), 0.0) as proxy:  # counts the TCP connections made through it
+        _, report = run(
+            "call", "-target", proxy.endpoint.removeprefix("http://"), "-method", "hello", "-delay-ms", "20",
+            "-concurrency", "6", "-total", "24", "-connections", connections,
+        )  # fmt: skip
+        assert report.ok == 24
+        assert report.average >= 0.020  # the server waited as asked
+        assert proxy.connections == opened
+
+
+def test_connections_beyond_the_workers_are_a_clear_error() -> None:
+    with pytest.raises(DriverError, match=r"-connections is 1 to -concurrency \(2\) or per-call"):
+        run("call", "-target", "127.0.0.1:1", "-concurrency", "2", "-total", "2", "-connections", "3")

@@ -9,14 +9,14 @@ import grpc
 import pytest
 
 from harness.backends import Backends
-from harness.matrix import BENCH_BUCKET, SERVER_VARIANTS, ServerVariant
+from harness.matrix import BENCH_BUCKET, STACKS, ServerVariant
 from harness.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 
 STREAMS = 2000
 LIMIT = 500
 # One per event-loop server module and loop; the MongoDB-driver and multi-process variants serve alike.
-EVENT_LOOP_STACKS = [v for v in SERVER_VARIANTS if v.slots is None and v.only is None and v.min_cpus == 1]
+EVENT_LOOP_STACKS = [v for v in STACKS if v.slots is None]
 # With a call limit, one per server module: the excess is refused at once with RESOURCE_EXHAUSTED.
 LIMITED = [
     replace(v, args=(*v.args, "--max-concurrent-rpcs", str(LIMIT))) for v in EVENT_LOOP_STACKS if "uvloop" in v.args

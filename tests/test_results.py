@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,12 +14,15 @@ from harness.results import (
     CellRecord,
     Repeat,
     environment,
+    load_cells,
     resolve_run,
+    save_cell,
     studies_in,
     study_dir,
     write_json_atomic,
 )
 from scenarios.config import BackendConfig
+from tests.runs import ghz_report
 
 
 def test_atomic_write_leaves_the_old_file_whole_on_failure(tmp_path: Path) -> None:
@@ -44,6 +48,21 @@ def test_cell_record_round_trips() -> None:
     assert again == record
     assert again.repeats[0].resources.average_cpu_percent == pytest.approx(75.0)
     assert record.stem == "cells/hello/sync-w1/c10"
+
+
+def test_a_cell_not_on_one_shared_connection_is_named_by_how_and_loaded_apart_from_its_reports(
+    tmp_path: Path,
+) -> None:
+    usage = ResourceUsage(wall_seconds=1.0, cpu_seconds=0.5, peak_cpu_percent=50.0, peak_rss_bytes=1)
+    for connections in ("shared", "per-worker", "pool-10"):
+        record = CellRecord("hello", "sync-w1", 10, "ok", connections=connections)
+        report = f"{record.stem}-r1.json"
+        write_json_atomic(tmp_path / report, ghz_report(ok=10, seconds=1.0, latency_ms=1.0))
+        save_cell(tmp_path, replace(record, repeats=[Repeat(report, 10, usage)]))
+    loaded = {cell.record.key: cell for cell in load_cells(tmp_path)}
+    assert sorted(loaded) == ["hello/sync-w1/c10", "hello/sync-w1/c10+per-worker", "hello/sync-w1/c10+pool-10"]
+    assert loaded["hello/sync-w1/c10+pool-10"].record.connections == "pool-10"
+    assert all(cell.reports[0].ok == 10 for cell in loaded.values())
 
 
 def test_a_repeat_from_before_driver_cpu_was_measured_reads() -> None:

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main, parser, run_options
 from harness.drivers import DRIVERS
-from harness.matrix import CONCURRENCY_LEVELS, SCENARIOS, SERVER_VARIANTS, scenario, server_variant
+from harness.matrix import (
+    CONCURRENCY_LEVELS,
+    SCENARIOS,
+    SERVER_VARIANTS,
+    SHARED,
+    STACKS,
+    Scenario,
+    ServerVariant,
+    scenario,
+    server_variant,
+)
 from harness.options import RunOptions
 from harness.runner import chosen_studies
 from harness.studies import DEFAULT_STUDIES, STUDIES, study
@@ -33,18 +44,58 @@ def test_unknown_study_says_what_exists() -> None:
         study("nosuch")
 
 
-def test_stacks_expands_to_the_original_matrix() -> None:
+def test_stacks_expands_to_the_original_matrix_and_a_connection_per_worker_at_50() -> None:
     cells = study("stacks").cells(RunOptions(OUT))
     pairs = [(server, each) for server in SERVER_VARIANTS for each in SCENARIOS if server.runs(each.name)]
-    assert len(cells) == len(pairs) * len(CONCURRENCY_LEVELS) == 268
+    shared = [cell for cell in cells if cell.connections == SHARED]
+    assert len(shared) == len(pairs) * len(CONCURRENCY_LEVELS) == 268
+    assert [cell.key for cell in cells if cell.connections != SHARED] == [
+        f"{each.name}/{server.name}/c50+per-worker" for server, each in sorted_pairs(pairs)
+    ]
     assert len({cell.key for cell in cells}) == len(cells)
     assert cells[0].key == "hello/sync-w1/c2"
-    # one scenario at a time, each variant's levels ascending together: one server start serves them
-    assert [cell.concurrency for cell in cells[:4]] == list(CONCURRENCY_LEVELS)
+    # one scenario at a time, each variant's levels ascending together, then c50 on a connection per worker:
+    # one server start serves them
+    assert [cell.key.split("/")[-1] for cell in cells[:5]] == ["c2", "c10", "c25", "c50", "c50+per-worker"]
     assert not any(cell.server.name.endswith("-pymongo") and "mongo" not in cell.scenario.name for cell in cells)
 
 
-def test_options_narrow_the_axes() -> None:
+def sorted_pairs(pairs: list[tuple[ServerVariant, Scenario]]) -> list[tuple[ServerVariant, Scenario]]:
+    """(server, scenario) in the matrix's order: one scenario at a time."""
+    return sorted(pairs, key=lambda pair: (SCENARIOS.index(pair[1]), SERVER_VARIANTS.index(pair[0])))
+
+
+def test_connections_option_replaces_the_ways_and_refuses_one_ghz_cannot_drive() -> None:
+    options = RunOptions(OUT, servers=(server_variant("sync-w1"),), scenarios=(scenario("hello"),), levels=(10,))
+    pooled = replace(options, connections=("pool-5", "per-worker"))
+    assert [cell.key for cell in study("stacks").cells(pooled)] == [
+        "hello/sync-w1/c10+pool-5",
+        "hello/sync-w1/c10+per-worker",
+    ]
+    with pytest.raises(ValueError, match="cannot open one per call"):
+        study("stacks").cells(replace(options, connections=("per-call",)))
+    with pytest.raises(ValueError, match="pool-N with 1 <= N <= 10"):
+        replace(options, connections=("pool-11",))
+    with pytest.raises(ValueError, match="got 'twice'"):
+        run_options(parser().parse_args(["run-all", "--connections", "twice"]))
+
+
+def test_connections_study_drives_every_stack_every_way_then_s3_per_process_and_per_request() -> None:
+    cells = study("connections").cells(RunOptions(OUT))
+    client = [cell for cell in cells if cell.scenario.name.startswith("hello")]
+    stacks = [variant for variant in STACKS if variant.name != "sync-w1"]
+    assert len(client) == 2 * len(stacks) * 4
+    assert {cell.concurrency for cell in client} == {100}
+    assert [cell.connections for cell in client[:4]] == ["shared", "per-worker", "pool-10", "per-call"]
+    assert client[-1].key == f"hello-wait-500ms/{stacks[-1].name}/c100+per-call"
+    assert client[-1].scenario.data["delay_ms"] == 500
+    s3 = [cell for cell in cells if cell not in client]
+    assert [cell.key for cell in s3[:2]] == ["s3-unary/sync-w10/c50", "s3-unary/sync-w10-s3-per-request/c50"]
+    assert s3[1].server.args[-2:] == ("--s3-client", "per-request")
+    assert len(s3) == 2 * 2 * len(stacks)
+
+
+def test_options_narrow_the_axes() -> None:  # no c50 here: no cell on a connection per worker
     options = RunOptions(OUT, servers=(server_variant("sync-w1"),), scenarios=(scenario("hello"),), levels=(3, 4))
     assert [cell.key for cell in study("stacks").cells(options)] == ["hello/sync-w1/c3", "hello/sync-w1/c4"]
     assert not study("stacks").is_default_matrix(options)
@@ -69,4 +120,4 @@ def test_studies_command_lists_questions_and_cell_counts(capsys: pytest.CaptureF
     assert main(["studies"]) == 0
     out = capsys.readouterr().out
     assert "stacks (default): Which gRPC server stack should we run, and when does async pay off?" in out
-    assert "268 cells, 3 measured runs each" in out
+    assert "335 cells, 3 measured runs each" in out

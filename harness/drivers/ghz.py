@@ -15,15 +15,20 @@ from typing import Any
 
 from harness.drivers.histogram import Latencies, encode_latencies
 from harness.drivers.report import HISTOGRAM_KEY, NANOSECONDS, DriverError, DriverRun, LoadReport
-from harness.matrix import Cell
+from harness.matrix import SHARED, Cell, connection_count
 
 CALL_TIMEOUT = "120s"
 
 
 def ghz_argv(ghz: Path | str, cell: Cell, target: str, requests: int) -> list[str]:
-    """The ghz command for `requests` calls of cell's scenario at cell's concurrency (count mode)."""
+    """The ghz command for `requests` calls of cell's scenario at cell's concurrency (count mode), its
+    workers spread over the cell's connections (ghz keeps every connection for the run: no new one per call)."""
     if requests < cell.concurrency:
         raise ValueError(f"ghz needs at least one request per worker: {requests} < {cell.concurrency}")
+    connections = connection_count(cell.connections, cell.concurrency)
+    if connections is None:
+        raise ValueError(f"ghz keeps its connections for the run: it cannot open one per call ({cell.key})")
+    spread = [] if cell.connections == SHARED else ["--connections", str(connections)]
     return [
         str(ghz),
         "--insecure",
@@ -39,6 +44,7 @@ def ghz_argv(ghz: Path | str, cell: Cell, target: str, requests: int) -> list[st
         CALL_TIMEOUT,
         "--format",
         "json",
+        *spread,
         target,
     ]
 

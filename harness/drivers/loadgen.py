@@ -1,7 +1,8 @@
 """loadgen (our Go driver, `loadgen/`): the command line built from a cell (pure), and its report.
 
 It drives what ghz cannot express and prints ghz's JSON shape, so `LoadReport` reads every run:
-- `call`: closed-loop calls of one RPC on one connection, as ghz does (to cross-check it against ghz);
+- `call`: closed-loop calls of one RPC, as ghz makes them (to cross-check it against ghz), the workers sharing
+  one connection or several, or opening a new one for every call (the connections study);
 - `fetch`: fetch-alls of a bucket, following ListObjectsPage's tokens or reading one StreamObjects to its
   end; one entry per fetch-all, OK only if every object came exactly once; one connection per client;
 - `watch`: Sensor.Watch streams, each watching one sensor; one entry per reading received in the window
@@ -19,7 +20,7 @@ from typing import Any
 
 from harness.drivers.ghz import CALL_TIMEOUT, run_reporting_tool
 from harness.drivers.report import DriverError, DriverRun
-from harness.matrix import Cell
+from harness.matrix import PER_CALL, SHARED, Cell, connection_count
 
 CALL_METHODS = {
     "bench.v1.Greeter.SayHello": "hello",
@@ -90,6 +91,8 @@ def loadgen_argv(loadgen: Path | str, cell: Cell, target: str, requests: int) ->
         ]
     if requests < cell.concurrency:
         raise ValueError(f"loadgen needs at least one call per worker: {requests} < {cell.concurrency}")
+    if cell.connections != SHARED and (is_info(cell) or is_fetch(cell)):
+        raise ValueError(f"loadgen's info and fetch modes hold their connections their own way ({cell.key})")
     if is_info(cell):
         return info_argv(loadgen, cell, target, requests)
     if is_fetch(cell):
@@ -125,6 +128,11 @@ def loadgen_argv(loadgen: Path | str, cell: Cell, target: str, requests: int) ->
     argv = [str(loadgen), "call", "-target", target, "-method", method]
     if method == "stream-objects":
         argv += ["-bucket", str(data["bucket"]), "-batch", str(data.get("batch_size", 1))]
+    if data.get("delay_ms"):
+        argv += ["-delay-ms", str(data["delay_ms"])]
+    connections = connection_count(cell.connections, cell.concurrency)
+    if connections != 1:
+        argv += ["-connections", PER_CALL if connections is None else str(connections)]
     return [*argv, "-concurrency", str(cell.concurrency), "-total", str(requests), "-timeout", CALL_TIMEOUT]
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from harness.studies.base import Axis, Study
 from harness.studies.capacity import CAPACITY
+from harness.studies.connections import CONNECTIONS
 from harness.studies.protocols import PROTOCOLS
 from harness.studies.stacks import STACKS
 from harness.studies.streaming import STREAMING
 
-STUDIES: tuple[Study, ...] = (STACKS, CAPACITY, STREAMING, PROTOCOLS)
+STUDIES: tuple[Study, ...] = (STACKS, CAPACITY, STREAMING, PROTOCOLS, CONNECTIONS)
 DEFAULT_STUDIES: tuple[str, ...] = tuple(each.name for each in STUDIES if each.default)
 
 

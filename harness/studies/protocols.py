@@ -27,9 +27,11 @@ from harness.studies.reading import (
     cross_check_sentence,
     cross_checked_targets,
     driver_cross_check_table,
+    failed_cells,
     failures,
     measured,
     newest_run_section,
+    study_readme,
 )
 from harness.summaries import header, png, row
 
@@ -208,15 +210,12 @@ def tables(run: StudyRun) -> list[str]:
         *cross_check_table(run),
         "",
     ]
-    failed = failures(run)
-    if failed:
-        lines += ["Failed cells:", "", *[f"- {each}" for each in failed], ""]
+    lines += failed_cells(run)
     return lines
 
 
 def render(run: StudyRun) -> dict[str, bytes]:
-    text = "\n".join([f"# Protocols: {run.title}", "", *tables(run)]).replace(f"]({NAME}/", "](")
-    return {"README.md": (text + "\n").encode(), "charts/shapes.png": chart(run)}
+    return {"README.md": study_readme(NAME, f"# Protocols: {run.title}", tables(run)), "charts/shapes.png": chart(run)}
 
 
 def section(runs: Sequence[StudyRun]) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.drivers import LoadReport
+from harness.matrix import SHARED
 from harness.results import CellResult, Repeat, StudyRun, read_json, study_dir
 from harness.studies.base import run_targets
 from harness.summaries import driver_cpus, header, row, spread
@@ -41,9 +42,9 @@ class Measured:
         return None if seconds is None or wall <= 0 else seconds / (wall * driver_cpus(meta))
 
 
-def measured(run: StudyRun, role: str = "measured") -> dict[tuple[str, str, int], Measured]:
-    """(scenario, server, concurrency) -> the cell's median run of that role, for cells that finished OK."""
-    found = {}
+def medians(run: StudyRun, role: str = "measured") -> list[Measured]:
+    """Each cell's median run of that role (by OK calls/s), for cells that finished OK, in the run's order."""
+    found = []
     where = study_dir(run.run_dir, run.meta, run.study)
     for result in run.cells:
         record = result.record
@@ -55,10 +56,18 @@ def measured(run: StudyRun, role: str = "measured") -> dict[tuple[str, str, int]
         if record.status != "ok" or not runs:
             continue
         repeat, report = sorted(runs, key=lambda each: each[1].ok_rps)[len(runs) // 2]
-        found[(record.scenario, record.server, record.concurrency)] = Measured(
-            result, repeat, report, read_json(where / repeat.report_file)
-        )
+        found.append(Measured(result, repeat, report, read_json(where / repeat.report_file)))
     return found
+
+
+def measured(run: StudyRun, role: str = "measured") -> dict[tuple[str, str, int], Measured]:
+    """(scenario, server, concurrency) -> the cell's median run of that role, for cells that finished OK whose
+    driver shared one connection."""
+    return {
+        (record.scenario, record.server, record.concurrency): each
+        for each in medians(run, role)
+        if (record := each.result.record).connections == SHARED
+    }
 
 
 def busiest_driver(run: StudyRun, runs: Sequence[Measured | None]) -> str:
@@ -70,6 +79,18 @@ def busiest_driver(run: StudyRun, runs: Sequence[Measured | None]) -> str:
 def failures(run: StudyRun) -> list[str]:
     """Failed cells, each with its reason."""
     return [f"{c.record.key}: {c.record.reason}" for c in run.cells if c.record.status == "failed"]
+
+
+def failed_cells(run: StudyRun) -> list[str]:
+    """The lines that list a run's failed cells under its tables, or none."""
+    failed = failures(run)
+    return ["Failed cells:", "", *[f"- {each}" for each in failed], ""] if failed else []
+
+
+def study_readme(study: str, heading: str, lines: Sequence[str]) -> bytes:
+    """results/<study>/README.md: the heading and the section's lines, its links made relative to it."""
+    text = "\n".join([heading, "", *lines]).replace(f"]({study}/", "](")
+    return (text + "\n").encode()
 
 
 def or_dash(value: float | None, form: str) -> str:

@@ -1,7 +1,9 @@
 """The stacks study: which gRPC server stack, and when does async pay off?
 
 Every server variant serves every scenario at several concurrency levels in closed loop (ghz, one
-connection), the original 2020 study's method. Tables: one per scenario and level; a chart per scenario.
+connection), the original 2020 study's method; at CONNECTIONS_LEVEL also with one connection per client
+worker, as grpc_bench drives. Tables: one per scenario, level and way of connecting; a chart per scenario
+(one connection).
 """
 
 from __future__ import annotations
@@ -9,10 +11,22 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from harness.bounds import Bounds
-from harness.matrix import CONCURRENCY_LEVELS, REPEATS, S3_LATENCY_MS, SCENARIOS, SERVER_VARIANTS, Cell, expand
+from harness.matrix import (
+    CONCURRENCY_LEVELS,
+    PER_CALL,
+    PER_WORKER,
+    REPEATS,
+    S3_LATENCY_MS,
+    SCENARIOS,
+    SERVER_VARIANTS,
+    SHARED,
+    Cell,
+    expand,
+)
 from harness.measure import measure_closed_loop
 from harness.options import RunOptions
 from harness.results import StudyRun
@@ -45,22 +59,46 @@ BASELINE = "sync-w10"  # the stack the side-by-side tables divide by
 # The issue's efficiency targets: (scenario, concurrency, least efficiency).
 EFFICIENCY_TARGETS = (("hello-wait", 50, 0.90), (f"s3-unary-{S3_LATENCY_MS}ms", 50, 0.80))
 
+CONNECTIONS_LEVEL = 50  # where each cell also runs with one connection per client worker
+CONNECTION_LABELS = {PER_WORKER: "a connection per worker"}
+
 Levels = dict[int, dict[str, CellSummary]]
 
 
 def cells(options: RunOptions) -> list[Cell]:
-    """Server variants x scenarios x concurrency levels, one scenario at a time."""
-    return expand(
+    """Server variants x scenarios x concurrency levels, one scenario at a time, on one shared connection,
+    and at CONNECTIONS_LEVEL also on one per worker (right after, on the same server start); --connections
+    runs each cell once per way given instead."""
+    shared = expand(
         options.servers or SERVER_VARIANTS, options.scenarios or SCENARIOS, options.levels or CONCURRENCY_LEVELS
     )
+    if options.connections and PER_CALL in options.connections:
+        raise ValueError("the stacks study drives ghz, which keeps its connections: it cannot open one per call")
+    found = []
+    for cell in shared:
+        ways = options.connections or ((SHARED, PER_WORKER) if cell.concurrency == CONNECTIONS_LEVEL else (SHARED,))
+        found += [replace(cell, connections=way) for way in ways]
+    return found
 
 
-def grouped(run: StudyRun) -> dict[str, Levels]:
-    """scenario -> level -> server -> summary, in the run's matrix order."""
+def table_file(scenario: str, level: int, connections: str = SHARED) -> str:
+    """A cell table's path under results/stacks/: <scenario>/concurrency-<N>[+<connections>].md."""
+    return f"{scenario}/concurrency-{level}" + ("" if connections == SHARED else f"+{connections}") + ".md"
+
+
+def connection_label(connections: str) -> str:
+    return CONNECTION_LABELS.get(connections, connections.replace("-", " "))
+
+
+def grouped(run: StudyRun, connections: str = SHARED) -> dict[str, Levels]:
+    """scenario -> level -> server -> summary of the cells driven with these connections, in the run's matrix
+    order."""
     slots = run.matrix.get("server_slots", {})
     result: dict[str, Levels] = {}
     for cell in run.cells:
         record = cell.record
+        if record.connections != connections:
+            continue
         summary = CellSummary(cell, run.meta, slots.get(record.server))
         result.setdefault(record.scenario, {}).setdefault(record.concurrency, {})[record.server] = summary
     order = list(run.matrix["scenarios"])
@@ -106,7 +144,14 @@ def _latency_at(p: float) -> Callable[[CellSummary], str]:
     return lambda s: ms(s.percentile(p))
 
 
-def cell_table(run: StudyRun, scenario: str, concurrency: int, summaries: dict[str, CellSummary]) -> str:
+def ways_of_connecting(run: StudyRun) -> list[str]:
+    """The ways other than one shared connection that the run's cells were driven with."""
+    return [way for way in dict.fromkeys(cell.record.connections for cell in run.cells) if way != SHARED]
+
+
+def cell_table(
+    run: StudyRun, scenario: str, concurrency: int, summaries: dict[str, CellSummary], connections: str = SHARED
+) -> str:
     """The original study's per-concurrency table: one column per server variant."""
     servers = list(summaries)
     codes = sorted({code for s in summaries.values() for code in s.status_counts() if code != "OK"})
@@ -125,9 +170,14 @@ def cell_table(run: StudyRun, scenario: str, concurrency: int, summaries: dict[s
     percentiles = [p for p, _ in SHOWN_PERCENTILES]
     measured = [s for s in summaries.values() if not s.failed]
     lines = [
-        f"# {scenario}, concurrency {concurrency}" + (f" ({latency})" if latency else "") + f": {run.title}",
+        f"# {scenario}, concurrency {concurrency}"
+        + ("" if connections == SHARED else f", {connection_label(connections)}")
+        + (f" ({latency})" if latency else "")
+        + f": {run.title}",
         "",
-        f"{description(scenario)}. A discarded warm-up, then {repeats} measured ghz runs per cell in count mode. "
+        f"{description(scenario)}. A discarded warm-up, then {repeats} measured ghz runs per cell in count mode"
+        + ("" if connections == SHARED else f", the workers on {connection_label(connections)}")
+        + ". "
         "Count, OK and status rows add up all runs; times are medians of the runs; "
         + (
             "percentiles pool every OK call of the runs. "
@@ -251,8 +301,15 @@ def render(run: StudyRun) -> dict[str, bytes]:
         servers = servers_in(run, levels)
         for level, by_server in levels.items():
             ordered = {name: by_server[name] for name in servers if name in by_server}
-            files[f"{scenario}/concurrency-{level}.md"] = cell_table(run, scenario, level, ordered).encode()
+            files[table_file(scenario, level)] = cell_table(run, scenario, level, ordered).encode()
         files[f"charts/{scenario}.png"] = chart(scenario, levels, servers, plain_title)
+    for way in ways_of_connecting(run):
+        for scenario, levels in grouped(run, way).items():
+            servers = servers_in(run, levels)
+            for level, by_server in levels.items():
+                ordered = {name: by_server[name] for name in servers if name in by_server}
+                table = cell_table(run, scenario, level, ordered, way)
+                files[table_file(scenario, level, way)] = table.encode()
     return files
 
 
@@ -386,14 +443,22 @@ def section(runs: Sequence[StudyRun]) -> str:
         bounded = any(s.bounds for level in levels.values() for s in level.values())
         lines += [f"### {scenario}", "", description(scenario) + (f"; emulated latency: {latency}" if latency else "")]
         lines += ["", f"![{scenario}]({NAME}/charts/{scenario}.png)", "", f"*{scenario}: {newest.title}.*", ""]
-        lines += header([f"c={level}" for level in sorted(levels)], "OK req/s (efficiency)" if bounded else "OK req/s")
+        columns = [(level, SHARED, levels[level]) for level in sorted(levels)]
+        for way in ways_of_connecting(newest):
+            other = grouped(newest, way).get(scenario, {})
+            columns += [(level, way, other[level]) for level in sorted(other)]
+        labels = [f"c={level}" + ("" if way == SHARED else f", {connection_label(way)}") for level, way, _ in columns]
+        lines += header(labels, "OK req/s (efficiency)" if bounded else "OK req/s")
         for name in servers:
             row_cells = []
-            for level in sorted(levels):
-                s = levels[level].get(name)
+            for _, _, by_server in columns:
+                s = by_server.get(name)
                 row_cells.append("—" if s is None else s.result.record.status if s.failed else _summary_cell(s))
             lines.append(row(name, row_cells))
-        links = ", ".join(f"[c={level}]({NAME}/{scenario}/concurrency-{level}.md)" for level in sorted(levels))
+        links = ", ".join(
+            f"[{label}]({NAME}/{table_file(scenario, level, way)})"
+            for label, (level, way, _) in zip(labels, columns, strict=True)
+        )
         lines += ["", f"Full tables: {links}.", "", *reading(scenario, levels, _server_cpus(newest)), ""]
         lines += side_by_side(runs, scenario)
     return "\n".join(lines)
@@ -442,6 +507,34 @@ def _leaders(run: StudyRun, scenario: str) -> str:
     return f"{scenario} at c={top}: {order} OK calls/s"
 
 
+def _connections_sentences(run: StudyRun) -> list[str]:
+    """For each other way of connecting: its OK calls/s over one shared connection's on the same cell, per
+    scenario, lowest to highest over the stacks."""
+    sentences = []
+    shared = grouped(run)
+    for way in ways_of_connecting(run):
+        ratios = []
+        for scenario, levels in grouped(run, way).items():
+            for level, by_server in levels.items():
+                found = [
+                    s.ok_rps / base.ok_rps
+                    for name, s in by_server.items()
+                    if not s.failed
+                    and (base := shared.get(scenario, {}).get(level, {}).get(name)) is not None
+                    and not base.failed
+                    and base.ok_rps
+                ]
+                if found:
+                    ratios.append(f"{scenario} at c={level} {min(found):.2f}x to {max(found):.2f}x")
+        if ratios:
+            sentences.append(
+                f"Driven with {connection_label(way)} rather than one shared connection, the stacks served "
+                + "; ".join(ratios)
+                + " the calls/s."
+            )
+    return sentences
+
+
 def answer(runs: Sequence[StudyRun]) -> str:
     """Where async pays off and which stack leads where the CPU is the limit, from the newest run per machine."""
     newest = runs[0]
@@ -452,6 +545,7 @@ def answer(runs: Sequence[StudyRun]) -> str:
     hello = _leaders(newest, "hello")
     if hello:
         parts.append(f"Where the server's own cost per call decides (no I/O), the order is {hello}.")
+    parts += _connections_sentences(newest)
     for other in runs[1:]:
         line = _leaders(other, "hello")
         parts.append(
@@ -465,9 +559,16 @@ def answer(runs: Sequence[StudyRun]) -> str:
 def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Any]:
     """The study's benchmark targets, measured on a finished run."""
     summaries = [s for levels in grouped(run).values() for level in levels.values() for s in level.values()]
+    others = [
+        s
+        for way in ways_of_connecting(run)
+        for levels in grouped(run, way).values()
+        for level in levels.values()
+        for s in level.values()
+    ]
     with_errors = [
         s.result.record.key
-        for s in summaries
+        for s in summaries + others
         if s.result.record.status == "failed" or any(report.non_ok for report in s.reports)
     ]
     hello = {
@@ -489,7 +590,7 @@ def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, 
                 "by_server": measured,
                 "met": all(value >= least for value in measured.values()),
             }
-    driver = [s.driver_cpu for s in summaries if s.driver_cpu is not None]
+    driver = [s.driver_cpu for s in summaries + others if s.driver_cpu is not None]
     return {
         "wall_time": {
             "target_seconds": TIME_TARGET_SECONDS,
@@ -505,7 +606,7 @@ def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, 
         "efficiency": efficiency,
         "driver_not_busy": {
             "highest": round(max(driver, default=0.0), 3),
-            "met": not any(s.driver_busy for s in summaries),
+            "met": not any(s.driver_busy for s in summaries + others),
         },
     }
 

@@ -50,10 +50,12 @@ from harness.studies.reading import (
     cross_check_sentence,
     cross_checked_targets,
     driver_cross_check_table,
+    failed_cells,
     failures,
     measured,
     newest_run_section,
     or_dash,
+    study_readme,
 )
 from harness.summaries import MIB, header, png, row
 
@@ -526,9 +528,7 @@ def tables(run: StudyRun) -> list[str]:
         *watch_table(run),
         "",
     ]
-    failed = failures(run)
-    if failed:
-        lines += ["Failed cells:", "", *[f"- {each}" for each in failed], ""]
+    lines += failed_cells(run)
     calls = failed_calls(run)
     if calls:
         lines += ["Calls that were not OK (the throughput above counts OK calls only):", ""]
@@ -538,8 +538,10 @@ def tables(run: StudyRun) -> list[str]:
 
 def render(run: StudyRun) -> dict[str, bytes]:
     """results/streaming/README.md with every table, and the batch-size chart."""
-    text = "\n".join([f"# Streaming: {run.title}", "", *tables(run)]).replace(f"]({NAME}/", "](")
-    return {"README.md": (text + "\n").encode(), "charts/batch-size.png": batch_chart(run)}
+    return {
+        "README.md": study_readme(NAME, f"# Streaming: {run.title}", tables(run)),
+        "charts/batch-size.png": batch_chart(run),
+    }
 
 
 def section(runs: Sequence[StudyRun]) -> str:

@@ -1,0 +1,334 @@
+"""The connections study: how should clients hold connections, and servers their S3 client?
+
+Client side: SayHello (no wait, and a 500 ms wait, the Go study's sleep) at CLIENTS concurrent clients on
+every stack, the clients sharing one connection, holding one each, sharing a pool of POOL, or opening a
+new connection for every call and closing it after. One driver (loadgen) for every strategy, since ghz
+cannot open a connection per call.
+
+Server side: ListObjects at S3_CLIENTS_LEVEL with the S3 client made once per process against a new
+session and client for every request, as the 2020 study's handlers made them (`--s3-client per-request`),
+with S3 near and 100 ms away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from harness.matrix import (
+    PER_CALL,
+    PER_WORKER,
+    S3_LATENCY_MS,
+    S3_PER_REQUEST,
+    SHARED,
+    STACKS,
+    Cell,
+    Scenario,
+    pool,
+    scenario,
+    server_variant,
+)
+from harness.measure import measure_closed_loop
+from harness.options import RunOptions
+from harness.results import StudyRun
+from harness.studies.base import Axis, Study, run_targets
+from harness.studies.reading import (
+    Measured,
+    busiest_driver,
+    failed_cells,
+    failures,
+    medians,
+    newest_run_section,
+    or_dash,
+    study_readme,
+)
+from harness.summaries import header, png, row
+
+NAME = "connections"
+CLIENTS = 100
+POOL = 10
+STRATEGIES = (SHARED, PER_WORKER, pool(POOL), PER_CALL)
+STRATEGY_LABELS = {
+    SHARED: "one shared",
+    PER_WORKER: "one per client",
+    pool(POOL): f"pool of {POOL}",
+    PER_CALL: "new per call",
+}
+WAIT_MS = 500  # the Go study's server sleep
+HELLO = replace(scenario("hello"), run_seconds=2.5)
+HELLO_WAIT = Scenario(
+    f"hello-wait-{WAIT_MS}ms",
+    "bench.v1.Greeter.SayHello",
+    {"name": "world", "delay_ms": WAIT_MS},
+    f"SayHello waiting {WAIT_MS} ms without CPU",
+    CLIENTS,
+    run_seconds=3.0,
+)
+CLIENT_SCENARIOS = (HELLO, HELLO_WAIT)
+S3_SCENARIOS = (scenario("s3-unary"), scenario(f"s3-unary-{S3_LATENCY_MS}ms"))
+S3_CLIENTS_LEVEL = 50  # the stacks study's highest level
+# Every single-process stack but sync-w1: one worker thread, waiting 500 ms a call, serves 2 calls/s.
+STACK_NAMES = tuple(variant.name for variant in STACKS if variant.name != "sync-w1")
+
+# The Go study, as the issue summarised it: calls/s at 100 concurrent clients.
+GO_CALLS = {SHARED: 31_500, pool(POOL): 3_100, PER_CALL: 3_000}
+GO_WAIT_CALLS = 190  # with a 0.5 s server sleep, every strategy
+
+
+def cells(options: RunOptions) -> list[Cell]:
+    """Client side: each stack, each hello scenario, each strategy at CLIENTS (one server start per stack and
+    scenario); then server side: each stack and its per-request twin on each S3 scenario."""
+    stacks = options.servers or tuple(server_variant(name) for name in STACK_NAMES)
+    found = [
+        Cell(server, each, level, connections)
+        for each in CLIENT_SCENARIOS
+        for server in stacks
+        if not server.name.endswith(S3_PER_REQUEST)
+        for level in options.levels or (CLIENTS,)
+        for connections in options.connections or STRATEGIES
+    ]
+    twins = [
+        twin
+        for server in stacks
+        for twin in (
+            (server,)
+            if server.name.endswith(S3_PER_REQUEST)
+            else (server, server_variant(server.name + S3_PER_REQUEST))
+        )
+    ]
+    return found + [
+        Cell(server, each, level) for each in S3_SCENARIOS for server in twins for level in (S3_CLIENTS_LEVEL,)
+    ]
+
+
+# --- reading a run -------------------------------------------------------------------------------------
+
+
+def by_cell(run: StudyRun) -> dict[tuple[str, str, str], Measured]:
+    """(scenario, server, connections) -> the cell's median run, at the scenario's highest level."""
+    ordered = sorted(medians(run), key=lambda each: each.result.record.concurrency)
+    return {
+        (record.scenario, record.server, record.connections): each for each in ordered if (record := each.result.record)
+    }
+
+
+def client_table(run: StudyRun, scenario_name: str) -> list[str]:
+    cells = by_cell(run)
+    labels = [f"{STRATEGY_LABELS[each]}: calls/s, p99" for each in STRATEGIES]
+    lines = header([*labels, "server CPU (lowest–highest)", "driver CPU"], "stack")
+    servers = [name for name in STACK_NAMES if any(key[1] == name and key[0] == scenario_name for key in cells)]
+    for server in servers:
+        runs = [cells.get((scenario_name, server, each)) for each in STRATEGIES]
+        values = ["—" if each is None else f"{each.report.ok_rps:,.0f}, {_p99(each)}" for each in runs]
+        busy = [each.server_cpu for each in runs if each is not None]
+        cpu = f"{min(busy):.0%}–{max(busy):.0%}" if busy else "—"
+        lines.append(row(server, [*values, cpu, busiest_driver(run, runs)]))
+    return lines
+
+
+def _p99(each: Measured) -> str:
+    p99 = each.report.percentiles.get(99)
+    return "—" if p99 is None else f"{p99 * 1000:,.1f} ms"
+
+
+def s3_table(run: StudyRun) -> list[str]:
+    cells = by_cell(run)
+    labels = []
+    for each in S3_SCENARIOS:
+        labels += [f"{each.name}: per process", "per request", "ratio", "server CPU ms per call (process / request)"]
+    lines = header(labels, "stack")
+    for server in STACK_NAMES:
+        values: list[str] = []
+        for each in S3_SCENARIOS:
+            held = cells.get((each.name, server, SHARED))
+            fresh = cells.get((each.name, server + S3_PER_REQUEST, SHARED))
+            if held is None and fresh is None:
+                values += ["—"] * 4
+                continue
+            values += [
+                "—" if held is None else f"{held.report.ok_rps:,.1f}",
+                "—" if fresh is None else f"{fresh.report.ok_rps:,.1f}",
+                "—" if held is None or fresh is None else f"{fresh.report.ok_rps / held.report.ok_rps:.2f}x",
+                " / ".join(or_dash(None if each is None else each.server_ms_per_call, ".2f") for each in (held, fresh)),
+            ]
+        if any(value != "—" for value in values):
+            lines.append(row(server, values))
+    return lines
+
+
+def chart(run: StudyRun) -> bytes:
+    """Calls/s by strategy and stack for each hello scenario, and S3 per process against per request."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cells = by_cell(run)
+    figure, axes = plt.subplots(1, 3, figsize=(15, 4.6))
+    width = 0.8 / len(STRATEGIES)
+    for panel, each in zip(axes[:2], CLIENT_SCENARIOS, strict=True):
+        servers = [name for name in STACK_NAMES if any(key[:2] == (each.name, name) for key in cells)]
+        for index, strategy in enumerate(STRATEGIES):
+            heights = [
+                cells[key].report.ok_rps if (key := (each.name, server, strategy)) in cells else 0.0
+                for server in servers
+            ]
+            panel.bar([i + index * width for i in range(len(servers))], heights, width, label=STRATEGY_LABELS[strategy])
+        panel.set_xticks([i + 0.4 - width / 2 for i in range(len(servers))], servers, rotation=20, fontsize=8)
+        panel.set(title=f"{each.name} at {CLIENTS} clients", ylabel="OK calls/s")
+        panel.set_yscale("log")
+        panel.grid(axis="y", alpha=0.3)
+    axes[0].legend(fontsize=8)
+    panel = axes[2]
+    labels = [f"{server}\n{each.name}" for each in S3_SCENARIOS for server in STACK_NAMES]
+    for index, (suffix, label) in enumerate((("", "per process"), (S3_PER_REQUEST, "per request"))):
+        heights = [
+            cells[key].report.ok_rps if (key := (each.name, server + suffix, SHARED)) in cells else 0.0
+            for each in S3_SCENARIOS
+            for server in STACK_NAMES
+        ]
+        panel.bar([i + index * 0.4 for i in range(len(labels))], heights, 0.4, label=f"S3 client {label}")
+    panel.set_xticks([i + 0.2 for i in range(len(labels))], labels, rotation=60, fontsize=6)
+    panel.set(title=f"ListObjects at c={S3_CLIENTS_LEVEL}", ylabel="OK calls/s")
+    panel.legend(fontsize=8)
+    panel.grid(axis="y", alpha=0.3)
+    return png(figure, f"Connections: {run.cpu_model}")
+
+
+def tables(run: StudyRun) -> list[str]:
+    lines = [
+        "### Client side: how clients hold connections",
+        "",
+        f"![connections]({NAME}/charts/connections.png)",
+        "",
+        f"{CLIENTS} concurrent clients in closed loop (loadgen), sharing one connection, holding one each, sharing "
+        f"a pool of {POOL} (client i on connection i mod {POOL}), or opening a new connection for every call and "
+        "closing it after. Server CPU is a share of one core, lowest and highest over the row's strategies; "
+        "driver CPU the highest share of the CPUs the driver had.",
+        "",
+    ]
+    for each in CLIENT_SCENARIOS:
+        lines += [f"{each.name}: {each.description}.", "", *client_table(run, each.name), ""]
+    lines += [
+        "### Server side: the S3 client per process or per request",
+        "",
+        f"ListObjects at {S3_CLIENTS_LEVEL} clients on one shared connection, the server's S3 client made once "
+        "(`--s3-client per-process`, the default) or a new session and client made for every request and "
+        "closed after it (`--s3-client per-request`, as the 2020 study's handlers did).",
+        "",
+        *s3_table(run),
+        "",
+    ]
+    lines += failed_cells(run)
+    return lines
+
+
+def render(run: StudyRun) -> dict[str, bytes]:
+    return {
+        "README.md": study_readme(NAME, f"# Connections: {run.title}", tables(run)),
+        "charts/connections.png": chart(run),
+    }
+
+
+def section(runs: Sequence[StudyRun]) -> str:
+    return newest_run_section(runs, tables, "our Go driver (`loadgen/`)")
+
+
+def _range(values: Sequence[float], form: str) -> str:
+    low, high = min(values), max(values)
+    return format(low, form) if f"{low:{form}}" == f"{high:{form}}" else f"{low:{form}} to {high:{form}}"
+
+
+def answer(runs: Sequence[StudyRun]) -> str:
+    run = runs[0]
+    cells = by_cell(run)
+    parts = []
+    ratios: dict[str, list[float]] = {}
+    for (scenario_name, server, strategy), each in cells.items():
+        shared = cells.get((scenario_name, server, SHARED))
+        if scenario_name == HELLO.name and shared is not None and strategy != SHARED:
+            ratios.setdefault(strategy, []).append(each.report.ok_rps / shared.report.ok_rps)
+    if ratios:
+        told = ", ".join(f"{STRATEGY_LABELS[strategy]} {_range(values, '.2f')}x" for strategy, values in ratios.items())
+        go = ", ".join(
+            f"{STRATEGY_LABELS[strategy]} {GO_CALLS[strategy] / GO_CALLS[SHARED]:.2f}x"
+            for strategy in ratios
+            if strategy in GO_CALLS
+        )
+        parts.append(
+            f"**How should clients hold connections?** With no wait, against one shared connection at {CLIENTS} "
+            f"clients, the stacks served: {told} (the Go study: {go})."
+        )
+    waits: dict[str, list[float]] = {}
+    for (name, server, _), each in cells.items():
+        if name == HELLO_WAIT.name:
+            waits.setdefault(server, []).append(each.report.ok_rps)
+    if waits:
+        parts.append(
+            f"With a {WAIT_MS} ms wait, across the strategies: "
+            + "; ".join(f"{server} {_range(rates, ',.0f')} calls/s" for server, rates in waits.items())
+            + f" (the Go study: about {GO_WAIT_CALLS} for each strategy). {CLIENTS} clients waiting {WAIT_MS} ms "
+            f"allow at most {CLIENTS * 1000 // WAIT_MS} calls/s"
+            + "".join(
+                f", {server}'s {slots} worker threads {min(slots, CLIENTS) * 1000 // WAIT_MS}"
+                for server in waits
+                if (slots := server_variant(server).slots) is not None
+            )
+            + "."
+        )
+    costs = []
+    for listing in S3_SCENARIOS:
+        for server in STACK_NAMES:
+            held = cells.get((listing.name, server, SHARED))
+            fresh = cells.get((listing.name, server + S3_PER_REQUEST, SHARED))
+            if held and fresh:
+                costs.append((listing.name, server, held, fresh))
+    if costs:
+        parts.append(
+            "**What a new S3 client per request cost the 2020 study:** "
+            + "; ".join(
+                f"{server} on {name} {fresh.report.ok_rps / held.report.ok_rps:.2f}x the calls/s"
+                + (
+                    f" ({fresh.server_ms_per_call:.1f} against {held.server_ms_per_call:.1f} ms of server CPU per call)"
+                    if fresh.server_ms_per_call and held.server_ms_per_call
+                    else ""
+                )
+                for name, server, held, fresh in costs
+            )
+            + "."
+        )
+    failed = failures(run)
+    if failed:
+        parts.append(f"{len(failed)} cells failed (listed under the tables).")
+    return " ".join(parts) if parts else "No cell of this study finished in the newest run."
+
+
+def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Any]:
+    """No failed cell; the driver never the limit (below 80% of its CPUs in every median run)."""
+    shares = [share for each in medians(run) if (share := each.driver_cpu(run.meta)) is not None]
+    return {
+        "driver_not_busy": {"highest": round(max(shares, default=0.0), 3), "met": max(shares, default=0.0) < 0.8},
+        **run_targets(run, wall_seconds, full_matrix),
+    }
+
+
+CONNECTIONS = Study(
+    name=NAME,
+    question="How should clients hold connections, and servers their S3 client?",
+    follows="a public Go study of client connections (shared, pooled, new per call), and the 2020 Python study's "
+    "handlers, which made an S3 client per request",
+    axes=(
+        Axis("server", STACK_NAMES, "--servers"),
+        Axis("connections", STRATEGIES, "--connections"),
+    ),
+    driver="loadgen",
+    repeats=3,
+    cells=cells,
+    measure=measure_closed_loop,
+    render=render,
+    section=section,
+    answer=answer,
+    targets=targets,
+    default=False,  # run it with --study connections
+)
