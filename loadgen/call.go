@@ -20,8 +20,8 @@ import (
 func runCall(args []string) (any, error) {
 	set := flag.NewFlagSet("call", flag.ContinueOnError)
 	target := set.String("target", "", "server address HOST:PORT")
-	method := set.String("method", "hello", "hello (SayHello), hello-stream (SayHelloStream) or stream-objects")
-	bucket := set.String("bucket", "", "stream-objects: the bucket")
+	method := set.String("method", "hello", "hello (SayHello), hello-stream (SayHelloStream), list-objects or stream-objects")
+	bucket := set.String("bucket", "", "list-objects and stream-objects: the bucket")
 	batch := set.Uint("batch", 1, "stream-objects: objects per message")
 	delay := set.Uint("delay-ms", 0, "hello: milliseconds the server waits before it answers")
 	concurrency := set.Int("concurrency", 1, "workers")
@@ -122,6 +122,15 @@ func caller(conn *grpc.ClientConn, method, bucket string, batch, delay uint32) (
 			}
 			return drain(stream.Recv)
 		}, nil
+	case "list-objects":
+		if bucket == "" {
+			return nil, fmt.Errorf("call: list-objects needs -bucket")
+		}
+		request := &pb.ListObjectsRequest{Bucket: bucket}
+		return func(ctx context.Context) error {
+			_, err := store.ListObjects(ctx, request)
+			return err
+		}, nil
 	case "stream-objects":
 		if bucket == "" {
 			return nil, fmt.Errorf("call: stream-objects needs -bucket")
@@ -135,7 +144,7 @@ func caller(conn *grpc.ClientConn, method, bucket string, batch, delay uint32) (
 			return drain(stream.Recv)
 		}, nil
 	}
-	return nil, fmt.Errorf("call: unknown -method %q: hello, hello-stream or stream-objects", method)
+	return nil, fmt.Errorf("call: unknown -method %q: hello, hello-stream, list-objects or stream-objects", method)
 }
 
 // drain reads a server stream to its end; nil when it ended with OK.

@@ -5,7 +5,7 @@
 // new for every call). It prints one JSON report on stdout: in ghz's shape for
 // `call` and `fetch` (each call, or each fetch-all, is one entry of `details`), its own for `watch`.
 //
-//	loadgen call  -target HOST:PORT -method hello|hello-stream|stream-objects [-delay-ms D] -concurrency C -total N
+//	loadgen call  -target HOST:PORT -method hello|hello-stream|list-objects|stream-objects [-delay-ms D] -concurrency C -total N
 //	              [-connections 1|N|per-call]
 //	loadgen fetch -target HOST:PORT -pattern paging|stream -parallelism P -bucket B -expect K -clients C -total N
 //	loadgen watch -target HOST:PORT -streams N -seconds S -sensors K

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -92,26 +93,49 @@ CELLS: dict[tuple[str, str, int], tuple[int, float, float]] = {
 }
 
 
-def make_run(root: Path, run_id: str, cpu_model: str, scale: float = 1.0, skew: float = 0.0) -> Path:
-    """A stacks run: every cell of CELLS with three runs whose rates are scaled, and skewed per server."""
-    run_dir = root / "runs" / run_id
-    data = meta(run_id, cpu_model)
-    write_json_atomic(run_dir / "run.json", data)
-    study_dir = run_dir / "stacks"
-    for (scenario, server, level), (ok, seconds, latency) in CELLS.items():
-        factor = scale * (1 + skew * list(SERVERS).index(server))
+# (scenario, server, concurrency) -> the first run as in CELLS, for the cells also driven on a connection per worker.
+PER_WORKER_CELLS: dict[tuple[str, str, int], tuple[int, float, float]] = {
+    ("hello", "sync-w10", 50): (3300, 1.0, 15.0),
+    ("hello", "aio-uvloop", 50): (2340, 1.0, 21.0),
+}
+
+
+def write_cells(
+    study_dir: Path,
+    cells: dict[tuple[str, str, int], tuple[int, float, float]],
+    connections: str = "shared",
+    factor_of: Any = lambda server: 1.0,
+) -> None:
+    """Each cell with three runs whose rates are scaled by factor_of(server), driven on those connections."""
+    for (scenario, server, level), (ok, seconds, latency) in cells.items():
+        factor = factor_of(server)
+        record = CellRecord(scenario, server, level, "ok", seconds=5.0, connections=connections)
         repeats = []
-        stem = f"cells/{scenario}/{server}/c{level}"
         for number, wobble in enumerate((1.0, 0.98, 1.03), start=1):
             calls = round(ok * factor * wobble)
-            write_json_atomic(study_dir / f"{stem}-r{number}.json", ghz_report(calls, seconds, latency / factor))
+            report = f"{record.stem}-r{number}.json"
+            write_json_atomic(study_dir / report, ghz_report(calls, seconds, latency / factor))
             usage = ResourceUsage(seconds + 0.1, seconds * 0.9, 99.0, 60 * 1024 * 1024)
-            repeats.append(Repeat(f"{stem}-r{number}.json", calls, usage, driver_cpu_seconds=seconds * 0.4))
+            repeats.append(Repeat(report, calls, usage, driver_cpu_seconds=seconds * 0.4))
         probe = ""
         if scenario == "hello-wait":
             probe = f"cells/{scenario}/{server}/probe.json"
             write_json_atomic(study_dir / probe, ghz_report(10, 1.0, 100.5))
-        save_cell(study_dir, CellRecord(scenario, server, level, "ok", repeats=repeats, seconds=5.0, probe_file=probe))
+        save_cell(study_dir, replace(record, repeats=repeats, probe_file=probe))
+
+
+def make_run(root: Path, run_id: str, cpu_model: str, scale: float = 1.0, skew: float = 0.0) -> Path:
+    """A stacks run: every cell of CELLS, and of PER_WORKER_CELLS on a connection per worker, with three
+    runs whose rates are scaled, and skewed per server."""
+    run_dir = root / "runs" / run_id
+    data = meta(run_id, cpu_model)
+    write_json_atomic(run_dir / "run.json", data)
+
+    def factor_of(server: str) -> float:
+        return scale * (1 + skew * list(SERVERS).index(server))
+
+    write_cells(run_dir / "stacks", CELLS, factor_of=factor_of)
+    write_cells(run_dir / "stacks", PER_WORKER_CELLS, "per-worker", factor_of)
     return run_dir
 
 

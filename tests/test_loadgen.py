@@ -118,6 +118,13 @@ def test_call_mode_makes_every_call_and_counts_ok_ones(target: str) -> None:
         "-concurrency", "2", "-total", "4",
     )  # fmt: skip
     assert report.ok == 4
+    _, report = run(
+        "call", "-target", target, "-method", "list-objects", "-bucket", BENCH_BUCKET, "-concurrency", "2",
+        "-total", "4",
+    )  # fmt: skip
+    assert report.ok == 4
+    _, report = run("call", "-target", target, "-method", "list-objects", "-bucket", "no-such-bucket", "-total", "2")
+    assert report.ok == 0 and report.status_codes == {"NotFound": 2}
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ from harness.matrix import PER_CALL, SHARED, Cell, connection_count
 CALL_METHODS = {
     "bench.v1.Greeter.SayHello": "hello",
     "bench.v1.Greeter.SayHelloStream": "hello-stream",
+    "bench.v1.ObjectStore.ListObjects": "list-objects",
     "bench.v1.ObjectStore.StreamObjects": "stream-objects",
 }
 FETCH_CALLS = ("bench.v1.ObjectStore.ListObjectsPage", "bench.v1.ObjectStore.StreamObjects")
@@ -126,6 +127,8 @@ def loadgen_argv(loadgen: Path | str, cell: Cell, target: str, requests: int) ->
     if method is None:
         raise ValueError(f"loadgen cannot call {cell.scenario.call}: it calls {', '.join(CALL_METHODS)}")
     argv = [str(loadgen), "call", "-target", target, "-method", method]
+    if method == "list-objects":
+        argv += ["-bucket", str(data["bucket"])]
     if method == "stream-objects":
         argv += ["-bucket", str(data["bucket"]), "-batch", str(data.get("batch_size", 1))]
     if data.get("delay_ms"):
