@@ -77,6 +77,16 @@ SERVER_VARIANTS: tuple[ServerVariant, ...] = (
     ServerVariant("aio-asyncio", "servers.aio", ("-l", "asyncio"), None, "grpc.aio on asyncio, motor"),
     ServerVariant("aio-uvloop", "servers.aio", ("-l", "uvloop"), None, "grpc.aio on uvloop, motor"),
     ServerVariant(
+        "connect-pyvoy", "servers.connect", ("--server", "pyvoy", "-l", "uvloop"), None, "Connect RPC on pyvoy, uvloop"
+    ),
+    ServerVariant(
+        "connect-hypercorn",
+        "servers.connect",
+        ("--server", "hypercorn", "-l", "uvloop"),
+        None,
+        "Connect RPC on hypercorn, uvloop",
+    ),
+    ServerVariant(
         "grpclib-uvloop-p2", "servers.async", ("-l", "uvloop", "-p", "2"), None, "2 grpclib processes on uvloop", 2
     ),
     ServerVariant(

@@ -21,11 +21,17 @@ from servers.common import HEALTH_PATH
 HOST = "127.0.0.1"
 
 
+def serving_processes(pid: int) -> list[psutil.Process]:
+    """The processes that serve a server's port: the leaves of its process tree (its workers if it has any, or
+    the Envoy a pyvoy launcher started, else itself)."""
+    root = psutil.Process(pid)
+    return [p for p in root.children(recursive=True) if not p.children()] or [root]
+
+
 def every_process_listening(pid: int, port: int) -> bool:
-    """True once the server's processes all listen on port: its workers if it has any, else itself."""
+    """True once the server's serving processes all listen on port."""
     try:
-        root = psutil.Process(pid)
-        processes = root.children(recursive=True) or [root]
+        processes = serving_processes(pid)
         return all(
             any(c.laddr.port == port and c.status == psutil.CONN_LISTEN for c in p.net_connections(kind="tcp"))
             for p in processes

@@ -26,17 +26,26 @@ const (
 	shapeLockstep  = "lockstep"  // one SetInfos stream per worker: send, wait for the reply, send the next
 	shapePipelined = "pipelined" // one SetInfos stream per worker, a sender and a receiver, -in-flight at most
 	shapeREST      = "rest"      // POST /v1/info with JSON; -http 1.1 (a connection per worker) or 2 (one)
+	shapeConnect   = "connect"   // POST /bench.v1.Info/SetInfo with JSON: Connect's unary protocol; -http as rest
+)
+
+// The Connect protocol's unary call with JSON: a POST to the method's path, the version header, and the
+// message as JSON; an answer is 200 with the reply, or an error code and message with a 4xx or 5xx.
+const (
+	connectSetInfoPath     = "/bench.v1.Info/SetInfo"
+	connectProtocolHeader  = "Connect-Protocol-Version"
+	connectProtocolVersion = "1"
 )
 
 // runInfo: -total Info messages by -workers workers in one of the shapes.
 func runInfo(args []string) (any, error) {
 	set := flag.NewFlagSet("info", flag.ContinueOnError)
 	target := set.String("target", "", "server address HOST:PORT")
-	shape := set.String("shape", shapeUnary, "unary, lockstep, pipelined (gRPC) or rest")
+	shape := set.String("shape", shapeUnary, "unary, lockstep, pipelined (gRPC), rest or connect (JSON)")
 	workers := set.Int("workers", 1, "client workers")
 	total := set.Int("total", 1000, "messages in all")
 	inFlight := set.Int("in-flight", 100, "pipelined: requests sent and not yet answered, per stream, at most")
-	httpVersion := set.String("http", "1.1", "rest: 1.1 (keep-alive, a connection per worker) or 2 (one connection)")
+	httpVersion := set.String("http", "1.1", "rest, connect: 1.1 (keep-alive, a connection per worker) or 2 (one)")
 	timeout := set.Duration("timeout", 120*time.Second, "deadline of each call or stream")
 	if err := parse(set, args, target); err != nil {
 		return nil, err
@@ -56,15 +65,20 @@ func runInfo(args []string) (any, error) {
 		}
 		defer conn.Close()
 		run = grpcInfo(pb.NewInfoClient(conn), *shape, *inFlight, *timeout)
-	case shapeREST:
+	case shapeREST, shapeConnect:
 		client, err := restClient(*httpVersion, *workers, *timeout)
 		if err != nil {
 			return nil, err
 		}
 		defer client.CloseIdleConnections()
-		run = restInfo(client, "http://"+*target+"/v1/info")
+		if *shape == shapeREST {
+			run = restInfo(client, "http://"+*target+"/v1/info", nil)
+		} else {
+			header := http.Header{connectProtocolHeader: {connectProtocolVersion}}
+			run = restInfo(client, "http://"+*target+connectSetInfoPath, header)
+		}
 	default:
-		return nil, fmt.Errorf("info: unknown -shape %q: unary, lockstep, pipelined or rest", *shape)
+		return nil, fmt.Errorf("info: unknown -shape %q: unary, lockstep, pipelined, rest or connect", *shape)
 	}
 	var (
 		issued  atomic.Int64
@@ -254,11 +268,12 @@ func restClient(version string, workers int, timeout time.Duration) (*http.Clien
 type restInfoReply struct {
 	Success bool   `json:"success"`
 	Reason  string `json:"reason"`
+	Message string `json:"message"` // a Connect error's message (its code is in "code")
 }
 
-// restInfo runs one REST worker: POSTs, each when the last one was answered. A message is OK when the
-// answer is 200 with success true.
-func restInfo(client *http.Client, url string) func(int, func() bool, *recorder) error {
+// restInfo runs one REST (or Connect JSON) worker: POSTs with the given headers, each when the last one was
+// answered. A message is OK when the answer is 200 with success true.
+func restInfo(client *http.Client, url string, header http.Header) func(int, func() bool, *recorder) error {
 	return func(worker int, take func() bool, record *recorder) error {
 		for index := int64(0); take(); index++ {
 			request := infoRequest(worker, index)
@@ -267,7 +282,7 @@ func restInfo(client *http.Client, url string) func(int, func() bool, *recorder)
 				return err
 			}
 			started := time.Now()
-			err = postInfo(client, url, body)
+			err = postInfo(client, url, header, body)
 			record.add(time.Since(started), err)
 		}
 		return nil
@@ -282,8 +297,17 @@ type httpError struct {
 
 func (e httpError) Error() string { return e.message }
 
-func postInfo(client *http.Client, url string, body []byte) error {
-	response, err := client.Post(url, "application/json", bytes.NewReader(body))
+func postInfo(client *http.Client, url string, header http.Header, body []byte) error {
+	request, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	request.Header = header.Clone()
+	if request.Header == nil {
+		request.Header = http.Header{}
+	}
+	request.Header.Set("Content-Type", "application/json")
+	response, err := client.Do(request)
 	if err != nil {
 		return httpError{"Unavailable", err.Error()}
 	}
@@ -297,7 +321,7 @@ func postInfo(client *http.Client, url string, body []byte) error {
 		return httpError{fmt.Sprintf("HTTP %d", response.StatusCode), fmt.Sprintf("not an Info reply: %q", data)}
 	}
 	if response.StatusCode != http.StatusOK || !reply.Success {
-		return httpError{fmt.Sprintf("HTTP %d", response.StatusCode), refusedError{reply.Reason}.Error()}
+		return httpError{fmt.Sprintf("HTTP %d", response.StatusCode), refusedError{reply.Reason + reply.Message}.Error()}
 	}
 	return nil
 }

@@ -9,7 +9,7 @@
 //	              [-connections 1|N|per-call]
 //	loadgen fetch -target HOST:PORT -pattern paging|stream -parallelism P -bucket B -expect K -clients C -total N
 //	loadgen watch -target HOST:PORT -streams N -seconds S -sensors K
-//	loadgen info  -target HOST:PORT -shape unary|lockstep|pipelined|rest [-http 1.1|2] -workers W -total N
+//	loadgen info  -target HOST:PORT -shape unary|lockstep|pipelined|rest|connect [-http 1.1|2] -workers W -total N
 package main
 
 import (

@@ -1,7 +1,8 @@
 """Regenerate the committed stubs from bench.proto: `python -m protos.generate`.
 
 grpc_tools' own protoc writes the messages (`bench_pb2.py` and its `.pyi`), the grpcio stubs
-(`bench_pb2_grpc.py`) and, through grpclib's plugin, the grpclib stubs (`bench_grpc.py`). Given the Go
+(`bench_pb2_grpc.py`), through grpclib's plugin the grpclib stubs (`bench_grpc.py`) and through connectrpc's
+(protoc-gen-connectrpc, on the google protobuf classes) the Connect RPC stubs (`bench_connect.py`). Given the Go
 plugins (`--go-plugins PROTOC_GEN_GO PROTOC_GEN_GO_GRPC`, pinned and built by `make protos`), it also
 writes our Go driver's stubs (`loadgen/benchpb/`).
 `--check` regenerates into a temporary directory and fails if the committed files differ.
@@ -21,7 +22,7 @@ from grpc_tools import protoc
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTO = Path("protos/bench/v1/bench.proto")
-STUBS = ("bench_pb2.py", "bench_pb2.pyi", "bench_pb2_grpc.py", "bench_grpc.py")
+STUBS = ("bench_pb2.py", "bench_pb2.pyi", "bench_pb2_grpc.py", "bench_grpc.py", "bench_connect.py")
 GENERATED = tuple(PROTO.parent / name for name in STUBS)
 GO_MODULE = "github.com/grpc-python-bench/loadgen"
 GENERATED_GO = (Path("loadgen/benchpb/bench.pb.go"), Path("loadgen/benchpb/bench_grpc.pb.go"))
@@ -31,17 +32,20 @@ def generate(out_dir: Path, go_plugins: tuple[Path, Path] | None = None) -> list
     """Run protoc on bench.proto, writing the stubs under out_dir as they lie under the repository (the Go
     ones too, given protoc-gen-go and protoc-gen-go-grpc); returns their paths relative to out_dir."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    plugin = Path(sys.executable).with_name("protoc-gen-python_grpc")
+    plugins = Path(sys.executable).parent
     well_known = resources.files("grpc_tools") / "_proto"
     argv = [
         "grpc_tools.protoc",
         f"--proto_path={ROOT}",
         f"--proto_path={well_known}",
-        f"--plugin=protoc-gen-python_grpc={plugin}",
+        f"--plugin=protoc-gen-python_grpc={plugins / 'protoc-gen-python_grpc'}",
+        f"--plugin=protoc-gen-connectrpc={plugins / 'protoc-gen-connectrpc'}",
         f"--python_out={out_dir}",
         f"--pyi_out={out_dir}",
         f"--grpc_python_out={out_dir}",
         f"--python_grpc_out={out_dir}",
+        f"--connectrpc_out={out_dir}",
+        "--connectrpc_opt=protobuf=google",
     ]
     generated = list(GENERATED)
     if go_plugins is not None:

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import logging
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -30,9 +31,12 @@ LOOPS = ("asyncio", "uvloop")
 Loop = Literal["asyncio", "uvloop"]
 MONGO_DRIVERS = ("motor", "pymongo")
 MongoDriver = Literal["motor", "pymongo"]
-Stack = Literal["threads", "loop", "http"]  # a thread pool, an event loop, or an HTTP server on an event loop
+# A thread pool, an event loop, an HTTP server on an event loop (REST), or an ASGI server on one (Connect RPC).
+Stack = Literal["threads", "loop", "http", "asgi"]
 HTTP_VERSIONS = ("1.1", "2")
 HttpVersion = Literal["1.1", "2"]
+ASGI_SERVERS = ("pyvoy", "hypercorn")  # what serves the Connect RPC stack's ASGI app
+AsgiServer = Literal["pyvoy", "hypercorn"]
 HEALTH_PATH = "/healthz"  # a REST server's readiness check: 200 once it serves
 # The largest request message any stack accepts (grpcio's default, stated once for every stack): a larger
 # one is refused with RESOURCE_EXHAUSTED before it is decoded.
@@ -54,6 +58,7 @@ AIO_SERVER_OPTIONS = (
 SERVICE_NAMES = tuple(service.full_name for service in bench_pb2.DESCRIPTOR.services_by_name.values())
 
 log = logging.getLogger("servers")
+BACKLOG = 4096
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,8 @@ class ServerConfig:
     s3_client: S3ClientScope = PER_PROCESS
     # The HTTP version a REST server speaks: 1.1 (uvicorn) or 2 (hypercorn, cleartext).
     http: HttpVersion = "1.1"
+    # The ASGI server of the Connect RPC stack: pyvoy (Envoy) or hypercorn.
+    server: AsgiServer = "hypercorn"
     backends: BackendConfig = field(default_factory=BackendConfig)
 
     def __post_init__(self) -> None:
@@ -104,6 +111,8 @@ class ServerConfig:
             raise ValueError(f"loop must be one of {', '.join(LOOPS)}, got {self.loop!r}")
         if self.http not in HTTP_VERSIONS:
             raise ValueError(f"HTTP version must be one of {', '.join(HTTP_VERSIONS)}, got {self.http!r}")
+        if self.server not in ASGI_SERVERS:
+            raise ValueError(f"ASGI server must be one of {', '.join(ASGI_SERVERS)}, got {self.server!r}")
         if self.mongo_driver not in MONGO_DRIVERS:
             raise ValueError(f"mongo driver must be one of {', '.join(MONGO_DRIVERS)}, got {self.mongo_driver!r}")
         s3_scope(self.s3_client)
@@ -120,7 +129,8 @@ class ServerConfig:
         argv += ["--s3-client", self.s3_client]
         if self.stack == "threads":
             return [*argv, "-w", str(self.workers)]
-        return [*argv, "-l", self.loop, "--pool-size", str(self.pool_size), "--mongo-driver", self.mongo_driver]
+        argv += ["-l", self.loop, "--pool-size", str(self.pool_size), "--mongo-driver", self.mongo_driver]
+        return [*argv, "--server", self.server] if self.stack == "asgi" else argv
 
 
 def parse_config(argv: Sequence[str] | None, *, prog: str, description: str, stack: Stack) -> ServerConfig:
@@ -174,7 +184,15 @@ def parse_config(argv: Sequence[str] | None, *, prog: str, description: str, sta
             help="1.1 (uvicorn, keep-alive) or 2 (hypercorn, cleartext HTTP/2) (default: %(default)s)",
         )
     else:
-        parser.add_argument("-l", "--loop", choices=LOOPS, default="asyncio", help="event loop (default: %(default)s)")
+        if stack == "asgi":
+            parser.add_argument(
+                "--server",
+                choices=ASGI_SERVERS,
+                default="pyvoy",
+                help="the ASGI server: pyvoy (Envoy) or hypercorn (default: %(default)s)",
+            )
+        loop = "uvloop" if stack == "asgi" else "asyncio"
+        parser.add_argument("-l", "--loop", choices=LOOPS, default=loop, help="event loop (default: %(default)s)")
         parser.add_argument(
             "--pool-size", type=int, default=100, help="backend connections per client (default: %(default)s)"
         )
@@ -312,6 +330,18 @@ def supervise(config: ServerConfig, module: str) -> int:
             if worker.returncode != 0:
                 log.error("server process %d exited with status %d", worker.pid, worker.returncode)
     return 0 if stop.received is not None and all(worker.returncode == 0 for worker in workers) else 1
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """The server's socket, bound with SO_REUSEPORT so that the processes of a multi-process server share it."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # accepted connections inherit it
+    sock.bind((host, port))
+    sock.listen(BACKLOG)
+    sock.set_inheritable(True)
+    return sock
 
 
 def setup_logging() -> None:

@@ -26,6 +26,7 @@ from servers.common import (
     HEALTH_PATH,
     ServerConfig,
     StopSignal,
+    listening_socket,
     log,
     parse_config,
     run_on_loop,
@@ -33,7 +34,6 @@ from servers.common import (
     supervise,
 )
 
-BACKLOG = 4096
 KEEP_ALIVE_MAX_REQUESTS = 2**62  # requests one connection serves: a connection is closed by its client, not after N
 
 
@@ -86,18 +86,6 @@ def create_app(store: InfoStore) -> FastAPI:
         return {"status": "SERVING"}
 
     return app
-
-
-def listening_socket(host: str, port: int) -> socket.socket:
-    """The server's socket, bound with SO_REUSEPORT so that the processes of a multi-process server share it."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # accepted connections inherit it
-    sock.bind((host, port))
-    sock.listen(BACKLOG)
-    sock.set_inheritable(True)
-    return sock
 
 
 async def serve_http1(app: FastAPI, sock: socket.socket, config: ServerConfig, stop: StopSignal) -> None:

@@ -66,8 +66,8 @@ def test_an_unknown_method_is_unimplemented(server: Server, method: str) -> None
 
 @pytest.mark.parametrize(
     ("module", "args"),
-    [("servers.sync", ("-w", "2")), ("servers.async", ()), ("servers.aio", ())],
-    ids=["sync", "grpclib", "aio"],
+    [("servers.sync", ("-w", "2")), ("servers.async", ()), ("servers.aio", ()), ("servers.connect", ())],
+    ids=["sync", "grpclib", "aio", "connect"],
 )
 def test_a_server_with_a_call_limit_refuses_calls_beyond_it(
     backends: Backends, module: str, args: tuple[str, ...]

@@ -1,4 +1,6 @@
-"""`-p 2` servers on every stack: two processes share the port, and SIGTERM stops them all, every time."""
+"""`-p 2` servers on every stack: two processes share the port, and SIGTERM stops them all, every time.
+
+(On pyvoy the processes serving the port are the workers' Envoys.)"""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 
 import grpc
 import psutil
@@ -15,7 +18,7 @@ import pytest
 
 from harness.backends import Backends
 from harness.matrix import SERVER_VARIANTS, ServerVariant, server_variant
-from harness.serving import running_server
+from harness.serving import running_server, serving_processes
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from tests.conftest import CONNECTIONS, answering
 
@@ -24,13 +27,20 @@ STOPS = 20
 
 
 # Every registered multi-process variant: one per server module.
-TWO_PROCESSES = tuple(variant for variant in SERVER_VARIANTS if variant.min_cpus == 2)
+TWO_PROCESSES = (
+    *(variant for variant in SERVER_VARIANTS if variant.min_cpus == 2),
+    *(  # the Connect stacks: two launchers, each with its Envoy (pyvoy), or two hypercorn processes
+        replace(variant, name=f"{variant.name}-p2", args=(*variant.args, "-p", "2"))
+        for variant in SERVER_VARIANTS
+        if variant.module == "servers.connect"
+    ),
+)
 
 
 @pytest.mark.parametrize("variant", TWO_PROCESSES, ids=lambda variant: variant.name)
 def test_calls_reach_every_process_and_sigterm_stops_them_all(backends: Backends, variant: ServerVariant) -> None:
     with running_server(variant, backends.env()) as (target, child):
-        workers = psutil.Process(child.pid).children()
+        workers = serving_processes(child.pid)
         assert len(workers) == 2
         port = int(target.rpartition(":")[2])
         # A local subchannel pool gives each channel its own TCP connection.

@@ -18,7 +18,7 @@ from harness.options import RunOptions
 from harness.results import read_json
 from harness.serving import running_server
 from harness.studies import protocols
-from harness.studies.protocols import CROSS_CHECK_WORKERS, GRPC_SCENARIOS, REST_SCENARIOS, UNARY
+from harness.studies.protocols import CONNECT_JSON, CROSS_CHECK_WORKERS, GRPC_SCENARIOS, REST_SCENARIOS, UNARY
 from harness.tools import LOADGEN, ensure_go_tool
 
 
@@ -28,8 +28,11 @@ def test_grpc_stacks_get_every_grpc_shape_and_rest_servers_their_own_version() -
     assert {scenario for server, scenario in pairs if server == "aio-uvloop"} == {s.name for s in GRPC_SCENARIOS}
     assert {scenario for server, scenario in pairs if server == "rest-h2"} == {"info-rest-h2"}
     assert {scenario for server, scenario in pairs if server == "rest-h1"} == {"info-rest-h1"}
+    for connect in ("connect-pyvoy", "connect-hypercorn"):
+        shapes = {scenario for server, scenario in pairs if server == connect}
+        assert shapes == {s.name for s in GRPC_SCENARIOS} | {"info-connect-h1"}
     assert sorted({cell.concurrency for cell in cells}) == [1, 16, 50]
-    assert len(cells) == (3 * 3 + 2) * 3
+    assert len(cells) == (5 * 3 + 2 + 2) * 3  # five gRPC stacks, two of them Connect; two REST servers
 
 
 def test_info_cells_map_to_loadgen_shapes() -> None:
@@ -42,6 +45,8 @@ def test_info_cells_map_to_loadgen_shapes() -> None:
     assert pipelined[pipelined.index("-shape") + 1] == "pipelined" and "-in-flight" in pipelined
     http2 = loadgen_argv("loadgen", Cell(rest, REST_SCENARIOS["rest-h2"], 50), "t", 50)
     assert http2[http2.index("-shape") + 1] == "rest" and http2[http2.index("-http") + 1] == "2"
+    connect = loadgen_argv("loadgen", Cell(server_variant("connect-pyvoy"), CONNECT_JSON, 16), "t", 16)
+    assert connect[connect.index("-shape") + 1] == "connect" and connect[connect.index("-http") + 1] == "1.1"
     with pytest.raises(ValueError, match="at least one call per worker"):
         loadgen_argv("loadgen", Cell(aio, UNARY, 16), "t", 15)
 
@@ -72,6 +77,14 @@ def rest_target(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
 def test_rest_counts_each_post_once_on_its_http_version(rest_target: tuple[str, str]) -> None:
     address, http = rest_target
     report = run("-target", address, "-shape", "rest", "-http", http, "-workers", "3", "-total", "90")
+    assert (report.count, report.ok) == (90, 90)
+    assert report.percentiles[50] > 0
+
+
+@pytest.mark.parametrize("http", ["1.1", "2"])
+def test_connect_json_counts_each_post_once_on_either_http_version(backends: Backends, http: str) -> None:
+    with running_server(server_variant("connect-hypercorn"), backends.env()) as (address, _):
+        report = run("-target", address, "-shape", "connect", "-http", http, "-workers", "3", "-total", "90")
     assert (report.count, report.ok) == (90, 90)
     assert report.percentiles[50] > 0
 

@@ -48,7 +48,7 @@ def test_stacks_expands_to_the_original_matrix_and_a_connection_per_worker_at_50
     cells = study("stacks").cells(RunOptions(OUT))
     pairs = [(server, each) for server in SERVER_VARIANTS for each in SCENARIOS if server.runs(each.name)]
     shared = [cell for cell in cells if cell.connections == SHARED]
-    assert len(shared) == len(pairs) * len(CONCURRENCY_LEVELS) == 268
+    assert len(shared) == len(pairs) * len(CONCURRENCY_LEVELS) == 324
     assert [cell.key for cell in cells if cell.connections != SHARED] == [
         f"{each.name}/{server.name}/c50+per-worker" for server, each in sorted_pairs(pairs)
     ]
@@ -120,4 +120,4 @@ def test_studies_command_lists_questions_and_cell_counts(capsys: pytest.CaptureF
     assert main(["studies"]) == 0
     out = capsys.readouterr().out
     assert "stacks (default): Which gRPC server stack should we run, and when does async pay off?" in out
-    assert "335 cells, 3 measured runs each" in out
+    assert "405 cells, 3 measured runs each" in out

@@ -8,7 +8,8 @@ It drives what ghz cannot express and prints ghz's JSON shape, so `LoadReport` r
 - `watch`: Sensor.Watch streams, each watching one sensor; one entry per reading received in the window
   (its latency: receipt minus the reading's timestamp), plus how the streams were established and ended;
 - `info`: the Info flow in one shape: SetInfo calls, a SetInfos stream per worker in lockstep or
-  pipelined, or REST POSTs over HTTP/1.1 or HTTP/2; one entry per message (request to its reply).
+  pipelined, or REST (or Connect JSON) POSTs over HTTP/1.1 or HTTP/2; one entry per message (request to its
+  reply).
 """
 
 from __future__ import annotations
@@ -31,12 +32,15 @@ CALL_METHODS = {
 FETCH_CALLS = ("bench.v1.ObjectStore.ListObjectsPage", "bench.v1.ObjectStore.StreamObjects")
 WATCH_CALL = "bench.v1.Sensor.Watch"
 REST_INFO = "POST /v1/info"  # the REST server's Info call (servers/rest.py)
+CONNECT_INFO = "POST /bench.v1.Info/SetInfo"  # SetInfo in Connect's unary protocol, JSON (servers/connect.py)
 INFO_SHAPES = {  # an info cell's shape -> the call its scenario names
     "unary": "bench.v1.Info.SetInfo",
     "lockstep": "bench.v1.Info.SetInfos",
     "pipelined": "bench.v1.Info.SetInfos",
     "rest": REST_INFO,
+    "connect": CONNECT_INFO,
 }
+HTTP_SHAPES = ("rest", "connect")  # the shapes that POST JSON over HTTP/1.1 or HTTP/2, not gRPC
 IN_FLIGHT = 100  # a pipelined stream's unanswered requests, at most
 
 
@@ -66,7 +70,7 @@ def info_argv(loadgen: Path | str, cell: Cell, target: str, requests: int) -> li
     argv = [str(loadgen), "info", "-target", target, "-shape", shape]
     if shape == "pipelined":
         argv += ["-in-flight", str(data.get("in_flight", IN_FLIGHT))]
-    if shape == "rest":
+    if shape in HTTP_SHAPES:
         argv += ["-http", str(data["http"])]
     return [*argv, "-workers", str(cell.concurrency), "-total", str(requests), "-timeout", CALL_TIMEOUT]
 

@@ -3,7 +3,8 @@
 The Info flow (name, age, height -> success; no I/O) as gRPC unary SetInfo calls, as one SetInfos stream
 per client worker used in lockstep (send, wait for the reply, send the next), as one stream pipelined (a
 sender and a receiver, at most IN_FLIGHT unanswered), and as REST (FastAPI) over HTTP/1.1 with a
-connection per worker and over HTTP/2 on one connection. Client workers: 1, 16 and 50. One driver
+connection per worker and over HTTP/2 on one connection; the Connect RPC stacks serve the gRPC shapes and
+SetInfo in Connect's own unary protocol with JSON over HTTP/1.1. Client workers: 1, 16 and 50. One driver
 (loadgen) for every shape and protocol keeps the client's own cost equal; SetInfo at CROSS_CHECK_WORKERS
 is also driven by ghz, to cross-check it. Each message (a request and its reply) counts once.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.drivers.loadgen import IN_FLIGHT, INFO_SHAPES
+from harness.drivers.loadgen import HTTP_SHAPES, IN_FLIGHT, INFO_SHAPES
 from harness.matrix import Cell, Scenario, server_variant
 from harness.measure import CellContext, measure_against_ghz, measure_closed_loop
 from harness.options import RunOptions
@@ -36,7 +37,8 @@ from harness.studies.reading import (
 from harness.summaries import header, png, row
 
 NAME = "protocols"
-GRPC_SERVERS = ("sync-w10", "grpclib-uvloop", "aio-uvloop")
+GRPC_SERVERS = ("sync-w10", "grpclib-uvloop", "aio-uvloop", "connect-pyvoy", "connect-hypercorn")
+CONNECT_MODULE = "servers.connect"  # a stack that also speaks the Connect protocol
 REST_SERVERS = {"rest-h1": "1.1", "rest-h2": "2"}  # variant -> the HTTP version it speaks
 GRPC_SHAPES = ("unary", "lockstep", "pipelined")
 WORKERS = (1, 16, 50)
@@ -51,32 +53,38 @@ GO_PIPELINED_OVER_NEXT = 80.0  # pipelined streaming over the next best shape
 
 
 def info_scenario(shape: str, http: str = "") -> Scenario:
-    """The Info flow in one shape; a REST scenario names its HTTP version."""
-    name = f"info-rest-h{http.split('.')[0]}" if shape == "rest" else f"info-{shape}"
+    """The Info flow in one shape; a REST or Connect JSON scenario names its HTTP version."""
+    name = f"info-{shape}-h{http.split('.')[0]}" if shape in HTTP_SHAPES else f"info-{shape}"
     data: dict[str, object] = {"shape": shape, **INFO_REQUEST}
     if shape == "pipelined":
         data["in_flight"] = IN_FLIGHT
-    if shape == "rest":
+    if shape in HTTP_SHAPES:
         data["http"] = http
     described = {
         "unary": "SetInfo calls",
         "lockstep": "a SetInfos stream per worker, in lockstep",
         "pipelined": f"a SetInfos stream per worker, pipelined ({IN_FLIGHT} in flight at most)",
         "rest": f"POST /v1/info (JSON) over HTTP/{http}",
+        "connect": f"SetInfo in Connect's unary protocol, JSON over HTTP/{http}",
     }[shape]
     return Scenario(name, INFO_SHAPES[shape], data, described, WARMUP_MESSAGES, run_seconds=RUN_SECONDS)
 
 
 GRPC_SCENARIOS = tuple(info_scenario(shape) for shape in GRPC_SHAPES)
 REST_SCENARIOS = {server: info_scenario("rest", http) for server, http in REST_SERVERS.items()}
+CONNECT_JSON = info_scenario("connect", "1.1")
 UNARY = GRPC_SCENARIOS[0]
-SHAPE_LABELS = {UNARY.name: "unary", GRPC_SCENARIOS[1].name: "lockstep", GRPC_SCENARIOS[2].name: "pipelined"} | {
-    each.name: f"REST HTTP/{each.data['http']}" for each in REST_SCENARIOS.values()
-}
+SHAPE_LABELS = (
+    {UNARY.name: "unary", GRPC_SCENARIOS[1].name: "lockstep", GRPC_SCENARIOS[2].name: "pipelined"}
+    | {each.name: f"REST HTTP/{each.data['http']}" for each in REST_SCENARIOS.values()}
+    | {CONNECT_JSON.name: f"Connect JSON HTTP/{CONNECT_JSON.data['http']}"}
+)
+HTTP_SCENARIOS = {*(each.name for each in REST_SCENARIOS.values()), CONNECT_JSON.name}  # JSON over HTTP
 
 
 def cells(options: RunOptions) -> list[Cell]:
-    """Every gRPC shape on each gRPC stack, REST on each REST server; the levels of one scenario in a row."""
+    """Every gRPC shape on each gRPC stack (and Connect JSON on a Connect stack), REST on each REST server; the
+    levels of one scenario in a row."""
     chosen = options.servers or tuple(server_variant(name) for name in (*GRPC_SERVERS, *REST_SERVERS))
     levels = options.levels or WORKERS
     plan: list[tuple[Any, Scenario]] = []
@@ -85,6 +93,8 @@ def cells(options: RunOptions) -> list[Cell]:
             plan.append((server, REST_SCENARIOS[server.name]))
         else:
             plan += [(server, each) for each in GRPC_SCENARIOS]
+            if server.module == CONNECT_MODULE:
+                plan.append((server, CONNECT_JSON))
     return [Cell(server, each, level) for server, each in plan for level in levels]
 
 
@@ -180,7 +190,7 @@ def chart(run: StudyRun) -> bytes:
     for server, scenario in rows(run):
         points = [(level, found[key].report.ok_rps) for level in levels if (key := (scenario, server, level)) in found]
         if points:
-            style = "--" if scenario in {each.name for each in REST_SCENARIOS.values()} else "-"
+            style = "--" if scenario in HTTP_SCENARIOS else "-"
             label = f"{server} / {SHAPE_LABELS.get(scenario, scenario)}"
             axes.plot(*zip(*points, strict=True), style, marker="o", label=label)
     axes.set_xlabel("client workers")
@@ -235,6 +245,12 @@ def answer(runs: Sequence[StudyRun]) -> str:
             f"**Would REST do?** At {level} client workers the best gRPC unary stack ({unary[0]}, {unary[2]:,.0f} "
             f"msgs/s) runs {unary[2] / rest[2]:.2f}x the best REST server ({rest[0]}, {rest[1]}, "
             f"{rest[2]:,.0f} msgs/s) (the Go study: gRPC more than {GO_GRPC_OVER_REST:g}x REST at 16)."
+        )
+    connect, rest_h1 = best(run, level, [CONNECT_JSON.name]), best(run, level, [REST_SCENARIOS["rest-h1"].name])
+    if connect and rest_h1:
+        parts.append(
+            f"Connect's own protocol, JSON over HTTP/1.1 ({connect[0]}, {connect[2]:,.0f} msgs/s), runs "
+            f"{connect[2] / rest_h1[2]:.2f}x FastAPI's REST over HTTP/1.1 ({rest_h1[2]:,.0f} msgs/s)."
         )
     if unary and streams and pipelined:
         next_best = max(unary[2], streams[2])
