@@ -17,7 +17,7 @@ from harness.options import RunOptions
 from harness.processes import Child, ProcessError
 from harness.resources import ResourceSampler, ServerCounters
 from harness.results import CellRecord, Repeat, save_report
-from harness.tools import GHZ, ensure_go_tool
+from harness.tools import ensure_tool
 
 RUN_TIMEOUT = 600.0
 PROBE_REQUESTS = 10  # calls made one at a time to measure a call's latency alone
@@ -127,20 +127,23 @@ def measure_closed_loop(
     return replace(record, repeats=repeats, seconds=round(time.monotonic() - begun, 3))
 
 
-def measure_against_ghz(
+def measure_against(
+    checker: str,
     cell: Cell,
     target: str,
     child: Child | None,
     context: CellContext,
     probe_file: str,
-    ghz_request: dict[str, object] | None = None,
+    request: dict[str, object] | None = None,
 ) -> CellRecord:
-    """A closed-loop cell whose driver is cross-checked by ghz: CROSS_CHECK_REPEATS runs of
-    CROSS_CHECK_SECONDS by each (unless --repeats says otherwise), taking turns. ghz sends the scenario's
-    data as its request: ghz_request replaces it where the data also holds the study driver's own keys."""
+    """A closed-loop cell whose driver is cross-checked by another (ghz, h2load): CROSS_CHECK_REPEATS runs of
+    CROSS_CHECK_SECONDS by each (unless --repeats says otherwise), taking turns. The checker sends the
+    scenario's data as its request: `request` replaces it where the data also holds the study driver's own
+    keys."""
     if context.options.repeats is None:
         context = replace(context, repeats=CROSS_CHECK_REPEATS)
     cell = replace(cell, scenario=replace(cell.scenario, run_seconds=CROSS_CHECK_SECONDS))
-    stated = cell if ghz_request is None else replace(cell, scenario=replace(cell.scenario, data=ghz_request))
-    ghz = replace(context, driver=DRIVERS["ghz"], tool=ensure_go_tool(GHZ))
-    return measure_closed_loop(cell, target, child, context, probe_file, alongside=[("ghz", ghz, stated)])
+    stated = cell if request is None else replace(cell, scenario=replace(cell.scenario, data=request))
+    driver = DRIVERS[checker]
+    other = replace(context, driver=driver, tool=ensure_tool(driver.tool))
+    return measure_closed_loop(cell, target, child, context, probe_file, alongside=[(checker, other, stated)])

@@ -28,7 +28,7 @@ from harness.processes import ProcessError, off_cpus
 from harness.results import SCHEMA, CellRecord, StudyRun, environment, load_cells, save_cell, write_json_atomic
 from harness.serving import running_server
 from harness.studies import DEFAULT_STUDIES, Study, study
-from harness.tools import ensure_go_tool
+from harness.tools import ensure_tool
 from scenarios.config import BackendConfig
 from servers.diagnostics import STATS_DIR_VARIABLE
 
@@ -229,7 +229,7 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, dict[str,
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     run_dir = options.out_dir / "runs" / run_id
     plans = [(each, each.cells(options)) for each in chosen_studies(options)]
-    tools = {each.driver: ensure_go_tool(DRIVERS[each.driver].tool) for each, _ in plans}
+    tools = {each.driver: ensure_tool(DRIVERS[each.driver].tool) for each, _ in plans}
     meta: dict[str, Any] = {
         "schema": SCHEMA,
         "run_id": run_id,

@@ -68,6 +68,22 @@ class LocalGoTool:
         return binary
 
 
+@dataclass(frozen=True)
+class DebianTool:
+    """A program from a Debian package, unpacked (not installed) into the cache with the libraries it needs
+    that a Debian system may lack: `apt-get download`, `dpkg-deb -x`, and a wrapper that finds those
+    libraries. No root needed once the package lists are there; as root, `apt-get update` fetches them."""
+
+    name: str
+    package: str
+    version: str  # the upstream version it must be (Debian's revision, security fixes, may move)
+    libraries: tuple[str, ...]  # packages of the libraries it loads beyond libc, libssl, libstdc++, zlib
+
+    @property
+    def path(self) -> Path:
+        return TOOLS_DIR / f"{self.name}-{self.version}" / self.name
+
+
 def _go_env(**extra: str) -> dict[str, str]:
     return {**os.environ, "CGO_ENABLED": "0", **extra}
 
@@ -79,6 +95,9 @@ LOADGEN = LocalGoTool("loadgen", ROOT / "loadgen")  # our driver for what ghz ca
 # protoc's Go plugins, for loadgen's stubs (`make protos`); the versions loadgen/go.mod pins.
 PROTOC_GEN_GO = GoTool("protoc-gen-go", "google.golang.org/protobuf/cmd/protoc-gen-go", "v1.36.12")
 PROTOC_GEN_GO_GRPC = GoTool("protoc-gen-go-grpc", "google.golang.org/grpc/cmd/protoc-gen-go-grpc", "v1.6.2")
+# h2load, the protocols study's cross-check of REST over HTTP/2 (Debian bookworm's nghttp2 1.52).
+H2LOAD = DebianTool("h2load", "nghttp2-client", "1.52.0", ("libnghttp2-14", "libev4", "libjansson4", "libjemalloc2"))
+Tool = GoTool | LocalGoTool | DebianTool
 
 
 def require(program: str, what: str) -> str:
@@ -99,6 +118,50 @@ def ensure_go_tool(tool: GoTool | LocalGoTool) -> Path:
         built = tool.build(go, Path(gobin))
         tool.path.parent.mkdir(exist_ok=True)
         os.replace(built, tool.path)
+    return tool.path
+
+
+def ensure_tool(tool: Tool) -> Path:
+    """Any pinned tool's binary, fetched or built into the cache the first time."""
+    return ensure_debian_tool(tool) if isinstance(tool, DebianTool) else ensure_go_tool(tool)
+
+
+def ensure_debian_tool(tool: DebianTool) -> Path:
+    """The tool's wrapper, unpacked into the cache the first time from the distribution's current packages."""
+    if tool.path.exists():
+        return tool.path
+    apt_get = require("apt-get", f"a Debian system's apt-get, to fetch {tool.package}")
+    dpkg_deb = require("dpkg-deb", f"dpkg-deb, to unpack {tool.package}")
+    tool.path.parent.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=tool.path.parent.parent) as partial:
+        download = [apt_get, "download", "-q", tool.package, *tool.libraries]
+        fetched = subprocess.run(download, cwd=partial, capture_output=True, text=True)
+        if fetched.returncode != 0 and os.geteuid() == 0:  # the package lists may be missing or stale
+            subprocess.run([apt_get, "update", "-qq"], check=False)
+            fetched = subprocess.run(download, cwd=partial, capture_output=True, text=True)
+        if fetched.returncode != 0:
+            raise MissingPrerequisite(
+                f"apt-get could not download {tool.package} ({fetched.stderr.strip()[-300:]}); "
+                "run `apt-get update` as root, then again"
+            )
+        debs = sorted(Path(partial).glob("*.deb"))
+        version = next(deb.name.split("_")[1] for deb in debs if deb.name.startswith(f"{tool.package}_"))
+        if not version.startswith(tool.version):
+            raise MissingPrerequisite(f"{tool.package} {version} is not the pinned {tool.version}")
+        root = Path(partial) / "root"
+        for deb in debs:
+            subprocess.run([dpkg_deb, "-x", str(deb), str(root)], check=True)
+        wrapper = Path(partial) / tool.name
+        wrapper.write_text(
+            "#!/bin/sh\n"
+            f"# {tool.name} from Debian's {tool.package} {version}, with its libraries beside it.\n"
+            'here=$(dirname "$(readlink -f "$0")")\n'
+            'LD_LIBRARY_PATH="$(echo "$here"/root/usr/lib/*-linux-gnu)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" '
+            f'exec "$here/root/usr/bin/{tool.name}" "$@"\n'
+        )
+        wrapper.chmod(0o755)
+        os.replace(partial, tool.path.parent)
+        os.mkdir(partial)  # the TemporaryDirectory removes what it made
     return tool.path
 
 
@@ -135,5 +198,6 @@ def ensure_all() -> dict[str, str]:
     """Install every pinned tool; returns what is installed where."""
     go_tools = (GHZ, VERSITYGW, TOXIPROXY, LOADGEN, PROTOC_GEN_GO, PROTOC_GEN_GO_GRPC)
     tools = {tool.name: str(ensure_go_tool(tool)) for tool in go_tools}
+    tools[H2LOAD.name] = str(ensure_debian_tool(H2LOAD))
     tools["mongo-java-server"] = str(mongo_jars()[0].parent)
     return tools

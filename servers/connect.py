@@ -339,8 +339,8 @@ class ConnectApp:
 
     async def _start(self) -> None:
         config = self._config or app_config()
-        await self._resources.enter_async_context(diagnosed_loop())
-        if config.server == "pyvoy":
+        if config.server == "pyvoy":  # inside Envoy: the loop is pyvoy's, not run_on_loop's (hypercorn's)
+            await self._resources.enter_async_context(diagnosed_loop())
             stale = StaleReceives()
             asyncio.get_running_loop().set_exception_handler(stale)
             self._resources.callback(stale.close)

@@ -3,6 +3,7 @@ loadgen against live servers: message counts, per-message latency, refusals coun
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,9 @@ from typing import Any
 import pytest
 
 from harness.backends import Backends
-from harness.drivers import DRIVERS, LoadReport
+from harness.drivers import DRIVERS, DriverError, LoadReport
+from harness.drivers.h2load import h2load_argv, h2load_report
+from harness.drivers.histogram import Latencies
 from harness.drivers.loadgen import loadgen_argv, run_loadgen
 from harness.matrix import Cell, server_variant
 from harness.measure import CellContext
@@ -19,7 +22,7 @@ from harness.results import read_json
 from harness.serving import running_server
 from harness.studies import protocols
 from harness.studies.protocols import CONNECT_JSON, CROSS_CHECK_WORKERS, GRPC_SCENARIOS, REST_SCENARIOS, UNARY
-from harness.tools import LOADGEN, ensure_go_tool
+from harness.tools import H2LOAD, LOADGEN, ensure_go_tool, ensure_tool
 
 
 def test_grpc_stacks_get_every_grpc_shape_and_rest_servers_their_own_version() -> None:
@@ -102,5 +105,70 @@ def test_the_cross_check_sends_ghz_the_request_alone(grpc_target: str, tmp_path:
     record = protocols.measure(cell, grpc_target, None, context, "")
     assert record.status == "ok", record.reason
     assert [repeat.role for repeat in record.repeats] == ["measured", "ghz"]
+    raw: dict[str, Any] = read_json(tmp_path / record.repeats[1].report_file)
+    assert LoadReport.from_json(raw).ok == CROSS_CHECK_WORKERS
+
+
+def test_h2load_drives_rest_over_http2_only_one_connection_many_streams() -> None:
+    argv = h2load_argv("h2load", Cell(server_variant("rest-h2"), REST_SCENARIOS["rest-h2"], 16), "t:1", 400)
+    assert argv[:5] == ["h2load", "--clients=1", "--threads=1", "--max-concurrent-streams=16", "--requests=400"]
+    assert argv[-1] == "http://t:1/v1/info"
+    body = Path(next(arg for arg in argv if arg.startswith("--data=")).removeprefix("--data="))
+    assert json.loads(body.read_text()) == {"age": 30, "height": 170, "name": "w0"}
+    for cell in (
+        Cell(server_variant("rest-h1"), REST_SCENARIOS["rest-h1"], 16),
+        Cell(server_variant("aio-uvloop"), UNARY, 16),
+    ):
+        with pytest.raises(ValueError, match="REST over HTTP/2"):
+            h2load_argv("h2load", cell, "t:1", 400)
+    with pytest.raises(ValueError, match="one request per stream"):
+        h2load_argv("h2load", Cell(server_variant("rest-h2"), REST_SCENARIOS["rest-h2"], 16), "t:1", 15)
+
+
+LOGGED = ((200, 1000), (200, 3000), (400, 500), (200, 2000))  # (status, microseconds) of the requests answered
+H2LOAD_SUMMARY = """starting benchmark...
+finished in 250.00ms, 20.00 req/s, 1.00KB/s
+requests: 5 total, 5 started, 4 done, 3 succeeded, 2 failed, 1 errored, 0 timeout
+status codes: 3 2xx, 0 3xx, 1 4xx, 0 5xx
+"""
+
+
+def test_an_h2load_run_reads_as_a_report_of_ok_answers_only() -> None:
+    log = "".join(f"17000000000{n}0000\t{status}\t{micros}\n" for n, (status, micros) in enumerate(LOGGED))
+    raw = h2load_report(H2LOAD_SUMMARY, log)
+    report = LoadReport.from_json(raw)
+    assert (report.count, report.ok, report.total) == (5, 3, 0.25)
+    assert report.status_codes == {"OK": 3, "HTTP 400": 1, "Unavailable": 1}  # one request logged no answer
+    assert report.ok_rps == 12.0 and report.driver_rps == 20.0
+    assert Latencies([report.histogram]).count == 3
+    assert (report.fastest, report.slowest) == (0.001, 0.003)
+    assert report.percentiles[50] == pytest.approx(0.002, rel=1e-3)  # of the OK answers only
+    assert report.percentiles[99] == pytest.approx(0.003, rel=1e-3)
+    with pytest.raises(DriverError, match="no summary"):
+        h2load_report("connection refused", "")
+    with pytest.raises(DriverError, match="malformed"):
+        h2load_report(H2LOAD_SUMMARY, "200 1000\n")
+
+
+def test_h2load_counts_every_post_to_an_http2_server_and_none_to_an_http1_one() -> None:
+    h2load = ensure_tool(H2LOAD)
+    cell = Cell(server_variant("rest-h2"), REST_SCENARIOS["rest-h2"], 4)
+    for name, ok in (("rest-h2", 80), ("rest-h1", 0)):
+        with running_server(server_variant(name), {}) as (address, _):
+            run = DRIVERS["h2load"].run(h2load_argv(h2load, cell, address, 80), 60.0)
+        assert (run.report.count, run.report.ok) == (80, ok), run.report.status_codes
+        assert run.cpu_seconds >= 0
+        if ok:
+            assert Latencies([run.report.histogram]).count == ok and 0 < run.report.percentiles.get(50, 1) < 1
+
+
+def test_rest_over_http2_is_cross_checked_by_h2load(tmp_path: Path) -> None:
+    options = RunOptions(tmp_path, repeats=1, requests=CROSS_CHECK_WORKERS, warmup_requests=CROSS_CHECK_WORKERS)
+    context = CellContext(DRIVERS["loadgen"], ensure_go_tool(LOADGEN), options, 1, tmp_path)
+    cell = Cell(server_variant("rest-h2"), REST_SCENARIOS["rest-h2"], CROSS_CHECK_WORKERS)
+    with running_server(cell.server, {}) as (address, child):
+        record = protocols.measure(cell, address, child, context, "")
+    assert record.status == "ok", record.reason
+    assert [repeat.role for repeat in record.repeats] == ["measured", "h2load"]
     raw: dict[str, Any] = read_json(tmp_path / record.repeats[1].report_file)
     assert LoadReport.from_json(raw).ok == CROSS_CHECK_WORKERS

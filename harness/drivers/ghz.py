@@ -76,7 +76,7 @@ def compact(raw: Mapping[str, Any]) -> dict[str, Any]:
     return stripped
 
 
-def _children_cpu() -> float:
+def children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
@@ -85,12 +85,12 @@ def run_reporting_tool(name: str, argv: list[str], timeout: float) -> DriverRun:
     """Run a tool that prints a ghz-shaped JSON report (ghz, or our loadgen), keep the report compact, and
     measure the tool's CPU time; DriverError on failure or timeout."""
     # Children's CPU counts once they are waited for: the delta is the tool's own (servers and backends still run).
-    cpu_before = _children_cpu()
+    cpu_before = children_cpu()
     try:
         finished = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired as error:
         raise DriverError(f"{name} did not finish within {timeout:.0f} s") from error
-    cpu_seconds = _children_cpu() - cpu_before
+    cpu_seconds = children_cpu() - cpu_before
     if finished.returncode != 0:
         raise DriverError(f"{name} exited with status {finished.returncode}: {finished.stderr.strip()[-500:]}")
     try:

@@ -6,7 +6,8 @@ sender and a receiver, at most IN_FLIGHT unanswered), and as REST (FastAPI) over
 connection per worker and over HTTP/2 on one connection; the Connect RPC stacks serve the gRPC shapes and
 SetInfo in Connect's own unary protocol with JSON over HTTP/1.1. Client workers: 1, 16 and 50. One driver
 (loadgen) for every shape and protocol keeps the client's own cost equal; SetInfo at CROSS_CHECK_WORKERS
-is also driven by ghz, to cross-check it. Each message (a request and its reply) counts once.
+is also driven by ghz, and REST over HTTP/2 by h2load, to cross-check it. Each message (a request and its
+reply) counts once.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from harness.drivers.loadgen import HTTP_SHAPES, IN_FLIGHT, INFO_SHAPES
 from harness.matrix import Cell, Scenario, server_variant
-from harness.measure import CellContext, measure_against_ghz, measure_closed_loop
+from harness.measure import CellContext, measure_against, measure_closed_loop
 from harness.options import RunOptions
 from harness.processes import Child
 from harness.results import CellRecord, StudyRun
@@ -73,6 +74,7 @@ def info_scenario(shape: str, http: str = "") -> Scenario:
 GRPC_SCENARIOS = tuple(info_scenario(shape) for shape in GRPC_SHAPES)
 REST_SCENARIOS = {server: info_scenario("rest", http) for server, http in REST_SERVERS.items()}
 CONNECT_JSON = info_scenario("connect", "1.1")
+REST_H2 = REST_SCENARIOS["rest-h2"]
 UNARY = GRPC_SCENARIOS[0]
 SHAPE_LABELS = (
     {UNARY.name: "unary", GRPC_SCENARIOS[1].name: "lockstep", GRPC_SCENARIOS[2].name: "pipelined"}
@@ -99,9 +101,12 @@ def cells(options: RunOptions) -> list[Cell]:
 
 
 def measure(cell: Cell, target: str, child: Child | None, context: CellContext, probe_file: str) -> CellRecord:
-    """Closed loop; SetInfo at the cross-check level also by ghz, the two drivers taking turns."""
-    if cell.scenario.name == UNARY.name and cell.concurrency == CROSS_CHECK_WORKERS:
-        return measure_against_ghz(cell, target, child, context, probe_file, ghz_request=dict(INFO_REQUEST))
+    """Closed loop; at the cross-check level SetInfo also by ghz and REST over HTTP/2 by h2load, the two drivers
+    taking turns."""
+    if cell.concurrency == CROSS_CHECK_WORKERS and cell.scenario.name == UNARY.name:
+        return measure_against("ghz", cell, target, child, context, probe_file, request=dict(INFO_REQUEST))
+    if cell.concurrency == CROSS_CHECK_WORKERS and cell.scenario.name == REST_H2.name:
+        return measure_against("h2load", cell, target, child, context, probe_file)
     return measure_closed_loop(cell, target, child, context, probe_file)
 
 
@@ -177,6 +182,11 @@ def cross_check_table(run: StudyRun) -> list[str]:
     return driver_cross_check_table(run, cross_check_runs(run), "msgs/s")
 
 
+def h2load_runs(run: StudyRun) -> dict[str, tuple[Measured, Measured]]:
+    """rest-h2 -> (loadgen's, h2load's) median run of REST over HTTP/2 at the cross-check level."""
+    return cross_check_pairs(run, REST_H2.name, CROSS_CHECK_WORKERS, tuple(REST_SERVERS), "h2load")
+
+
 def chart(run: StudyRun) -> bytes:
     """Messages per second against client workers, one line per stack and shape."""
     import matplotlib
@@ -220,6 +230,14 @@ def tables(run: StudyRun) -> list[str]:
         *cross_check_table(run),
         "",
     ]
+    if h2load_runs(run):
+        lines += [
+            f"REST over HTTP/2 at {CROSS_CHECK_WORKERS} workers by loadgen and by h2load (one connection, "
+            f"{CROSS_CHECK_WORKERS} concurrent streams), taking turns.",
+            "",
+            *driver_cross_check_table(run, h2load_runs(run), "msgs/s", "h2load"),
+            "",
+        ]
     lines += failed_cells(run)
     return lines
 
@@ -263,6 +281,11 @@ def answer(runs: Sequence[StudyRun]) -> str:
     checked = cross_check_sentence(run, cross_check_runs(run), f"SetInfo at {CROSS_CHECK_WORKERS} workers")
     if checked:
         parts.append(checked)
+    rest_checked = cross_check_sentence(
+        run, h2load_runs(run), f"REST over HTTP/2 at {CROSS_CHECK_WORKERS} workers", "h2load"
+    )
+    if rest_checked:
+        parts.append(rest_checked)
     failed = failures(run)
     if failed:
         parts.append(f"{len(failed)} cells failed (listed under the tables).")
@@ -298,8 +321,8 @@ def _why(run: StudyRun, level: int) -> list[str]:
 
 
 def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Any]:
-    """Our driver within 10% of ghz on SetInfo; no failed cell."""
-    return cross_checked_targets(run, cross_check_runs(run), wall_seconds, full_matrix)
+    """Our driver within 10% of ghz on SetInfo and of h2load on REST over HTTP/2; no failed cell."""
+    return cross_checked_targets(run, cross_check_runs(run), wall_seconds, full_matrix, h2load=h2load_runs(run))
 
 
 PROTOCOLS = Study(

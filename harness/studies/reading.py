@@ -98,12 +98,12 @@ def or_dash(value: float | None, form: str) -> str:
 
 
 def driver_cross_check_table(
-    run: StudyRun, pairs: dict[str, tuple[Measured, Measured]], unit: str = "OK calls/s"
+    run: StudyRun, pairs: dict[str, tuple[Measured, Measured]], unit: str = "OK calls/s", checker: str = "ghz"
 ) -> list[str]:
-    """Our driver's median run against ghz's on the same server start, per stack: rates, their difference,
-    what each run cost the server per call, and each driver's own CPU."""
-    labels = [f"loadgen {unit}", f"ghz {unit}", "difference", "server CPU per call: loadgen / ghz"]
-    lines = header([*labels, "loadgen CPU", "ghz CPU"], "stack")
+    """Our driver's median run against the checker's (ghz, h2load) on the same server start, per stack: rates,
+    their difference, what each run cost the server per call, and each driver's own CPU."""
+    labels = [f"loadgen {unit}", f"{checker} {unit}", "difference", f"server CPU per call: loadgen / {checker}"]
+    lines = header([*labels, "loadgen CPU", f"{checker} CPU"], "stack")
     for server, (mine, theirs) in pairs.items():
         ours_rps, ghz_rps = mine.report.ok_rps, theirs.report.ok_rps
         costs = mine.server_ms_per_call, theirs.server_ms_per_call
@@ -134,14 +134,16 @@ def role_spread(each: Measured) -> float:
     return spread(rates)
 
 
-def cross_check_sentence(run: StudyRun, pairs: dict[str, tuple[Measured, Measured]], what: str) -> str:
+def cross_check_sentence(
+    run: StudyRun, pairs: dict[str, tuple[Measured, Measured]], what: str, checker: str = "ghz"
+) -> str:
     """The cross-check in a sentence; where it missed the tolerance, each driver's own spread and the
     server's CPU per call under each, which say whether the gap is noise, the driver, or the server."""
     if not pairs:
         return ""
     runs = max(len([r for r in mine.result.record.repeats if r.role == mine.repeat.role]) for mine, _ in pairs.values())
     sentence = (
-        f"Our driver against ghz on {what} (medians of {runs} runs each, the drivers taking turns): "
+        f"Our driver against {checker} on {what} (medians of {runs} runs each, the drivers taking turns): "
         + ", ".join(
             f"{server} {mine.report.ok_rps / theirs.report.ok_rps - 1:+.1%}" for server, (mine, theirs) in pairs.items()
         )
@@ -153,41 +155,51 @@ def cross_check_sentence(run: StudyRun, pairs: dict[str, tuple[Measured, Measure
         costs = mine.server_ms_per_call, theirs.server_ms_per_call
         sentence += (
             f" Beyond {CROSS_CHECK_TOLERANCE:.0%} on {server}: each driver's own runs lay up to "
-            f"{role_spread(mine):.0%} (loadgen) and {role_spread(theirs):.0%} (ghz) from their median"
+            f"{role_spread(mine):.0%} (loadgen) and {role_spread(theirs):.0%} ({checker}) from their median"
         )
         if None not in costs:
             sentence += (
                 f", and the server spent {costs[0]:.3f} ms of CPU per call under loadgen against {costs[1]:.3f} ms "
-                f"under ghz at {mine.server_cpu:.0%} and {theirs.server_cpu:.0%} of its core"
+                f"under {checker} at {mine.server_cpu:.0%} and {theirs.server_cpu:.0%} of its core"
             )
         sentence += "."
     return sentence
 
 
 def cross_check_pairs(
-    run: StudyRun, scenario: str, level: int, servers: Sequence[str]
+    run: StudyRun, scenario: str, level: int, servers: Sequence[str], checker: str = "ghz"
 ) -> dict[str, tuple[Measured, Measured]]:
-    """server -> (loadgen's, ghz's) median run of the cross-checked cell, same server start."""
-    ours, ghz = measured(run), measured(run, "ghz")
+    """server -> (loadgen's, the checker's) median run of the cross-checked cell, same server start."""
+    ours, theirs = measured(run), measured(run, checker)
     return {
-        server: (ours[key], ghz[key]) for server in servers if (key := (scenario, server, level)) in ours and key in ghz
+        server: (ours[key], theirs[key])
+        for server in servers
+        if (key := (scenario, server, level)) in ours and key in theirs
     }
 
 
 def cross_checked_targets(
-    run: StudyRun, pairs: dict[str, tuple[Measured, Measured]], wall_seconds: float, full_matrix: bool
+    run: StudyRun,
+    pairs: dict[str, tuple[Measured, Measured]],
+    wall_seconds: float,
+    full_matrix: bool,
+    checker: str = "ghz",
+    **others: dict[str, tuple[Measured, Measured]],
 ) -> dict[str, Any]:
-    """run.json's targets of a study whose driver is cross-checked: each stack's difference from ghz, all
-    within CROSS_CHECK_TOLERANCE; no failed cell; the wall time."""
-    differences = {server: mine.report.ok_rps / theirs.report.ok_rps - 1 for server, (mine, theirs) in pairs.items()}
-    within = bool(differences) and all(abs(each) <= CROSS_CHECK_TOLERANCE for each in differences.values())
-    return {
-        "driver_within_10_percent_of_ghz": {
+    """run.json's targets of a study whose driver is cross-checked: each stack's difference from the checker
+    (and from any other checker, named by keyword, with its pairs), all within CROSS_CHECK_TOLERANCE; no
+    failed cell; the wall time."""
+    found: dict[str, Any] = {}
+    for name, checked in {checker: pairs, **others}.items():
+        differences = {
+            server: mine.report.ok_rps / theirs.report.ok_rps - 1 for server, (mine, theirs) in checked.items()
+        }
+        within = bool(differences) and all(abs(each) <= CROSS_CHECK_TOLERANCE for each in differences.values())
+        found[f"driver_within_10_percent_of_{name}"] = {
             "by_server": {server: round(difference, 3) for server, difference in differences.items()},
             "met": within,
-        },
-        **run_targets(run, wall_seconds, full_matrix),
-    }
+        }
+    return {**found, **run_targets(run, wall_seconds, full_matrix)}
 
 
 def newest_run_section(runs: Sequence[StudyRun], tables: Callable[[StudyRun], list[str]], driver: str) -> str:

@@ -34,7 +34,7 @@ from harness.matrix import (
 from harness.measure import (
     RUN_TIMEOUT,
     CellContext,
-    measure_against_ghz,
+    measure_against,
     measure_closed_loop,
     new_record,
     sampled_run,
@@ -164,7 +164,7 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
     if requests and requests < cell.concurrency:  # a smoke run (--requests): at least a call per worker
         context = replace(context, options=replace(context.options, requests=cell.concurrency))
     if cell.scenario.name == HELLO.name and cell.concurrency == CROSS_CHECK_LEVEL:
-        return measure_against_ghz(cell, target, child, context, probe_file)
+        return measure_against("ghz", cell, target, child, context, probe_file)
     return measure_closed_loop(cell, target, child, context, probe_file)
 
 
