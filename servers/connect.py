@@ -63,6 +63,7 @@ from servers.common import (
     supervise,
 )
 from servers.diagnostics import diagnosed_loop
+from servers.hypercorn_serving import serve_on_hypercorn
 
 PROG = "python -m servers.connect"
 ARGV_ENV = "BENCH_CONNECT_ARGV"  # the app's server flags, as JSON, for the app Envoy imports
@@ -74,7 +75,6 @@ SERVICES = (
     health_pb2.DESCRIPTOR.services_by_name["Health"],
     reflection_pb2.DESCRIPTOR.services_by_name["ServerReflection"],
 )
-KEEP_ALIVE_MAX_REQUESTS = 2**62  # hypercorn closes a connection after 1,000 requests unless told otherwise
 
 Context = RequestContext[Any, Any]
 Scope = dict[str, Any]
@@ -273,15 +273,10 @@ def reflection_application() -> Service:
 async def not_found(scope: Scope, receive: Receive, send: Send) -> None:
     """An unknown method: HTTP 404, which gRPC clients read as UNIMPLEMENTED and Connect clients as unimplemented.
 
-    The response starts at once (a streaming client waits for it before it ends its request), and ends once the
-    request has been read to its end: hypercorn's HTTP/2 fails the whole connection when a request's data
-    arrives after its response ended.
+    The request is not read: a streaming client waits for the response before it ends its request.
     """
     await send({"type": "http.response.start", "status": 404, "headers": [(b"content-type", b"text/plain")]})
-    await send({"type": "http.response.body", "body": f"no method at {scope['path']}".encode(), "more_body": True})
-    while (message := await receive())["type"] == "http.request" and message.get("more_body", False):
-        pass
-    await send({"type": "http.response.body", "body": b""})
+    await send({"type": "http.response.body", "body": f"no method at {scope['path']}".encode()})
 
 
 class StaleReceives:
@@ -383,19 +378,11 @@ app = ConnectApp()  # what Envoy imports; its configuration comes from ARGV_ENV
 
 def serve_hypercorn(config: ServerConfig) -> None:
     """The app on hypercorn in this process: HTTP/2 cleartext (gRPC, Connect) and HTTP/1.1 (Connect)."""
-    from hypercorn.asyncio import serve as hypercorn_serve
-    from hypercorn.config import Config
-
     stop = StopSignal()
     sock = listening_socket(config.host, config.port)
 
     async def main(config: ServerConfig) -> None:
-        settings = Config()
-        settings.bind = [f"fd://{sock.detach()}"]
-        settings.graceful_timeout = config.grace
-        settings.accesslog = None
-        settings.keep_alive_max_requests = KEEP_ALIVE_MAX_REQUESTS
-        await hypercorn_serve(ConnectApp(config), settings, shutdown_trigger=stop.until_received)  # type: ignore[arg-type]
+        await serve_on_hypercorn(ConnectApp(config), sock, config.grace, stop)
 
     try:
         run_on_loop(config, main)

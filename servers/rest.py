@@ -33,8 +33,7 @@ from servers.common import (
     setup_logging,
     supervise,
 )
-
-KEEP_ALIVE_MAX_REQUESTS = 2**62  # requests one connection serves: a connection is closed by its client, not after N
+from servers.hypercorn_serving import serve_on_hypercorn
 
 
 class InfoIn(BaseModel):
@@ -102,17 +101,7 @@ async def serve_http1(app: FastAPI, sock: socket.socket, config: ServerConfig, s
 
 async def serve_http2(app: FastAPI, sock: socket.socket, config: ServerConfig, stop: StopSignal) -> None:
     """hypercorn: HTTP/2 over cleartext (prior knowledge or upgrade), HTTP/1.1 too. It takes the socket over."""
-    from hypercorn.asyncio import serve as hypercorn_serve
-    from hypercorn.config import Config
-
-    settings = Config()
-    settings.bind = [f"fd://{sock.detach()}"]
-    settings.graceful_timeout = config.grace
-    settings.accesslog = None
-    # hypercorn closes a connection after 1,000 requests by default (keep_alive_max_requests): with one
-    # multiplexed HTTP/2 connection, every 1,000th request ended a GOAWAY that failed the requests in flight.
-    settings.keep_alive_max_requests = KEEP_ALIVE_MAX_REQUESTS
-    await hypercorn_serve(app, settings, shutdown_trigger=stop.until_received)  # type: ignore[arg-type]
+    await serve_on_hypercorn(app, sock, config.grace, stop)
 
 
 def serve(config: ServerConfig) -> None:
