@@ -196,8 +196,7 @@ def java() -> str:
 
 def ensure_all() -> dict[str, str]:
     """Install every pinned tool; returns what is installed where."""
-    go_tools = (GHZ, VERSITYGW, TOXIPROXY, LOADGEN, PROTOC_GEN_GO, PROTOC_GEN_GO_GRPC)
-    tools = {tool.name: str(ensure_go_tool(tool)) for tool in go_tools}
-    tools[H2LOAD.name] = str(ensure_debian_tool(H2LOAD))
+    pinned: tuple[Tool, ...] = (GHZ, VERSITYGW, TOXIPROXY, LOADGEN, PROTOC_GEN_GO, PROTOC_GEN_GO_GRPC, H2LOAD)
+    tools = {tool.name: str(ensure_tool(tool)) for tool in pinned}
     tools["mongo-java-server"] = str(mongo_jars()[0].parent)
     return tools

@@ -97,16 +97,10 @@ class _Streams(dict[int, Any]):
         return _ENDED_STREAM
 
 
-def _still_receiving(connection: Any, stream_id: int) -> bool:
-    from h2.stream import StreamState
-
-    stream = connection.streams.get(stream_id)
-    return stream is not None and stream.state_machine.state == StreamState.HALF_CLOSED_LOCAL
-
-
 def patch_hypercorn_h2() -> None:
     """Install `_Streams` and the reset after trailers in hypercorn's HTTP/2 protocol; idempotent."""
     from h2.errors import ErrorCodes
+    from h2.stream import StreamState
     from hypercorn.protocol.events import Trailers
     from hypercorn.protocol.h2 import H2Protocol
 
@@ -119,10 +113,14 @@ def patch_hypercorn_h2() -> None:
         init(self, *args, **kwargs)
         self.streams = _Streams()
 
+    def still_receiving(connection: Any, stream_id: int) -> bool:
+        stream = connection.streams.get(stream_id)
+        return stream is not None and stream.state_machine.state == StreamState.HALF_CLOSED_LOCAL
+
     @functools.wraps(stream_send)
     async def _reset_after_trailers(self: H2Protocol, event: Any) -> None:
         await stream_send(self, event)
-        if isinstance(event, Trailers) and _still_receiving(self.connection, event.stream_id):
+        if isinstance(event, Trailers) and still_receiving(self.connection, event.stream_id):
             self.connection.reset_stream(event.stream_id, ErrorCodes.NO_ERROR)
             await self._flush()
 

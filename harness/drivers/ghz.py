@@ -76,27 +76,33 @@ def compact(raw: Mapping[str, Any]) -> dict[str, Any]:
     return stripped
 
 
-def children_cpu() -> float:
+def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def run_tool(name: str, argv: list[str], timeout: float) -> tuple[str, float]:
+    """Run a load tool to its end: its standard output and its own CPU seconds; DriverError on failure or timeout."""
+    # Children's CPU counts once they are waited for: the delta is the tool's own (servers and backends still run).
+    cpu_before = _children_cpu()
+    try:
+        finished = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as error:
+        raise DriverError(f"{name} did not finish within {timeout:.0f} s") from error
+    cpu_seconds = _children_cpu() - cpu_before
+    if finished.returncode != 0:
+        raise DriverError(f"{name} exited with status {finished.returncode}: {finished.stderr.strip()[-500:]}")
+    return finished.stdout, cpu_seconds
 
 
 def run_reporting_tool(name: str, argv: list[str], timeout: float) -> DriverRun:
     """Run a tool that prints a ghz-shaped JSON report (ghz, or our loadgen), keep the report compact, and
     measure the tool's CPU time; DriverError on failure or timeout."""
-    # Children's CPU counts once they are waited for: the delta is the tool's own (servers and backends still run).
-    cpu_before = children_cpu()
+    stdout, cpu_seconds = run_tool(name, argv, timeout)
     try:
-        finished = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired as error:
-        raise DriverError(f"{name} did not finish within {timeout:.0f} s") from error
-    cpu_seconds = children_cpu() - cpu_before
-    if finished.returncode != 0:
-        raise DriverError(f"{name} exited with status {finished.returncode}: {finished.stderr.strip()[-500:]}")
-    try:
-        raw = json.loads(finished.stdout)
+        raw = json.loads(stdout)
     except json.JSONDecodeError as error:
-        raise DriverError(f"{name} printed no JSON report: {finished.stdout[:200]!r}") from error
+        raise DriverError(f"{name} printed no JSON report: {stdout[:200]!r}") from error
     if not isinstance(raw, dict):
         raise DriverError(f"{name}'s report is not a JSON object")
     stripped = compact(raw)

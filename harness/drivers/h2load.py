@@ -13,12 +13,11 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import tempfile
 from collections import Counter
 from pathlib import Path
 
-from harness.drivers.ghz import children_cpu
+from harness.drivers.ghz import run_tool
 from harness.drivers.histogram import Latencies, encode_latencies
 from harness.drivers.report import HISTOGRAM_KEY, NANOSECONDS, PERCENTILES, DriverError, DriverRun, LoadReport
 from harness.matrix import SHARED, Cell
@@ -112,15 +111,6 @@ def run_h2load(argv: list[str], timeout: float) -> DriverRun:
     """Run h2load with a per-request log beside it; its report ghz-shaped, its CPU time measured."""
     with tempfile.TemporaryDirectory() as scratch:
         log = Path(scratch) / "requests.tsv"
-        cpu_before = children_cpu()
-        try:
-            finished = subprocess.run(
-                [*argv[:-1], f"--log-file={log}", argv[-1]], capture_output=True, text=True, timeout=timeout
-            )
-        except subprocess.TimeoutExpired as error:
-            raise DriverError(f"h2load did not finish within {timeout:.0f} s") from error
-        cpu_seconds = children_cpu() - cpu_before
-        if finished.returncode != 0:
-            raise DriverError(f"h2load exited with status {finished.returncode}: {finished.stderr.strip()[-500:]}")
-        raw = h2load_report(finished.stdout, log.read_text() if log.exists() else "")
+        stdout, cpu_seconds = run_tool("h2load", [*argv[:-1], f"--log-file={log}", argv[-1]], timeout)
+        raw = h2load_report(stdout, log.read_text() if log.exists() else "")
     return DriverRun(raw, LoadReport.from_json(raw), round(cpu_seconds, 3))

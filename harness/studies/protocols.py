@@ -230,12 +230,12 @@ def tables(run: StudyRun) -> list[str]:
         *cross_check_table(run),
         "",
     ]
-    if h2load_runs(run):
+    if rest_pairs := h2load_runs(run):
         lines += [
             f"REST over HTTP/2 at {CROSS_CHECK_WORKERS} workers by loadgen and by h2load (one connection, "
             f"{CROSS_CHECK_WORKERS} concurrent streams), taking turns.",
             "",
-            *driver_cross_check_table(run, h2load_runs(run), "msgs/s", "h2load"),
+            *driver_cross_check_table(run, rest_pairs, "msgs/s", "h2load"),
             "",
         ]
     lines += failed_cells(run)
@@ -322,7 +322,8 @@ def _why(run: StudyRun, level: int) -> list[str]:
 
 def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Any]:
     """Our driver within 10% of ghz on SetInfo and of h2load on REST over HTTP/2; no failed cell."""
-    return cross_checked_targets(run, cross_check_runs(run), wall_seconds, full_matrix, h2load=h2load_runs(run))
+    checks = {"ghz": cross_check_runs(run), "h2load": h2load_runs(run)}
+    return cross_checked_targets(run, checks, wall_seconds, full_matrix)
 
 
 PROTOCOLS = Study(

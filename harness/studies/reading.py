@@ -3,7 +3,7 @@ our driver reports beyond ghz's shape), and the CPU the server and the driver us
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,18 +179,12 @@ def cross_check_pairs(
 
 
 def cross_checked_targets(
-    run: StudyRun,
-    pairs: dict[str, tuple[Measured, Measured]],
-    wall_seconds: float,
-    full_matrix: bool,
-    checker: str = "ghz",
-    **others: dict[str, tuple[Measured, Measured]],
+    run: StudyRun, checks: Mapping[str, dict[str, tuple[Measured, Measured]]], wall_seconds: float, full_matrix: bool
 ) -> dict[str, Any]:
-    """run.json's targets of a study whose driver is cross-checked: each stack's difference from the checker
-    (and from any other checker, named by keyword, with its pairs), all within CROSS_CHECK_TOLERANCE; no
-    failed cell; the wall time."""
+    """run.json's targets of a study whose driver is cross-checked: for each checker (ghz, h2load), each stack's
+    difference from it, all within CROSS_CHECK_TOLERANCE; no failed cell; the wall time."""
     found: dict[str, Any] = {}
-    for name, checked in {checker: pairs, **others}.items():
+    for name, checked in checks.items():
         differences = {
             server: mine.report.ok_rps / theirs.report.ok_rps - 1 for server, (mine, theirs) in checked.items()
         }
