@@ -1,12 +1,13 @@
 # Two commands from a fresh machine: `make bench` (the main job) and `make test`.
 # Everything they install goes into git-ignored caches: .venv/ and .cache/tools/.
+# `make test-fast` runs the tests that need no tool, server or backend: the Python dependencies alone.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 ARGS ?=
 
-.PHONY: setup test bench lint type protos clean
+.PHONY: setup test test-fast bench lint type protos clean
 
 # The virtualenv, reinstalled only when the dependency pins change.
 $(INSTALLED): pyproject.toml constraints.txt
@@ -21,6 +22,9 @@ setup: $(INSTALLED)
 
 test: setup
 	$(BIN)/python -m pytest
+
+test-fast: $(INSTALLED)
+	$(BIN)/python -m pytest -m "not live"
 
 bench: setup
 	$(BIN)/python -m harness run-all $(ARGS)

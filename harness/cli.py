@@ -40,9 +40,9 @@ from harness.options import RunOptions
 from harness.processes import ProcessError
 from harness.report import write_report
 from harness.results import CellRecord, all_runs, resolve_run
-from harness.runner import default_server_cpus, run_all
+from harness.runner import default_server_cpus, failed_gates, run_all
 from harness.soak import SOAK_SERVERS, SoakError, load_line, passed, soak
-from harness.studies import DEFAULT_STUDIES, STUDIES, study
+from harness.studies import DEFAULT_STUDIES, STUDIES, plan, study
 from harness.tools import ROOT, MissingPrerequisite, ensure_all
 from scenarios.config import BackendConfig
 from servers.common import StopSignal
@@ -99,10 +99,11 @@ def studies(out_dir: Path) -> int:
     options = RunOptions(out_dir)
     for each in STUDIES:
         default = " (default)" if each.name in DEFAULT_STUDIES else ""
+        planned = plan(each.name)
         print(f"{each.name}{default}: {each.question}")
         print(f"  follows {each.follows}")
-        print(f"  driver {each.driver}; {len(each.cells(options))} cells, {each.repeats} measured runs each")
-        for axis in each.axes:
+        print(f"  driver {planned.driver}; {len(planned.cells(options))} cells, {planned.repeats} measured runs each")
+        for axis in planned.axes:
             print(f"  {axis.name:12} {axis.option:14} {', '.join(axis.values)}")
     return 0
 
@@ -160,28 +161,24 @@ class ProgressDisplay:
 
 
 def run_all_command(options: RunOptions) -> int:
-    """Run the studies, render the report, print each study's wall time and targets."""
+    """Run the studies, render the report, print each study's wall time and targets; 1 when a study did not
+    complete or missed a target that gates (a failed cell, calls that were not OK where none were expected)."""
     console = Console(stderr=True)
     with ProgressDisplay(console) as display:
         run_dir, meta = run_all(options, display)
     written = write_report(options.out_dir, run_dir)
-    print(f"run {meta['run_id']}: {meta['status']} in {meta['wall_seconds'] / 60:.1f} min")
-    failed = False
-    for name, entry in meta["studies"].items():
-        print(f"  {name}: {entry['status']} in {entry.get('wall_seconds', 0) / 60:.1f} min")
-        for target, value in (entry.get("targets") or {}).items():
-            failed |= target == "zero_non_ok" and not value["met"]
-            print(f"    target {target}: {_target_line(value)}")
+    print(f"run {meta.run_id}: {meta.status} in {meta.wall_seconds / 60:.1f} min")
+    for name, entry in meta.studies.items():
+        print(f"  {name}: {entry.status} in {entry.wall_seconds / 60:.1f} min")
+        for target_name, target in entry.targets.items():
+            gate = " (gate)" if target.gate else ""
+            print(f"    target {target_name}{gate}: {target.met} {target.details}")
     print(f"raw results: {run_dir}")
     print(f"summary:     {options.out_dir / 'README.md'} ({len(written)} files rendered)")
+    failed = failed_gates(meta)
+    for reason in failed:
+        print(f"FAILED {reason}", file=sys.stderr)
     return 1 if failed else 0
-
-
-def _target_line(value: dict[str, object]) -> str:
-    if "met" in value:
-        details = {key: item for key, item in value.items() if key != "met"}
-        return f"{value['met']} {details}"
-    return "; ".join(f"{key}: {_target_line(item)}" for key, item in value.items() if isinstance(item, dict))
 
 
 def soak_command(variants: list[ServerVariant], minutes: float, out_dir: Path, server_cpus: tuple[int, ...]) -> int:

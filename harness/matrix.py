@@ -10,6 +10,10 @@ import sys
 from dataclasses import dataclass
 from typing import TypeVar
 
+from servers.common import ServerConfig
+
+THREAD_POOL_MODULE = "servers.sync"  # the one server module that serves on a thread pool
+
 
 @dataclass(frozen=True)
 class ServerVariant:
@@ -37,6 +41,28 @@ class ServerVariant:
     def argv(self, port: int, host: str = "127.0.0.1") -> list[str]:
         """The command that starts this variant on host:port."""
         return [sys.executable, "-m", self.module, *self.args, "--host", host, "--port", str(port)]
+
+    def _flag(self, *names: str) -> str | None:
+        """The value the variant's arguments give one of these flags, or None."""
+        for index, arg in enumerate(self.args[:-1]):
+            if arg in names:
+                return self.args[index + 1]
+        return None
+
+    @property
+    def shape(self) -> dict[str, object]:
+        """How the variant serves, as a run records it: processes, worker threads (a thread pool) or event loop,
+        and the backend connections each process pools (the servers' defaults where the arguments are silent)."""
+        if self.address:
+            return {"processes": None, "threads": None, "event_loop": None, "backend_pool": None}
+        defaults = ServerConfig()
+        threads = int(self._flag("-w", "--workers") or defaults.workers) if self.module == THREAD_POOL_MODULE else None
+        return {
+            "processes": int(self._flag("-p", "--processes") or defaults.processes),
+            "threads": threads,
+            "event_loop": None if threads else self._flag("-l", "--loop") or defaults.loop,
+            "backend_pool": threads or int(self._flag("--pool-size") or defaults.pool_size),
+        }
 
     @property
     def command(self) -> str:
@@ -232,6 +258,20 @@ def _by_name(items: tuple[Named, ...], name: str, kind: str) -> Named:
         if item.name == name:
             return item
     raise KeyError(f"unknown {kind} {name!r}; known: {', '.join(item.name for item in items)}")
+
+
+# The Info flow's call shapes (the protocols study), as loadgen's `info` command drives them.
+REST_INFO = "POST /v1/info"  # the REST server's Info call (servers/rest.py)
+CONNECT_INFO = "POST /bench.v1.Info/SetInfo"  # SetInfo in Connect's unary protocol, JSON (servers/connect.py)
+INFO_SHAPES = {  # an info cell's shape -> the call its scenario names
+    "unary": "bench.v1.Info.SetInfo",
+    "lockstep": "bench.v1.Info.SetInfos",
+    "pipelined": "bench.v1.Info.SetInfos",
+    "rest": REST_INFO,
+    "connect": CONNECT_INFO,
+}
+HTTP_SHAPES = ("rest", "connect")  # the shapes that POST JSON over HTTP/1.1 or HTTP/2, not gRPC
+IN_FLIGHT = 100  # a pipelined stream's unanswered requests, at most
 
 
 # How a driver's workers hold their connections to the server.

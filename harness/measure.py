@@ -6,12 +6,13 @@ A study names its measurement (`Study.measure`); the run loop gives it a running
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from harness.drivers import DRIVERS, Driver, DriverError, LoadReport
+from harness.drivers.registry import DRIVERS, Driver
+from harness.drivers.report import DriverError, LoadReport
 from harness.matrix import Cell, measured_requests
 from harness.options import RunOptions
 from harness.processes import Child, ProcessError
@@ -86,6 +87,30 @@ def new_record(cell: Cell, options: RunOptions, probe_file: str = "") -> CellRec
     )
 
 
+def failure_reason(error: BaseException) -> str:
+    """What a failed cell records of its error: the first line, at most 500 characters."""
+    lines = str(error).strip().splitlines()
+    return (lines[0] if lines else type(error).__name__)[:500]
+
+
+def measure_cell(
+    cell: Cell,
+    options: RunOptions,
+    body: Callable[[CellRecord, list[Repeat]], CellRecord],
+    probe_file: str = "",
+) -> CellRecord:
+    """What every measurement shares: a new record, the body's runs appended to `repeats` as they finish, a
+    failure recorded with its reason (the runs that finished kept), and the cell's time."""
+    begun = time.monotonic()
+    record = new_record(cell, options, probe_file)
+    repeats: list[Repeat] = []
+    try:
+        record = body(record, repeats)
+    except (ProcessError, DriverError, OSError) as error:
+        record = replace(record, status="failed", reason=failure_reason(error))
+    return replace(record, repeats=repeats, seconds=round(time.monotonic() - begun, 3))
+
+
 def measure_closed_loop(
     cell: Cell,
     target: str,
@@ -99,11 +124,9 @@ def measure_closed_loop(
     alongside: (role, context, cell as that driver states it) of other drivers that cross-check this one.
     Each measured run is followed by one run of each of them, of the same size, so that drift on the
     machine falls on both alike."""
-    begun = time.monotonic()
     options, driver = context.options, context.driver
-    record = new_record(cell, options, probe_file)
-    repeats: list[Repeat] = []
-    try:
+
+    def runs(record: CellRecord, repeats: list[Repeat]) -> CellRecord:
         record = warm_up(cell, target, context, record)
         if cell.scenario.bounded and not record.probe_file:
             alone = driver.run(
@@ -116,15 +139,14 @@ def measure_closed_loop(
         )
         for number in range(1, context.repeats + 1):
             argv = driver.argv(context.tool, cell, target, requests)
-            repeat, _ = sampled_run(argv, child, context, f"{record.stem}-r{number}.json", requests)
-            repeats.append(repeat)
+            repeats.append(sampled_run(argv, child, context, f"{record.stem}-r{number}.json", requests)[0])
             for role, other, stated in alongside:
                 argv = other.driver.argv(other.tool, stated, target, requests)
-                repeat, _ = sampled_run(argv, child, other, f"{record.stem}-{role}{number}.json", requests, role)
-                repeats.append(repeat)
-    except (ProcessError, DriverError, OSError) as error:
-        record = replace(record, status="failed", reason=str(error).strip().splitlines()[0][:500])
-    return replace(record, repeats=repeats, seconds=round(time.monotonic() - begun, 3))
+                stem = f"{record.stem}-{role}{number}.json"
+                repeats.append(sampled_run(argv, child, other, stem, requests, role)[0])
+        return record
+
+    return measure_cell(cell, options, runs, probe_file)
 
 
 def measure_against(

@@ -10,13 +10,22 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.results import StudyRun, all_runs, load_study, read_json, studies_in, write_bytes_atomic, write_text_atomic
+from harness.results import (
+    StudyRun,
+    Thresholds,
+    all_runs,
+    load_study,
+    read_json,
+    studies_in,
+    write_bytes_atomic,
+    write_text_atomic,
+)
 from harness.soak import SOAK_DOC, load_line
-from harness.studies import STUDIES, Study
-from harness.summaries import DRIVER_BUSY
+from harness.studies import STUDIES, StudyReport
+from harness.studies.reading import trouble
 
 
-def runs_of(study: Study, runs: Sequence[Path]) -> list[StudyRun]:
+def runs_of(study: StudyReport, runs: Sequence[Path]) -> list[StudyRun]:
     """The newest run holding the study, then the newest full default run on each other CPU model."""
     holding = [run for run in reversed(runs) if study.name in studies_in(read_json(run / "run.json"))]
     if not holding:
@@ -31,12 +40,27 @@ def runs_of(study: Study, runs: Sequence[Path]) -> list[StudyRun]:
     return chosen
 
 
-def answers(chosen: dict[Study, list[StudyRun]]) -> list[str]:
+def answer(study: StudyReport, runs: Sequence[StudyRun]) -> str:
+    """A study's answer, then what every answer must say of its newest run: uncommitted code, failed cells,
+    and cells with calls that were not OK."""
+    newest = runs[0]
+    told = [study.answer(runs)]
+    if newest.uncommitted:
+        told.append(
+            f"Run `{newest.run_id}` was **made from uncommitted changes** to `{newest.uncommitted[:12]}`: rerun "
+            "from a clean commit before you rely on it."
+        )
+    if problems := trouble(newest):
+        told.append(problems)
+    return " ".join(told)
+
+
+def answers(chosen: dict[StudyReport, list[StudyRun]]) -> list[str]:
     """The answers section: one paragraph per registered study, its question in bold."""
     lines = ["## The answers", ""]
     for each in STUDIES:
         if each in chosen:
-            lines += [f"**{each.question}** {each.answer(chosen[each])} ([{each.name}](#{each.name}))", ""]
+            lines += [f"**{each.question}** {answer(each, chosen[each])} ([{each.name}](#{each.name}))", ""]
         else:
             lines += [f"**{each.question}** Not measured yet: `python -m harness run-all --study {each.name}`.", ""]
     return lines
@@ -73,7 +97,7 @@ def soak_section(out_dir: Path) -> list[str]:
             f"Load generator: {report['driver']['cpu_share']:.0%} of a core"
             + (
                 " (**driver-busy**: the load was below what was asked)"
-                if report["driver"]["cpu_share"] > DRIVER_BUSY
+                if report["driver"]["cpu_share"] > Thresholds().driver_busy
                 else ""
             )
             + f"; {load_line(report['load'])}"
@@ -88,7 +112,7 @@ def soak_section(out_dir: Path) -> list[str]:
     return lines
 
 
-def summary(chosen: dict[Study, list[StudyRun]], runs: Sequence[Path], out_dir: Path | None = None) -> str:
+def summary(chosen: dict[StudyReport, list[StudyRun]], runs: Sequence[Path], out_dir: Path | None = None) -> str:
     """results/README.md: the answers first, then each study's section, then the runs it draws on."""
     lines = [
         "# Results",

@@ -6,29 +6,15 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import psutil
 
+from harness.results import ResourceUsage
+
 INTERVAL = 0.1
-
-
-@dataclass(frozen=True)
-class ResourceUsage:
-    """Server CPU time and memory over one measured run. CPU% is of one core (200% = two cores)."""
-
-    wall_seconds: float
-    cpu_seconds: float
-    peak_cpu_percent: float
-    peak_rss_bytes: int
-    sampled: bool = True  # False for a server the harness did not start: only the wall time is known
-
-    @property
-    def average_cpu_percent(self) -> float:
-        return 100.0 * self.cpu_seconds / self.wall_seconds if self.wall_seconds > 0 else 0.0
 
 
 def process_tree(root: psutil.Process) -> list[psutil.Process]:

@@ -15,23 +15,18 @@ from __future__ import annotations
 
 import json
 import os
-import platform
-import subprocess
 import tempfile
 from dataclasses import asdict, dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from harness.drivers.report import LoadReport
 from harness.matrix import CELL_NAME, SHARED, cell_name
-from harness.resources import ResourceUsage
-from harness.tools import ROOT
 
-SCHEMA = 2
-READABLE_SCHEMAS = (1, 2)
+SCHEMA = 3
+READABLE_SCHEMAS = (1, 2, 3)
 LEGACY_STUDY = "stacks"  # the only study of a schema-1 run
-PACKAGES = ("grpcio", "grpclib", "uvloop", "protobuf", "boto3", "aioboto3", "pymongo", "motor")
+DIRTY = "+dirty"  # the suffix of a commit with changes that were not committed
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
@@ -58,6 +53,21 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 def read_json(path: Path) -> Any:
     return json.loads(path.read_text())
+
+
+@dataclass(frozen=True)
+class ResourceUsage:
+    """Server CPU time and memory over one measured run. CPU% is of one core (200% = two cores)."""
+
+    wall_seconds: float
+    cpu_seconds: float
+    peak_cpu_percent: float
+    peak_rss_bytes: int
+    sampled: bool = True  # False for a server the harness did not start: only the wall time is known
+
+    @property
+    def average_cpu_percent(self) -> float:
+        return 100.0 * self.cpu_seconds / self.wall_seconds if self.wall_seconds > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -193,13 +203,46 @@ class StudyRun:
 
     @property
     def title(self) -> str:
-        """Run, CPU model and count, pinning: what every table names."""
+        """Run, CPU model and count, pinning, and uncommitted code if so: what every table names."""
         env, pinning = self.meta["environment"], self.meta["pinning"]
         return (
             f"run `{self.run_id}`, {env['cpu_model']} ({env['cpu_count']} CPUs), server on CPU "
             f"{_cpus(pinning['server_cpus'])}, load generator and backends on CPU "
-            f"{_cpus(pinning['ghz_and_backend_cpus'])}"
+            f"{_cpus(pinning['ghz_and_backend_cpus'])}" + self.provenance
         )
+
+    @property
+    def uncommitted(self) -> str:
+        """The commit the run's code had uncommitted changes to; "" for a run from a clean commit."""
+        commit = str(self.meta["environment"].get("git_commit", ""))
+        return commit.removesuffix(DIRTY) if commit.endswith(DIRTY) else ""
+
+    @property
+    def provenance(self) -> str:
+        """What a title must add about the code the run was made from: "" for a clean commit."""
+        return f"; **made from uncommitted changes** to `{self.uncommitted[:12]}`" if self.uncommitted else ""
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return thresholds_of(self.meta)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The values the study's report judges by, as the run recorded them (or as they held for its schema)."""
+        entry = self.meta.get("studies", {}).get(self.study, {})
+        if "settings" in entry:
+            return dict(entry["settings"])
+        return dict(SCHEMA_DEFAULTS[self.meta["schema"]]["settings"][self.study])
+
+    def processes(self, server: str) -> int:
+        """How many server processes a variant ran."""
+        recorded_here = self.matrix.get("server_processes")
+        table = recorded_here if recorded_here is not None else SCHEMA_DEFAULTS[self.meta["schema"]]["server_processes"]
+        return int(table.get(server, 1))
+
+    @property
+    def targets(self) -> dict[str, Target]:
+        return {name: Target.from_json(raw) for name, raw in (self.info.get("targets") or {}).items()}
 
 
 def _cpus(cpus: list[int]) -> str:
@@ -237,44 +280,129 @@ def resolve_run(out_dir: Path, name: str) -> Path:
     raise FileNotFoundError(f"no run {name!r}: give a run id under {out_dir / 'runs'} or a run directory")
 
 
-def _git_commit() -> str:
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return f"{commit}{'+dirty' if dirty else ''}"
+# --- what a run records about itself ----------------------------------------------------------------------
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+@dataclass(frozen=True)
+class Thresholds:
+    """The values every study's tables and prose judge by, recorded in each run."""
+
+    tie: float = 0.05  # two throughputs within this share of each other are a tie
+    noise: float = 0.10  # a cell whose runs stray more than this from their median is noisy
+    driver_busy: float = 0.80  # a driver above this share of its CPUs may have been the limit
+    cross_check: float = 0.10  # our driver's OK rate within this share of the checking driver's
+
+    def to_json(self) -> dict[str, float]:
+        return asdict(self)
 
 
-def _version(package: str) -> str:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "not installed"
+# What runs of older schemas did not record, as it held when they were made: one table per schema version.
+# Never edit an entry: a new value is recorded by new runs, and these keep judging the old ones as they were.
+_SCHEMA_2_DEFAULTS: dict[str, Any] = {
+    "thresholds": {"tie": 0.05, "noise": 0.10, "driver_busy": 0.80, "cross_check": 0.10},
+    "server_processes": {"sync-w10-p2": 2, "grpclib-uvloop-p2": 2, "aio-uvloop-p2": 2},
+    "settings": {
+        "stacks": {
+            "time_target_seconds": 900,
+            "cpu_bound_share": 0.90,
+            "pays_off": 1.10,
+            "baseline": "sync-w10",
+            "efficiency_targets": [["hello-wait", 50, 0.90], ["s3-unary-100ms", 50, 0.80]],
+        },
+        "capacity": {
+            "slo_seconds": {"hello": 0.010, "hello-wait": 0.150, "s3-unary-100ms": 0.300, "s3-mongo-100ms": 0.300},
+            "step_calls": 2000,
+            "step_seconds": 10.0,
+            "precision": 0.05,
+            "low_load_share": 0.10,
+            "target_share": 0.80,
+            "convoy": 1.10,
+            "wait_bound_share": 0.80,
+            "saturated": 0.90,
+            "hand_offs": 1.5,
+        },
+        "streaming": {"cpu_bound_share": 0.80, "established_share": 0.99},
+        "protocols": {},
+        "connections": {},
+    },
+}
+SCHEMA_DEFAULTS: dict[int, dict[str, Any]] = {1: _SCHEMA_2_DEFAULTS, 2: _SCHEMA_2_DEFAULTS}
 
 
-def environment(ghz_version: str) -> dict[str, Any]:
-    """Where and with what the run was made: never credentials."""
-    return {
-        "git_commit": _git_commit(),
-        "cpu_model": _cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "packages": {package: _version(package) for package in PACKAGES},
-        "ghz": ghz_version,
-    }
+@dataclass(frozen=True)
+class Target:
+    """A benchmark target measured on a finished study: met or not, what was measured, and whether a miss fails
+    the run (a gate) or is only reported."""
+
+    met: bool
+    details: dict[str, Any] = field(default_factory=dict)
+    gate: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.details, "met": self.met, "gate": self.gate}
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Target:
+        """A recorded target; an older group of targets without its own `met` is met when all of them are."""
+        if "met" not in raw:
+            parts = [cls.from_json(value) for value in raw.values() if isinstance(value, dict)]
+            return cls(all(part.met for part in parts), dict(raw))
+        details = {key: value for key, value in raw.items() if key not in ("met", "gate")}
+        return cls(bool(raw["met"]), details, bool(raw.get("gate", False)))
+
+
+@dataclass(frozen=True)
+class StudyEntry:
+    """A study's entry in run.json: what it measured, the values its report judges by, how it ended."""
+
+    question: str
+    default_matrix: bool
+    matrix: dict[str, Any]
+    settings: dict[str, Any]
+    status: str = "pending"  # pending, running, complete, interrupted
+    wall_seconds: float = 0.0
+    targets: dict[str, Target] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "targets": {name: target.to_json() for name, target in self.targets.items()}}
+
+
+@dataclass(frozen=True)
+class RunMeta:
+    """run.json: the run, where and with what it was made, and each study's entry."""
+
+    run_id: str
+    date: str
+    environment: dict[str, Any]
+    drivers: dict[str, str]
+    pinning: dict[str, list[int]]
+    thresholds: Thresholds
+    studies: dict[str, StudyEntry]
+    status: str = "running"  # running, complete, interrupted
+    backends: dict[str, Any] = field(default_factory=dict)
+    target: dict[str, str] | None = None  # the server measured when the harness did not start it
+    wall_seconds: float = 0.0
+    schema: int = SCHEMA
+
+    def to_json(self) -> dict[str, Any]:
+        raw = {
+            **asdict(self),
+            "thresholds": self.thresholds.to_json(),
+            "studies": {name: entry.to_json() for name, entry in self.studies.items()},
+        }
+        if self.target is None:
+            del raw["target"]
+        return raw
+
+    def save(self, run_dir: Path) -> None:
+        write_json_atomic(run_dir / "run.json", self.to_json())
+
+
+def recorded(meta: dict[str, Any], key: str) -> Any:
+    """A run-level value the run recorded, or for an older schema the value that held then."""
+    return meta[key] if key in meta else SCHEMA_DEFAULTS[meta["schema"]][key]
+
+
+def thresholds_of(meta: dict[str, Any]) -> Thresholds:
+    """The thresholds a run's tables and prose judge by."""
+    return Thresholds(**recorded(meta, "thresholds"))

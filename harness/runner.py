@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -20,15 +19,27 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness.backends import LatencyRoutes, backend_env, seed_bucket, start_backends, toxiproxy
-from harness.drivers import DRIVERS, DriverError
+from harness.drivers.registry import DRIVERS
+from harness.drivers.report import DriverError
 from harness.matrix import BUCKET_PREFIXES, Cell, Scenario
-from harness.measure import CellContext
+from harness.measure import CellContext, failure_reason
 from harness.options import RunOptions
 from harness.processes import ProcessError, off_cpus
-from harness.results import SCHEMA, CellRecord, StudyRun, environment, load_cells, save_cell, write_json_atomic
+from harness.provenance import environment, tool_version
+from harness.results import (
+    CellRecord,
+    RunMeta,
+    StudyEntry,
+    StudyRun,
+    Thresholds,
+    load_cells,
+    save_cell,
+)
 from harness.serving import running_server
-from harness.studies import DEFAULT_STUDIES, Study, study
-from harness.tools import ensure_tool
+from harness.studies import DEFAULT_STUDIES, StudyReport, plan, study
+from harness.studies.base import shared_targets
+from harness.studies.planning import StudyPlan
+from harness.tools import TOXIPROXY, ensure_tool
 from scenarios.config import BackendConfig
 from servers.diagnostics import STATS_DIR_VARIABLE
 
@@ -49,14 +60,31 @@ def default_server_cpus() -> tuple[int, ...]:
     return (cpus[-1],) if len(cpus) > 1 else ()
 
 
-def chosen_studies(options: RunOptions) -> list[Study]:
-    """The studies options name, or the default ones."""
-    return [study(name) for name in options.studies or DEFAULT_STUDIES]
+@dataclass(frozen=True)
+class Chosen:
+    """A study a run measures: its report half, its plan half, and the cells the options expand it to."""
+
+    report: StudyReport
+    plan: StudyPlan
+    cells: list[Cell]
+
+    @property
+    def name(self) -> str:
+        return self.report.name
+
+
+def chosen_studies(options: RunOptions) -> list[Chosen]:
+    """The studies options name, or the default ones, each with its cells."""
+    found = []
+    for name in options.studies or DEFAULT_STUDIES:
+        planned = plan(name)
+        found.append(Chosen(study(name), planned, planned.cells(options)))
+    return found
 
 
 def _failed(cell: Cell, reason: str) -> CellRecord:
     return CellRecord(
-        cell.scenario.name, cell.server.name, cell.concurrency, "failed", reason[:500], connections=cell.connections
+        cell.scenario.name, cell.server.name, cell.concurrency, "failed", reason, connections=cell.connections
     )
 
 
@@ -73,7 +101,7 @@ def skipped(group: list[Cell], reason: str, started: Callable[[Cell], None]) -> 
 
 
 def serve_and_measure(
-    each: Study, group: list[Cell], env: dict[str, str], context: CellContext, started: Callable[[Cell], None]
+    each: StudyPlan, group: list[Cell], env: dict[str, str], context: CellContext, started: Callable[[Cell], None]
 ) -> Iterator[tuple[Cell, CellRecord]]:
     """One variant's cells of one scenario on as few server starts as possible: a new one only after a crash."""
     pending = list(group)
@@ -92,7 +120,7 @@ def serve_and_measure(
                     if child.process.poll() is not None:
                         break  # the server died: the rest of the group gets a new one
         except ProcessError as error:  # the server did not start: the whole group fails with the reason
-            reason = str(error).strip().splitlines()[0]
+            reason = failure_reason(error)
             for cell in pending:
                 started(cell)
                 yield cell, _failed(cell, reason)
@@ -112,7 +140,7 @@ def probe_target(context: CellContext, cell: Cell) -> str:
 
 
 def measure_target(
-    each: Study, group: list[Cell], context: CellContext, started: Callable[[Cell], None]
+    each: StudyPlan, group: list[Cell], context: CellContext, started: Callable[[Cell], None]
 ) -> Iterator[tuple[Cell, CellRecord]]:
     """A target's cells of one scenario, if one call of its RPC succeeds first; else each is skipped with why."""
     reason = probe_target(context, group[0])
@@ -127,8 +155,8 @@ def measure_target(
         yield cell, record
 
 
-def study_matrix(each: Study, options: RunOptions, cells: list[Cell], repeats: int) -> dict[str, Any]:
-    """What a study measured, recorded in run.json."""
+def study_matrix(each: StudyPlan, options: RunOptions, cells: list[Cell], repeats: int) -> dict[str, Any]:
+    """What a study measured, recorded in run.json: its axes, and how each server variant served."""
     servers = list({cell.server.name: cell.server for cell in cells}.values())
     scenarios = list({cell.scenario.name: cell.scenario for cell in cells}.values())
     return {
@@ -136,6 +164,8 @@ def study_matrix(each: Study, options: RunOptions, cells: list[Cell], repeats: i
         "servers": [server.name for server in servers],
         "server_commands": {server.name: server.command for server in servers},
         "server_slots": {server.name: server.slots for server in servers},
+        "server_processes": {server.name: server.shape["processes"] for server in servers},
+        "server_shapes": {server.name: server.shape for server in servers},
         "scenarios": [scenario.name for scenario in scenarios],
         "scenario_calls": {scenario.name: scenario.call for scenario in scenarios},
         "scenario_latency_ms": {scenario.name: options.latencies(scenario) for scenario in scenarios},
@@ -169,12 +199,23 @@ class StudyEnvironment:
         return backend_env(config)
 
 
-def run_study(
-    each: Study, cells: list[Cell], where: StudyEnvironment, meta: dict[str, Any], progress: RunProgress
-) -> None:
-    """Every cell of one study, recorded as it finishes; its wall time and targets go into meta."""
-    entry = meta["studies"][each.name]
-    entry["status"] = "running"
+def finished_entry(chosen: Chosen, entry: StudyEntry, run: StudyRun, status: str, wall_seconds: float) -> StudyEntry:
+    """A study's entry once it has stopped: its status, wall time and targets (the shared ones, then its own)."""
+    full = entry.default_matrix and status == "complete"
+    targets = {
+        **shared_targets(run, chosen.report, wall_seconds, full),
+        **chosen.report.targets(run, wall_seconds, full),
+    }
+    return replace(entry, status=status, wall_seconds=round(wall_seconds, 1), targets=targets)
+
+
+def run_study(chosen: Chosen, where: StudyEnvironment, meta: RunMeta, progress: RunProgress) -> RunMeta:
+    """Every cell of one study, recorded as it finishes; returns the run's metadata with the study's entry
+    (status, wall time, targets) as it ended, also written to run.json."""
+    each, cells = chosen.plan, chosen.cells
+    meta = replace(meta, studies={**meta.studies, each.name: replace(meta.studies[each.name], status="running")})
+    meta.save(where.run_dir)
+    status = "interrupted"
     begun = time.monotonic()
     progress.study_started(each.name, len(cells))
     options = where.options
@@ -205,75 +246,84 @@ def run_study(
             for cell, record in measured:
                 save_cell(context.study_dir, record)
                 progress.cell_finished(cell, record)
-        entry["status"] = "complete"
+        status = "complete"
     finally:
-        wall = time.monotonic() - begun
-        entry["wall_seconds"] = round(wall, 1)
-        if entry["status"] == "running":
-            entry["status"] = "interrupted"
-        finished = StudyRun(each.name, where.run_dir, meta, load_cells(context.study_dir))
-        entry["targets"] = each.targets(finished, wall, entry["default_matrix"] and entry["status"] == "complete")
-        write_json_atomic(where.run_dir / "run.json", meta)
+        run = StudyRun(each.name, where.run_dir, meta.to_json(), load_cells(context.study_dir))
+        entry = finished_entry(chosen, meta.studies[each.name], run, status, time.monotonic() - begun)
+        meta = replace(meta, studies={**meta.studies, each.name: entry})
+        meta.save(where.run_dir)
         if stats is not None:
             stats.cleanup()
+    return meta
 
 
-def _tool_version(path: Path) -> str:
-    finished = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
-    return f"{path.name} {(finished.stdout or finished.stderr).strip()}"
-
-
-def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, dict[str, Any]]:
+def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
     """Run the chosen studies into a new run directory; returns it and the final run metadata."""
     begun = time.monotonic()
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     run_dir = options.out_dir / "runs" / run_id
-    plans = [(each, each.cells(options)) for each in chosen_studies(options)]
-    tools = {each.driver: ensure_tool(DRIVERS[each.driver].tool) for each, _ in plans}
-    meta: dict[str, Any] = {
-        "schema": SCHEMA,
-        "run_id": run_id,
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "status": "running",
-        "environment": environment(_tool_version(tools["ghz"]) if "ghz" in tools else "ghz not used"),
-        "drivers": {name: _tool_version(path) for name, path in tools.items()},
-        "pinning": {"server_cpus": list(options.server_cpus), "ghz_and_backend_cpus": list(options.other_cpus)},
-        "studies": {
-            each.name: {
-                "question": each.question,
-                "status": "pending",
-                "default_matrix": each.is_default_matrix(options),
-                "matrix": study_matrix(each, options, cells, options.repeats or each.repeats),
-            }
-            for each, cells in plans
+    plans = chosen_studies(options)
+    drivers = {name for each in plans for name in (each.plan.driver, *each.plan.checkers)}
+    tools = {each.name: ensure_tool(DRIVERS[each.plan.driver].tool) for each in plans}
+    versions = {name: tool_version(DRIVERS[name].tool) for name in sorted(drivers)}
+    meta = RunMeta(
+        run_id=run_id,
+        date=datetime.now(UTC).isoformat(timespec="seconds"),
+        environment=environment(versions),
+        drivers={each.plan.driver: versions[each.plan.driver] for each in plans},
+        pinning={"server_cpus": list(options.server_cpus), "ghz_and_backend_cpus": list(options.other_cpus)},
+        thresholds=Thresholds(),
+        studies={
+            each.name: StudyEntry(
+                question=each.report.question,
+                default_matrix=each.plan.is_default_matrix(options),
+                matrix=study_matrix(each.plan, options, each.cells, options.repeats or each.plan.repeats),
+                settings=dict(each.report.settings),
+            )
+            for each in plans
         },
-    }
-    write_json_atomic(run_dir / "run.json", meta)
+    )
+    meta.save(run_dir)
+    status = "interrupted"
     try:
         with ExitStack() as stack:
             stack.enter_context(off_cpus(options.server_cpus))  # the drivers and the backends inherit it
             config, routes = None, None
             if options.target:  # the target has backends of its own; the harness starts none
-                meta["target"] = {"address": options.target, "name": (options.servers or ())[0].name}
-                meta["backends"] = {"s3": "the target's own", "mongo": "the target's own"}
+                meta = replace(
+                    meta,
+                    target={"address": options.target, "name": (options.servers or ())[0].name},
+                    backends={"s3": "the target's own", "mongo": "the target's own"},
+                )
             else:
                 backends = stack.enter_context(start_backends(os.environ))
                 config = backends.config
-                meta["backends"] = backends.describe()
-                all_cells = [cell for _, cells in plans for cell in cells]
+                described = backends.describe()
+                all_cells = [cell for each in plans for cell in each.cells]
                 for bucket in sorted({cell.scenario.bucket for cell in all_cells if cell.scenario.bucket}):
                     seed_bucket(config, bucket, options.bucket_objects(bucket), BUCKET_PREFIXES.get(bucket, 0))
                 if any(options.latencies(cell.scenario) != (0, 0, 0) for cell in all_cells):
                     routes = LatencyRoutes(stack.enter_context(toxiproxy()), config)
-                    meta["backends"]["latency_proxy"] = "toxiproxy v2.12.0"
-            write_json_atomic(run_dir / "run.json", meta)
-            for each, cells in plans:
-                where = StudyEnvironment(options, config, routes, tools[each.driver], run_dir)
-                run_study(each, cells, where, meta, progress)
-        meta["status"] = "complete"
+                    described["latency_proxy"] = tool_version(TOXIPROXY)
+                meta = replace(meta, backends=described)
+            meta.save(run_dir)
+            for each in plans:
+                where = StudyEnvironment(options, config, routes, tools[each.name], run_dir)
+                meta = run_study(each, where, meta, progress)
+        status = "complete"
     finally:
-        if meta["status"] == "running":
-            meta["status"] = "interrupted"
-        meta["wall_seconds"] = round(time.monotonic() - begun, 1)
-        write_json_atomic(run_dir / "run.json", meta)
+        meta = replace(meta, status=status, wall_seconds=round(time.monotonic() - begun, 1))
+        meta.save(run_dir)
     return run_dir, meta
+
+
+def failed_gates(meta: RunMeta) -> list[str]:
+    """Why a run must exit non-zero: a study that did not complete, or a gating target it did not meet."""
+    found = [f"{name}: {entry.status}" for name, entry in meta.studies.items() if entry.status != "complete"]
+    found += [
+        f"{name}: target {target_name} not met"
+        for name, entry in meta.studies.items()
+        for target_name, target in entry.targets.items()
+        if target.gate and not target.met
+    ]
+    return found

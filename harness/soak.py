@@ -60,8 +60,9 @@ from harness.backends import (
 )
 from harness.matrix import ServerVariant
 from harness.processes import off_cpus
+from harness.provenance import environment
 from harness.resources import process_tree, read_counters
-from harness.results import environment, write_bytes_atomic, write_json_atomic
+from harness.results import write_bytes_atomic, write_json_atomic
 from harness.serving import running_server
 from harness.summaries import png
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
@@ -559,7 +560,7 @@ def soak(
     meta: dict[str, Any] = {
         "run_id": run_id,
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "environment": environment("ghz not used"),
+        "environment": environment({}),
         "minutes": minutes,
         "servers": [variant.name for variant in variants],
         "pinning": {"server_cpus": list(server_cpus)},

@@ -16,10 +16,9 @@ from typing import Any
 
 from harness.bounds import Bounds, cell_bounds
 from harness.drivers.histogram import Latencies
-from harness.results import CellResult
+from harness.drivers.report import LoadReport
+from harness.results import CellResult, Repeat, Thresholds, thresholds_of
 
-NOISE_THRESHOLD = 0.10
-DRIVER_BUSY = 0.80  # a driver using more than this share of its CPUs may have been the limit
 MIB = 1024 * 1024
 # (percentile, calls a cell needs before it is shown)
 SHOWN_PERCENTILES: tuple[tuple[float, int], ...] = ((50, 1), (90, 10), (99, 100), (99.9, 1000))
@@ -38,6 +37,23 @@ def spread(values: Sequence[float]) -> float:
 def driver_cpus(meta: dict[str, Any]) -> int:
     """How many CPUs the load driver (and the backends) had in a run."""
     return len(meta["pinning"]["ghz_and_backend_cpus"]) or int(meta["environment"]["cpu_count"] or 1)
+
+
+def driver_share(repeat: Repeat, meta: dict[str, Any]) -> float | None:
+    """The driver's CPU over one run as a share of the CPUs it had; None where it was not measured."""
+    seconds, wall = repeat.driver_cpu_seconds, repeat.resources.wall_seconds
+    return None if seconds is None or wall <= 0 else seconds / (wall * driver_cpus(meta))
+
+
+def not_ok_mark(reports: Sequence[LoadReport]) -> str:
+    """What stands beside a figure whose runs had calls that were not OK: their share and statuses; else ""."""
+    count = sum(report.count for report in reports)
+    codes = sum((Counter(report.status_codes) for report in reports), Counter())
+    failed = count - codes.get("OK", 0)
+    if not failed:
+        return ""
+    statuses = ", ".join(f"{code} {n:,}" for code, n in sorted(codes.items()) if code != "OK")
+    return f" **{failed / count:.0%} not OK: {statuses}**"
 
 
 @dataclass(frozen=True)
@@ -74,8 +90,12 @@ class CellSummary:
         return spread([report.ok_rps for report in self.result.reports])
 
     @property
+    def thresholds(self) -> Thresholds:
+        return thresholds_of(self.meta)
+
+    @property
     def noisy(self) -> bool:
-        return self.spread > NOISE_THRESHOLD
+        return self.spread > self.thresholds.noise
 
     @cached_property
     def latencies(self) -> Latencies | None:
@@ -119,15 +139,13 @@ class CellSummary:
     def driver_cpu(self) -> float | None:
         """The driver's CPU as a share of the CPUs it had, highest over the runs; None if not measured."""
         shares = [
-            repeat.driver_cpu_seconds / (repeat.resources.wall_seconds * driver_cpus(self.meta))
-            for repeat in self.result.record.repeats
-            if repeat.driver_cpu_seconds is not None and repeat.resources.wall_seconds > 0
+            share for repeat in self.result.record.repeats if (share := driver_share(repeat, self.meta)) is not None
         ]
         return max(shares) if shares else None
 
     @property
     def driver_busy(self) -> bool:
-        return (self.driver_cpu or 0.0) > DRIVER_BUSY
+        return (self.driver_cpu or 0.0) > self.thresholds.driver_busy
 
     @property
     def short(self) -> bool:
@@ -155,12 +173,14 @@ class CellSummary:
         return sum((Counter(report.status_codes) for report in self.result.reports), Counter())
 
 
-FLAG_NOTES = {
-    "noisy": f"**noisy**: the cell's runs stray more than {NOISE_THRESHOLD:.0%} from their median.",
-    "short": "**short**: a run ended with fewer OK calls than it asked for.",
-    "driver-busy": f"**driver-busy**: the load driver used more than {DRIVER_BUSY:.0%} of its CPUs; it may have been "
-    "the limit.",
-}
+def flag_notes(thresholds: Thresholds) -> dict[str, str]:
+    """What each flag means, with the thresholds the run judged by."""
+    return {
+        "noisy": f"**noisy**: the cell's runs stray more than {thresholds.noise:.0%} from their median.",
+        "short": "**short**: a run ended with fewer OK calls than it asked for.",
+        "driver-busy": f"**driver-busy**: the load driver used more than {thresholds.driver_busy:.0%} of its CPUs; "
+        "it may have been the limit.",
+    }
 
 
 def _median(values: Sequence[float]) -> float:
@@ -179,6 +199,10 @@ def rate(value: float) -> str:
     return f"{value:,.1f}" if value < 100 else f"{value:,.0f}"
 
 
+def or_dash(value: float | None, form: str) -> str:
+    return "—" if value is None else format(value, form)
+
+
 def percent(value: float | None) -> str:
     return "not measured" if value is None else f"{value:.0%}"
 
@@ -189,6 +213,16 @@ def row(label: str, cells: Sequence[str]) -> str:
 
 def header(labels: Sequence[str], first: str = "") -> list[str]:
     return [row(first, labels), "|---|" + "---|" * len(labels)]
+
+
+def figure(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """A matplotlib figure and its axes (plt.subplots' arguments), drawn without a display."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(*args, **kwargs)
 
 
 def png(figure: Any, title: str) -> bytes:

@@ -1,4 +1,6 @@
-"""Fixtures: the real backends (embedded, or the ones the environment names) and each server variant."""
+"""Fixtures: the pinned tools, the real backends (embedded, or the ones the environment names) and each server
+variant. A test that uses any of them (the `tools` fixture underlies them all) is marked `live` on collection;
+`make test-fast` runs the others, which need only the Python dependencies."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from harness.matrix import BENCH_BUCKET, BENCH_OBJECTS, SERVER_VARIANTS, ServerV
 from harness.matrix import STACKS as SINGLE_PROCESS_STACKS
 from harness.processes import Child
 from harness.serving import running_server
+from harness.tools import ensure_all
 from protos.bench.v1 import bench_pb2_grpc
 
 LARGE_BUCKET = "bench-large"
@@ -35,8 +38,24 @@ def answering(workers: list[psutil.Process], port: int) -> set[int]:
     }
 
 
+LIVE = "live"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that needs a tool, a server or a backend (it uses the `tools` fixture) as live."""
+    for item in items:
+        if "tools" in getattr(item, "fixturenames", ()):
+            item.add_marker(LIVE)
+
+
 @pytest.fixture(scope="session")
-def backends() -> Iterator[Backends]:
+def tools() -> dict[str, str]:
+    """Every pinned tool (ghz, versitygw, toxiproxy, loadgen, h2load, mongo-java-server), installed once."""
+    return ensure_all()
+
+
+@pytest.fixture(scope="session")
+def backends(tools: dict[str, str]) -> Iterator[Backends]:
     with start_backends(os.environ) as started:
         seed_bucket(started.config, BENCH_BUCKET, BENCH_OBJECTS)
         seed_bucket(started.config, LARGE_BUCKET, LARGE_OBJECTS)

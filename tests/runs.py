@@ -13,8 +13,7 @@ import psutil
 
 from harness.drivers.histogram import encode_latencies
 from harness.drivers.report import HISTOGRAM_KEY
-from harness.resources import ResourceUsage
-from harness.results import CellRecord, Repeat, save_cell, write_json_atomic
+from harness.results import CellRecord, Repeat, ResourceUsage, save_cell, write_json_atomic
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SERVERS = {"sync-w10": 10, "grpclib-uvloop": None, "aio-uvloop": None, "sync-w10-p2": 20}

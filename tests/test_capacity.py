@@ -12,19 +12,11 @@ from harness.drivers.histogram import encode_latencies
 from harness.drivers.report import HISTOGRAM_KEY, LoadReport
 from harness.matrix import Cell, scenario, server_variant
 from harness.options import RunOptions
-from harness.resources import ResourceUsage
-from harness.results import CellRecord, CellResult, Repeat
-from harness.studies import DEFAULT_STUDIES, study
-from harness.studies.capacity import (
-    JITTER,
-    PRECISION,
-    WORKERS,
-    CapacityCell,
-    held,
-    open_loop_cell,
-    rate_search,
-    step_calls,
-)
+from harness.results import CellRecord, CellResult, Repeat, ResourceUsage
+from harness.studies import DEFAULT_STUDIES, plan
+from harness.studies.capacity import JITTER, PRECISION, WORKERS, held
+from harness.studies.capacity.plan import open_loop_cell, rate_search, step_calls
+from harness.studies.capacity.report import SETTINGS, CapacityCell
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -89,7 +81,7 @@ def test_a_step_holds_with_no_failure_and_p99_within_the_slo() -> None:
 
 
 def test_capacity_cells_cover_each_stack_and_the_jitter_comparison() -> None:
-    capacity = study("capacity")
+    capacity = plan("capacity")
     cells = capacity.cells(RunOptions(Path("out")))
     keys = {cell.key for cell in cells}
     assert "hello/sync-w1/c50" in keys and "s3-mongo-100ms/aio-uvloop/c50" in keys
@@ -140,7 +132,7 @@ def _capacity_cell(
     record = CellRecord("hello", "stack", WORKERS, "ok", repeats=[passing, knee, low])
     reports = [report(offered[1], 0.002, 1000), report(offered[2], 0.050, 1000), report(offered[0], alone, 1000)]
     result = CellResult(record, [LoadReport.from_json(each) for each in reports])
-    return CapacityCell(result, {"pinning": {"server_cpus": [1]}}, slots)
+    return CapacityCell(result, {"pinning": {"server_cpus": [1]}}, SETTINGS, slots)
 
 
 def test_the_reason_names_thread_hand_offs_when_the_core_is_saturated() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.results import load_study, write_json_atomic
-from harness.studies import connections
+from harness.studies.connections import report as connections
 from tests.runs import meta, write_cells
 
 RUN_ID = "20260101T000000Z"

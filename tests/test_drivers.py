@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.drivers import DRIVERS
 from harness.drivers.ghz import compact, ghz_argv, run_ghz
 from harness.drivers.histogram import Latencies, encode_latencies
+from harness.drivers.registry import DRIVERS
 from harness.drivers.report import HISTOGRAM_KEY, DriverError, LoadReport
 from harness.matrix import Cell, scenario, server_variant
 
@@ -139,6 +139,7 @@ def test_run_ghz_reports_a_failing_exit(tmp_path: Path) -> None:
         run_ghz([fake_ghz(tmp_path, "echo connection refused >&2; exit 3")], timeout=10)
 
 
+@pytest.mark.usefixtures("tools")
 def test_run_ghz_keeps_a_histogram_instead_of_details(tmp_path: Path) -> None:
     report = json.dumps({**load("ghz-ok.json"), "details": details([2.0] * 40)})
     (tmp_path / "report.json").write_text(report)
@@ -149,6 +150,7 @@ def test_run_ghz_keeps_a_histogram_instead_of_details(tmp_path: Path) -> None:
     assert run.cpu_seconds >= 0
 
 
+@pytest.mark.usefixtures("tools")
 def test_run_ghz_refuses_details_that_disagree_with_the_counts(tmp_path: Path) -> None:
     report = json.dumps({**load("ghz-ok.json"), "details": details([2.0] * 39)})
     (tmp_path / "report.json").write_text(report)
@@ -156,6 +158,7 @@ def test_run_ghz_refuses_details_that_disagree_with_the_counts(tmp_path: Path) -
         run_ghz([fake_ghz(tmp_path, f"cat {tmp_path / 'report.json'}")], timeout=10)
 
 
+@pytest.mark.usefixtures("tools")
 def test_run_ghz_measures_its_cpu(tmp_path: Path) -> None:
     report = json.dumps({**load("ghz-ok.json"), "details": details([2.0] * 40)})
     (tmp_path / "report.json").write_text(report)

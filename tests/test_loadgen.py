@@ -12,16 +12,17 @@ from typing import Any
 import pytest
 
 from harness.backends import Backends, seed_bucket
-from harness.drivers import DRIVERS, DriverError, LoadReport
-from harness.drivers.loadgen import FetchCounts, WatchOutcome, loadgen_argv, run_loadgen
+from harness.drivers.loadgen import loadgen_argv, run_loadgen
+from harness.drivers.registry import DRIVERS
+from harness.drivers.report import DriverError, FetchCounts, LoadReport, WatchOutcome
 from harness.matrix import BENCH_BUCKET, BENCH_OBJECTS, Cell, server_variant
 from harness.measure import CellContext
 from harness.options import RunOptions
-from harness.resources import ResourceUsage
-from harness.results import CellRecord, Repeat, load_study, read_json, save_cell, write_json_atomic
+from harness.results import CellRecord, Repeat, ResourceUsage, load_study, read_json, save_cell, write_json_atomic
 from harness.serving import running_server
-from harness.studies import streaming
+from harness.studies.reading import calls_not_ok
 from harness.studies.streaming import BATCH_SCENARIOS, CROSS_CHECK_LEVEL, HELLO, HELLO_STREAM, WATCH, fetch_scenario
+from harness.studies.streaming import plan as streaming
 from harness.tools import LOADGEN, ensure_go_tool
 from tests.runs import ghz_report, meta
 from tests.s3_counter import CountingProxy
@@ -165,6 +166,7 @@ def test_watch_streams_are_created_get_readings_and_end_ok(target: str) -> None:
     assert 0 <= report.percentiles[50] < 0.05
 
 
+@pytest.mark.usefixtures("tools")
 def test_bad_flags_are_a_clear_error() -> None:
     loadgen = str(ensure_go_tool(LOADGEN))
     with pytest.raises(DriverError, match="-target HOST:PORT is required"):
@@ -203,7 +205,7 @@ def test_calls_that_were_not_ok_are_told_from_a_warm_up_or_a_run(tmp_path: Path)
     write_json_atomic(study_dir / f"{hello.stem}-r1.json", ghz_report(95, 1.0, 2.0, failed=5))
     save_cell(study_dir, replace(hello, repeats=[Repeat(f"{hello.stem}-r1.json", 100, usage)]))
 
-    told = streaming.failed_calls(load_study(run_dir, "streaming"))
+    told = calls_not_ok(load_study(run_dir, "streaming"))
     assert told == [
         "fetch-parallel-4-0ms/aio-uvloop/c4, warm-up: 1 of 4 failed: 1 × rpc error: code = Unavailable",
         "hello/aio-uvloop/c10, measured run: 5 of 100 failed: 5 × rpc error: code = Unavailable",
@@ -234,6 +236,7 @@ def test_call_mode_opens_the_connections_it_is_told(target: str, connections: st
         assert proxy.connections == opened
 
 
+@pytest.mark.usefixtures("tools")
 def test_connections_beyond_the_workers_are_a_clear_error() -> None:
     with pytest.raises(DriverError, match=r"-connections is 1 to -concurrency \(2\) or per-call"):
         run("call", "-target", "127.0.0.1:1", "-concurrency", "2", "-total", "2", "-connections", "3")

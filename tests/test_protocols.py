@@ -11,17 +11,18 @@ from typing import Any
 import pytest
 
 from harness.backends import Backends
-from harness.drivers import DRIVERS, DriverError, LoadReport
 from harness.drivers.h2load import h2load_argv, h2load_report
 from harness.drivers.histogram import Latencies
 from harness.drivers.loadgen import loadgen_argv, run_loadgen
+from harness.drivers.registry import DRIVERS
+from harness.drivers.report import DriverError, LoadReport
 from harness.matrix import Cell, server_variant
 from harness.measure import CellContext
 from harness.options import RunOptions
 from harness.results import read_json
 from harness.serving import running_server
-from harness.studies import protocols
 from harness.studies.protocols import CONNECT_JSON, CROSS_CHECK_WORKERS, GRPC_SCENARIOS, REST_SCENARIOS, UNARY
+from harness.studies.protocols import plan as protocols
 from harness.tools import H2LOAD, LOADGEN, ensure_go_tool, ensure_tool
 
 
@@ -72,7 +73,7 @@ def test_every_grpc_shape_counts_each_message_once(grpc_target: str, shape: str)
 
 
 @pytest.fixture(scope="module", params=["rest-h1", "rest-h2"])
-def rest_target(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
+def rest_target(request: pytest.FixtureRequest, tools: dict[str, str]) -> Iterator[tuple[str, str]]:
     with running_server(server_variant(request.param), {}) as (address, _):
         yield address, str(REST_SCENARIOS[request.param].data["http"])
 
@@ -92,6 +93,7 @@ def test_connect_json_counts_each_post_once_on_either_http_version(backends: Bac
     assert report.percentiles[50] > 0
 
 
+@pytest.mark.usefixtures("tools")
 def test_http2_to_an_http1_server_fails_every_call_and_counts_none() -> None:
     with running_server(server_variant("rest-h1"), {}) as (address, _):
         report = run("-target", address, "-shape", "rest", "-http", "2", "-workers", "1", "-total", "3")
@@ -150,6 +152,7 @@ def test_an_h2load_run_reads_as_a_report_of_ok_answers_only() -> None:
         h2load_report(H2LOAD_SUMMARY, "200 1000\n")
 
 
+@pytest.mark.usefixtures("tools")
 def test_h2load_counts_every_post_to_an_http2_server_and_none_to_an_http1_one() -> None:
     h2load = ensure_tool(H2LOAD)
     cell = Cell(server_variant("rest-h2"), REST_SCENARIOS["rest-h2"], 4)
@@ -162,6 +165,7 @@ def test_h2load_counts_every_post_to_an_http2_server_and_none_to_an_http1_one() 
             assert Latencies([run.report.histogram]).count == ok and 0 < run.report.percentiles.get(50, 1) < 1
 
 
+@pytest.mark.usefixtures("tools")
 def test_rest_over_http2_is_cross_checked_by_h2load(tmp_path: Path) -> None:
     options = RunOptions(tmp_path, repeats=1, requests=CROSS_CHECK_WORKERS, warmup_requests=CROSS_CHECK_WORKERS)
     context = CellContext(DRIVERS["loadgen"], ensure_go_tool(LOADGEN), options, 1, tmp_path)

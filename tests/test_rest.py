@@ -14,6 +14,8 @@ from harness.matrix import REST_VARIANTS, ServerVariant
 from harness.serving import running_server
 from tests.conftest import CONNECTIONS, answering
 
+pytestmark = pytest.mark.usefixtures("tools")  # every test here starts a server or a tool
+
 
 @pytest.fixture(scope="module", params=REST_VARIANTS, ids=lambda variant: variant.name)
 def rest(request: pytest.FixtureRequest) -> Iterator[tuple[ServerVariant, httpx.Client]]:

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from harness.backends import Backends
-from harness.resources import ResourceUsage
+from harness.provenance import environment
 from harness.results import (
     CellRecord,
     Repeat,
-    environment,
+    ResourceUsage,
     load_cells,
     resolve_run,
     save_cell,
@@ -90,12 +90,13 @@ def test_cell_record_refuses_another_schema() -> None:
         CellRecord.from_json({"schema": 99})
 
 
-def test_environment_metadata() -> None:
-    env = environment("ghz v0.121.0")
-    assert env["ghz"] == "ghz v0.121.0"
+def test_environment_metadata_names_every_installed_package_and_the_tools_run() -> None:
+    env = environment({"ghz": "ghz v0.121.0 (it reports `dev`)"})
+    assert env["ghz"] == env["tools"]["ghz"] == "ghz v0.121.0 (it reports `dev`)"
     assert env["cpu_count"] >= 1
-    assert set(env["packages"]) >= {"grpcio", "grpclib", "uvloop", "boto3", "aioboto3", "pymongo", "motor"}
-    assert all(version != "not installed" for version in env["packages"].values())
+    expected = {"grpcio", "grpclib", "uvloop", "boto3", "aioboto3", "pymongo", "motor", "fastapi", "hypercorn"}
+    assert set(env["packages"]) >= expected | {"connectrpc", "pyvoy", "uvicorn", "pytest"}
+    assert env["packages"]["grpcio"][0].isdigit()
     assert len(env["git_commit"]) >= 40 or env["git_commit"] == "unknown"
 
 

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from harness.backends import Backends
 from harness.cli import QUICK_SERVERS
 from harness.matrix import SCENARIOS, server_variant
@@ -14,6 +16,8 @@ from harness.processes import free_port
 from harness.serving import running_server
 from harness.tools import ROOT
 from tests.runs import started_by_harness
+
+pytestmark = pytest.mark.usefixtures("tools")  # every test here starts a server or a tool
 
 
 def test_quick_run_writes_every_file_with_zero_errors_and_leaves_no_process(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ import pytest
 from harness.cli import parser, run_options
 from harness.matrix import measured_requests, scenario, server_variant
 from harness.options import RunOptions
-from harness.results import StudyRun
-from harness.studies.stacks import targets
+from harness.results import StudyRun, Target
+from harness.studies.stacks.report import targets
 from harness.summaries import spread
 from tests.runs import meta
 
@@ -39,9 +39,9 @@ def test_spread_is_the_farthest_run_from_the_median() -> None:
 def test_targets_with_nothing_run() -> None:
     empty = StudyRun("stacks", Path("run"), meta("r", "cpu"), [])
     measured = targets(empty, wall_seconds=1300.0, full_matrix=True)
-    assert measured["wall_time"] == {"target_seconds": 900, "measured_seconds": 1300.0, "applies": True, "met": False}
-    assert measured["zero_non_ok"]["met"]
-    assert measured["driver_not_busy"] == {"highest": 0.0, "met": True}
+    assert measured["wall_time"] == Target(False, {"target_seconds": 900, "measured_seconds": 1300.0, "applies": True})
+    assert measured["zero_non_ok"].met and measured["zero_non_ok"].gate
+    assert measured["driver_not_busy"] == Target(True, {"highest": 0.0})
 
 
 @pytest.mark.parametrize(

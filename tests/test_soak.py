@@ -143,6 +143,7 @@ def test_every_rpc_of_the_mix_names_the_backends_it_needs() -> None:
     assert NEEDS["hello"] == frozenset() and NEEDS["s3-mongo"] == {"s3", "mongodb"}
 
 
+@pytest.mark.usefixtures("tools")
 def test_a_short_soak_on_a_live_stack_injects_every_fault_and_leaves_nothing_running(tmp_path: Path) -> None:
     before = started_by_harness()
     finished = subprocess.run(

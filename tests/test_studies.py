@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main, parser, run_options
-from harness.drivers import DRIVERS
+from harness.drivers.registry import DRIVERS
 from harness.matrix import (
     CONCURRENCY_LEVELS,
     SCENARIOS,
@@ -22,7 +22,7 @@ from harness.matrix import (
 )
 from harness.options import RunOptions
 from harness.runner import chosen_studies
-from harness.studies import DEFAULT_STUDIES, STUDIES, study
+from harness.studies import DEFAULT_STUDIES, STUDIES, plan, study
 
 OUT = Path("out")
 
@@ -32,9 +32,10 @@ def test_every_study_is_registered_data_with_a_known_driver() -> None:
     assert len(names) == len(set(names))
     for each in STUDIES:
         assert each.question.endswith("?")
-        assert each.follows and each.axes and each.repeats >= 1
-        assert each.driver in DRIVERS
-        for axis in each.axes:  # every axis is set by a run-all option that takes its default values
+        planned = plan(each.name)
+        assert each.follows and planned.axes and planned.repeats >= 1
+        assert planned.driver in DRIVERS and set(planned.checkers) <= set(DRIVERS)
+        for axis in planned.axes:  # every axis is set by a run-all option that takes its default values
             parser().parse_args(["run-all", axis.option, ",".join(axis.values)])
     assert "stacks" in DEFAULT_STUDIES
 
@@ -45,7 +46,7 @@ def test_unknown_study_says_what_exists() -> None:
 
 
 def test_stacks_expands_to_the_original_matrix_and_a_connection_per_worker_at_50() -> None:
-    cells = study("stacks").cells(RunOptions(OUT))
+    cells = plan("stacks").cells(RunOptions(OUT))
     pairs = [(server, each) for server in SERVER_VARIANTS for each in SCENARIOS if server.runs(each.name)]
     shared = [cell for cell in cells if cell.connections == SHARED]
     assert len(shared) == len(pairs) * len(CONCURRENCY_LEVELS) == 324
@@ -68,12 +69,12 @@ def sorted_pairs(pairs: list[tuple[ServerVariant, Scenario]]) -> list[tuple[Serv
 def test_connections_option_replaces_the_ways_and_refuses_one_ghz_cannot_drive() -> None:
     options = RunOptions(OUT, servers=(server_variant("sync-w1"),), scenarios=(scenario("hello"),), levels=(10,))
     pooled = replace(options, connections=("pool-5", "per-worker"))
-    assert [cell.key for cell in study("stacks").cells(pooled)] == [
+    assert [cell.key for cell in plan("stacks").cells(pooled)] == [
         "hello/sync-w1/c10+pool-5",
         "hello/sync-w1/c10+per-worker",
     ]
     with pytest.raises(ValueError, match="cannot open one per call"):
-        study("stacks").cells(replace(options, connections=("per-call",)))
+        plan("stacks").cells(replace(options, connections=("per-call",)))
     with pytest.raises(ValueError, match="pool-N with 1 <= N <= 10"):
         replace(options, connections=("pool-11",))
     with pytest.raises(ValueError, match="got 'twice'"):
@@ -81,7 +82,7 @@ def test_connections_option_replaces_the_ways_and_refuses_one_ghz_cannot_drive()
 
 
 def test_connections_study_drives_every_stack_every_way_then_s3_per_process_and_per_request() -> None:
-    cells = study("connections").cells(RunOptions(OUT))
+    cells = plan("connections").cells(RunOptions(OUT))
     client = [cell for cell in cells if cell.scenario.name.startswith("hello")]
     stacks = [variant for variant in STACKS if variant.name != "sync-w1"]
     assert len(client) == 2 * len(stacks) * 4
@@ -97,15 +98,15 @@ def test_connections_study_drives_every_stack_every_way_then_s3_per_process_and_
 
 def test_options_narrow_the_axes() -> None:  # no c50 here: no cell on a connection per worker
     options = RunOptions(OUT, servers=(server_variant("sync-w1"),), scenarios=(scenario("hello"),), levels=(3, 4))
-    assert [cell.key for cell in study("stacks").cells(options)] == ["hello/sync-w1/c3", "hello/sync-w1/c4"]
-    assert not study("stacks").is_default_matrix(options)
+    assert [cell.key for cell in plan("stacks").cells(options)] == ["hello/sync-w1/c3", "hello/sync-w1/c4"]
+    assert not plan("stacks").is_default_matrix(options)
 
 
 def test_the_default_options_are_the_default_matrix() -> None:
     options = run_options(parser().parse_args(["run-all", "--server-cpus", ""]))
-    assert study("stacks").is_default_matrix(options)
+    assert plan("stacks").is_default_matrix(options)
     assert [each.name for each in chosen_studies(options)] == list(DEFAULT_STUDIES)
-    assert not study("stacks").is_default_matrix(run_options(parser().parse_args(["run-all", "--repeats", "5"])))
+    assert not plan("stacks").is_default_matrix(run_options(parser().parse_args(["run-all", "--repeats", "5"])))
 
 
 def test_study_flag_picks_studies_and_refuses_unknown_ones(capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,14 +14,19 @@ It drives what ghz cannot express and prints ghz's JSON shape, so `LoadReport` r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.drivers.ghz import CALL_TIMEOUT, run_reporting_tool
-from harness.drivers.report import DriverError, DriverRun
-from harness.matrix import PER_CALL, SHARED, Cell, connection_count
+from harness.drivers.report import DriverRun
+from harness.matrix import (
+    HTTP_SHAPES,
+    IN_FLIGHT,
+    INFO_SHAPES,
+    PER_CALL,
+    SHARED,
+    Cell,
+    connection_count,
+)
 
 CALL_METHODS = {
     "bench.v1.Greeter.SayHello": "hello",
@@ -31,17 +36,6 @@ CALL_METHODS = {
 }
 FETCH_CALLS = ("bench.v1.ObjectStore.ListObjectsPage", "bench.v1.ObjectStore.StreamObjects")
 WATCH_CALL = "bench.v1.Sensor.Watch"
-REST_INFO = "POST /v1/info"  # the REST server's Info call (servers/rest.py)
-CONNECT_INFO = "POST /bench.v1.Info/SetInfo"  # SetInfo in Connect's unary protocol, JSON (servers/connect.py)
-INFO_SHAPES = {  # an info cell's shape -> the call its scenario names
-    "unary": "bench.v1.Info.SetInfo",
-    "lockstep": "bench.v1.Info.SetInfos",
-    "pipelined": "bench.v1.Info.SetInfos",
-    "rest": REST_INFO,
-    "connect": CONNECT_INFO,
-}
-HTTP_SHAPES = ("rest", "connect")  # the shapes that POST JSON over HTTP/1.1 or HTTP/2, not gRPC
-IN_FLIGHT = 100  # a pipelined stream's unanswered requests, at most
 
 
 def is_fetch(cell: Cell) -> bool:
@@ -146,50 +140,3 @@ def loadgen_argv(loadgen: Path | str, cell: Cell, target: str, requests: int) ->
 def run_loadgen(argv: list[str], timeout: float) -> DriverRun:
     """Run loadgen: its report kept compact, its CPU time measured."""
     return run_reporting_tool("loadgen", argv, timeout)
-
-
-@dataclass(frozen=True)
-class WatchOutcome:
-    """How a watch run's streams fared (the readings themselves are the report's OK entries)."""
-
-    streams: int
-    established: int  # answered `created` within 1 s
-    established_late: int
-    not_established: int
-    expected_readings: int  # one per interval per created stream, over the window
-    ended: dict[str, int]  # status code name -> streams, after the client closed its side
-    stream_errors: dict[str, int]
-
-    @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> WatchOutcome:
-        try:
-            outcome = cls(
-                streams=int(raw["streams"]),
-                established=int(raw["established"]),
-                established_late=int(raw["established_late"]),
-                not_established=int(raw["not_established"]),
-                expected_readings=int(raw["expected_readings"]),
-                ended={str(code): int(n) for code, n in raw["ended"].items()},
-                stream_errors={str(error): int(n) for error, n in (raw.get("stream_errors") or {}).items()},
-            )
-        except (TypeError, ValueError, KeyError, AttributeError) as error:
-            raise DriverError(f"malformed watch report: {error!r}") from error
-        if outcome.established + outcome.established_late + outcome.not_established != outcome.streams:
-            raise DriverError(f"watch report: established, late and not add up to more or less than {outcome.streams}")
-        return outcome
-
-
-@dataclass(frozen=True)
-class FetchCounts:
-    """What a fetch run's fetch-alls took in all: RPCs, messages and objects."""
-
-    rpcs: int
-    messages: int
-    objects: int
-
-    @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> FetchCounts:
-        try:
-            return cls(int(raw["rpcs"]), int(raw["messages"]), int(raw["objects"]))
-        except (TypeError, ValueError, KeyError) as error:
-            raise DriverError(f"malformed fetch report: {error!r}") from error

@@ -84,3 +84,53 @@ class DriverRun:
     raw: dict[str, Any]
     report: LoadReport
     cpu_seconds: float
+
+
+# What loadgen reports beyond ghz's shape.
+
+
+@dataclass(frozen=True)
+class WatchOutcome:
+    """How a watch run's streams fared (the readings themselves are the report's OK entries)."""
+
+    streams: int
+    established: int  # answered `created` within 1 s
+    established_late: int
+    not_established: int
+    expected_readings: int  # one per interval per created stream, over the window
+    ended: dict[str, int]  # status code name -> streams, after the client closed its side
+    stream_errors: dict[str, int]
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> WatchOutcome:
+        try:
+            outcome = cls(
+                streams=int(raw["streams"]),
+                established=int(raw["established"]),
+                established_late=int(raw["established_late"]),
+                not_established=int(raw["not_established"]),
+                expected_readings=int(raw["expected_readings"]),
+                ended={str(code): int(n) for code, n in raw["ended"].items()},
+                stream_errors={str(error): int(n) for error, n in (raw.get("stream_errors") or {}).items()},
+            )
+        except (TypeError, ValueError, KeyError, AttributeError) as error:
+            raise DriverError(f"malformed watch report: {error!r}") from error
+        if outcome.established + outcome.established_late + outcome.not_established != outcome.streams:
+            raise DriverError(f"watch report: established, late and not add up to more or less than {outcome.streams}")
+        return outcome
+
+
+@dataclass(frozen=True)
+class FetchCounts:
+    """What a fetch run's fetch-alls took in all: RPCs, messages and objects."""
+
+    rpcs: int
+    messages: int
+    objects: int
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> FetchCounts:
+        try:
+            return cls(int(raw["rpcs"]), int(raw["messages"]), int(raw["objects"]))
+        except (TypeError, ValueError, KeyError) as error:
+            raise DriverError(f"malformed fetch report: {error!r}") from error

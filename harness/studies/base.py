@@ -1,68 +1,66 @@
-"""A study: one question, declared as data. The run loop, the report and the tests read only this shape."""
+"""A study's report half as data, and the targets every study shares. Report-side: it imports only what reads
+result files, so a report renders without the tools."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from harness.matrix import Cell
-from harness.measure import CellContext
-from harness.options import RunOptions
-from harness.processes import Child
-from harness.results import CellRecord, StudyRun
+from harness.results import CellRecord, Repeat, StudyRun, Target
 
 
-@dataclass(frozen=True)
-class Axis:
-    """One dimension a study varies, its default values, and the run-all option that sets it."""
-
-    name: str
-    values: tuple[str, ...]
-    option: str
+def nothing_expected(record: CellRecord, repeat: Repeat) -> bool:
+    """No call that was not OK is measured on purpose."""
+    return False
 
 
-@dataclass(frozen=True)
-class Study:
-    """A question, its axes, the cells they expand to, its driver, and how its results are told."""
+@dataclass(frozen=True, eq=False)  # one object per study: compared and hashed by identity
+class StudyReport:
+    """How a study tells its runs: its question, its files, its part of results/README.md, its targets."""
 
     name: str
     question: str
     follows: str  # the seed study or reference it follows
-    axes: tuple[Axis, ...]
-    driver: str  # a key of harness.drivers.DRIVERS
-    repeats: int  # measured runs per cell unless --repeats says otherwise
-    cells: Callable[[RunOptions], list[Cell]]
-    # Measures one cell on a running server: (cell, target, server process, context, probe file) -> record.
-    measure: Callable[[Cell, str, Child | None, CellContext, str], CellRecord]
     # Files under results/<study>/ (relative path -> content), rendered from one run's files.
     render: Callable[[StudyRun], dict[str, bytes]]
     # The study's section of results/README.md, from its newest run per CPU model (newest first).
     section: Callable[[Sequence[StudyRun]], str]
     # The short answer, with the figures that carry it, from the same runs.
     answer: Callable[[Sequence[StudyRun]], str]
-    # Benchmark targets measured on a finished run, recorded in run.json.
-    targets: Callable[[StudyRun, float, bool], dict[str, Any]]
+    # The study's own targets on a finished run (beyond the shared ones of `shared_targets`).
+    targets: Callable[[StudyRun, float, bool], dict[str, Target]]
+    # The values its report judges by, as they are now: recorded in every new run, read back from it.
+    settings: Mapping[str, Any] = field(default_factory=dict)
     default: bool = True  # run-all runs it when no --study is given
-    # Servers keep their own counters (GC pauses, loop lag, context switches) for each measured run.
-    diagnostics: bool = False
+    # Which calls that were not OK the study measures on purpose (a finding, shown, not a failed run).
+    expected_non_ok: Callable[[CellRecord, Repeat], bool] = nothing_expected
 
-    def is_default_matrix(self, options: RunOptions) -> bool:
-        """True when options expand to the study's full default cells, repeats and sizing."""
-        default = RunOptions(options.out_dir, available_cpus=options.available_cpus)
-        same_sizing = (options.repeats, options.requests, options.warmup_requests) == (None, None, None)
-        same_backends = all(
-            getattr(options, name) == getattr(default, name)
-            for name in ("objects", "latency_bucket_objects", "s3_latency_ms", "mongo_latency_ms", "jitter_ms")
+
+def unexpected_non_ok(run: StudyRun, expected: Callable[[CellRecord, Repeat], bool]) -> list[str]:
+    """Cells with calls that were not OK in a run the study did not expect them in."""
+    return [
+        cell.record.key
+        for cell in run.cells
+        if any(
+            report.non_ok and not expected(cell.record, repeat)
+            for repeat, report in zip(cell.record.repeats, cell.reports, strict=True)
         )
-        keys = [cell.key for cell in self.cells(options)]
-        return same_sizing and same_backends and keys == [cell.key for cell in self.cells(default)]
+    ]
 
 
-def run_targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Any]:
-    """The targets every study without a time budget of its own records: no failed cell, and its wall time."""
+def shared_targets(run: StudyRun, report: StudyReport, wall_seconds: float, full_matrix: bool) -> dict[str, Target]:
+    """What every study's run must meet: no failed cell and no call that was not OK unless the study measures
+    such calls on purpose (both gate run-all's exit status); and its wall time (reported)."""
     failed = [cell.record.key for cell in run.cells if cell.record.status == "failed"]
+    surprising = unexpected_non_ok(run, report.expected_non_ok)
     return {
-        "no_failed_cell": {"cells": failed, "met": not failed},
-        "wall_time": {"measured_seconds": round(wall_seconds, 1), "applies": full_matrix, "met": True},
+        "no_failed_cell": Target(not failed, {"cells": failed}, gate=True),
+        "no_unexpected_non_ok": Target(not surprising, {"cells": surprising}, gate=True),
+        "wall_time": Target(True, {"measured_seconds": round(wall_seconds, 1), "applies": full_matrix}),
     }
+
+
+def no_targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Target]:
+    """A study with no targets beyond the shared ones."""
+    return {}

@@ -1,27 +1,27 @@
-"""The protocols study: would REST do, and which call shape should a request/response flow take?
-
-The Info flow (name, age, height -> success; no I/O) as gRPC unary SetInfo calls, as one SetInfos stream
-per client worker used in lockstep (send, wait for the reply, send the next), as one stream pipelined (a
-sender and a receiver, at most IN_FLIGHT unanswered), and as REST (FastAPI) over HTTP/1.1 with a
-connection per worker and over HTTP/2 on one connection; the Connect RPC stacks serve the gRPC shapes and
-SetInfo in Connect's own unary protocol with JSON over HTTP/1.1. Client workers: 1, 16 and 50. One driver
-(loadgen) for every shape and protocol keeps the client's own cost equal; SetInfo at CROSS_CHECK_WORKERS
-is also driven by ghz, and REST over HTTP/2 by h2load, to cross-check it. Each message (a request and its
-reply) counts once.
-"""
+"""The protocols study's report: messages per second by call shape and protocol, the cross-checks of our
+driver, and what bounds each shape."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from harness.drivers.loadgen import HTTP_SHAPES, IN_FLIGHT, INFO_SHAPES
-from harness.matrix import Cell, Scenario, server_variant
-from harness.measure import CellContext, measure_against, measure_closed_loop
-from harness.options import RunOptions
-from harness.processes import Child
-from harness.results import CellRecord, StudyRun
-from harness.studies.base import Axis, Study
+from harness.matrix import IN_FLIGHT
+from harness.results import StudyRun, Target
+from harness.studies.base import StudyReport
+from harness.studies.protocols import (
+    CONNECT_JSON,
+    CROSS_CHECK_WORKERS,
+    GRPC_SCENARIOS,
+    GRPC_SERVERS,
+    HTTP_SCENARIOS,
+    NAME,
+    QUESTION,
+    REST_H2,
+    REST_SCENARIOS,
+    REST_SERVERS,
+    SHAPE_LABELS,
+    UNARY,
+)
 from harness.studies.reading import (
     Measured,
     busiest_driver,
@@ -30,84 +30,15 @@ from harness.studies.reading import (
     cross_checked_targets,
     driver_cross_check_table,
     failed_cells,
-    failures,
     measured,
     newest_run_section,
     study_readme,
 )
-from harness.summaries import header, png, row
-
-NAME = "protocols"
-GRPC_SERVERS = ("sync-w10", "grpclib-uvloop", "aio-uvloop", "connect-pyvoy", "connect-hypercorn")
-CONNECT_MODULE = "servers.connect"  # a stack that also speaks the Connect protocol
-REST_SERVERS = {"rest-h1": "1.1", "rest-h2": "2"}  # variant -> the HTTP version it speaks
-GRPC_SHAPES = ("unary", "lockstep", "pipelined")
-WORKERS = (1, 16, 50)
-CROSS_CHECK_WORKERS = 16
-WARMUP_MESSAGES = 500
-INFO_REQUEST = {"name": "w0", "age": 30, "height": 170}  # ghz's request; loadgen sends one like it per message
-RUN_SECONDS = 2.5  # Info messages are cheap: longer runs for steadier figures
+from harness.summaries import figure, header, png, row
 
 # The Go study this one follows, as the issue summarised it: at 16 client goroutines.
 GO_GRPC_OVER_REST = 2.0  # gRPC beat REST (JSON over HTTP/2) by more than this
 GO_PIPELINED_OVER_NEXT = 80.0  # pipelined streaming over the next best shape
-
-
-def info_scenario(shape: str, http: str = "") -> Scenario:
-    """The Info flow in one shape; a REST or Connect JSON scenario names its HTTP version."""
-    name = f"info-{shape}-h{http.split('.')[0]}" if shape in HTTP_SHAPES else f"info-{shape}"
-    data: dict[str, object] = {"shape": shape, **INFO_REQUEST}
-    if shape == "pipelined":
-        data["in_flight"] = IN_FLIGHT
-    if shape in HTTP_SHAPES:
-        data["http"] = http
-    described = {
-        "unary": "SetInfo calls",
-        "lockstep": "a SetInfos stream per worker, in lockstep",
-        "pipelined": f"a SetInfos stream per worker, pipelined ({IN_FLIGHT} in flight at most)",
-        "rest": f"POST /v1/info (JSON) over HTTP/{http}",
-        "connect": f"SetInfo in Connect's unary protocol, JSON over HTTP/{http}",
-    }[shape]
-    return Scenario(name, INFO_SHAPES[shape], data, described, WARMUP_MESSAGES, run_seconds=RUN_SECONDS)
-
-
-GRPC_SCENARIOS = tuple(info_scenario(shape) for shape in GRPC_SHAPES)
-REST_SCENARIOS = {server: info_scenario("rest", http) for server, http in REST_SERVERS.items()}
-CONNECT_JSON = info_scenario("connect", "1.1")
-REST_H2 = REST_SCENARIOS["rest-h2"]
-UNARY = GRPC_SCENARIOS[0]
-SHAPE_LABELS = (
-    {UNARY.name: "unary", GRPC_SCENARIOS[1].name: "lockstep", GRPC_SCENARIOS[2].name: "pipelined"}
-    | {each.name: f"REST HTTP/{each.data['http']}" for each in REST_SCENARIOS.values()}
-    | {CONNECT_JSON.name: f"Connect JSON HTTP/{CONNECT_JSON.data['http']}"}
-)
-HTTP_SCENARIOS = {*(each.name for each in REST_SCENARIOS.values()), CONNECT_JSON.name}  # JSON over HTTP
-
-
-def cells(options: RunOptions) -> list[Cell]:
-    """Every gRPC shape on each gRPC stack (and Connect JSON on a Connect stack), REST on each REST server; the
-    levels of one scenario in a row."""
-    chosen = options.servers or tuple(server_variant(name) for name in (*GRPC_SERVERS, *REST_SERVERS))
-    levels = options.levels or WORKERS
-    plan: list[tuple[Any, Scenario]] = []
-    for server in chosen:
-        if server.protocol == "http":
-            plan.append((server, REST_SCENARIOS[server.name]))
-        else:
-            plan += [(server, each) for each in GRPC_SCENARIOS]
-            if server.module == CONNECT_MODULE:
-                plan.append((server, CONNECT_JSON))
-    return [Cell(server, each, level) for server, each in plan for level in levels]
-
-
-def measure(cell: Cell, target: str, child: Child | None, context: CellContext, probe_file: str) -> CellRecord:
-    """Closed loop; at the cross-check level SetInfo also by ghz and REST over HTTP/2 by h2load, the two drivers
-    taking turns."""
-    if cell.concurrency == CROSS_CHECK_WORKERS and cell.scenario.name == UNARY.name:
-        return measure_against("ghz", cell, target, child, context, probe_file, request=dict(INFO_REQUEST))
-    if cell.concurrency == CROSS_CHECK_WORKERS and cell.scenario.name == REST_H2.name:
-        return measure_against("h2load", cell, target, child, context, probe_file)
-    return measure_closed_loop(cell, target, child, context, probe_file)
 
 
 # --- reading a run -------------------------------------------------------------------------------------
@@ -154,7 +85,7 @@ def shape_table(run: StudyRun) -> list[str]:
                 continue
             p50, p99 = each.report.percentiles.get(50), each.report.percentiles.get(99)
             values += [
-                f"{each.report.ok_rps:,.0f}",
+                f"{each.report.ok_rps:,.0f}{each.not_ok}",
                 "—" if p50 is None or p99 is None else f"{p50 * 1000:.2f} / {p99 * 1000:.2f} ms",
                 f"{each.server_cpu:.0%}",
             ]
@@ -189,14 +120,9 @@ def h2load_runs(run: StudyRun) -> dict[str, tuple[Measured, Measured]]:
 
 def chart(run: StudyRun) -> bytes:
     """Messages per second against client workers, one line per stack and shape."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     found = measured(run)
     levels = levels_of(run)
-    figure, axes = plt.subplots(figsize=(8, 5))
+    drawing, axes = figure(figsize=(8, 5))
     for server, scenario in rows(run):
         points = [(level, found[key].report.ok_rps) for level in levels if (key := (scenario, server, level)) in found]
         if points:
@@ -209,7 +135,7 @@ def chart(run: StudyRun) -> bytes:
     axes.set_xticks(levels)
     axes.legend(fontsize=7, ncol=2)
     axes.grid(True, alpha=0.3)
-    return png(figure, f"Info flow by call shape: {run.cpu_model}")
+    return png(drawing, f"Info flow by call shape: {run.cpu_model}")
 
 
 def tables(run: StudyRun) -> list[str]:
@@ -286,9 +212,6 @@ def answer(runs: Sequence[StudyRun]) -> str:
     )
     if rest_checked:
         parts.append(rest_checked)
-    failed = failures(run)
-    if failed:
-        parts.append(f"{len(failed)} cells failed (listed under the tables).")
     return " ".join(parts) if parts else "No cell of this study finished in the newest run."
 
 
@@ -305,7 +228,7 @@ def _why(run: StudyRun, level: int) -> list[str]:
         )
     pipelined = GRPC_SCENARIOS[2].name  # in lockstep a waiting stream holds one message; pipelined, up to 100
     for server in GRPC_SERVERS:
-        slots = server_variant(server).slots
+        slots = run.matrix.get("server_slots", {}).get(server)
         over = [at for at in levels_of(run) if slots is not None and at > slots]
         alone = found.get((pipelined, server, min(levels_of(run), default=0)))
         crowded = [found.get((pipelined, server, at)) for at in over]
@@ -320,24 +243,15 @@ def _why(run: StudyRun, level: int) -> list[str]:
     return parts
 
 
-def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Any]:
-    """Our driver within 10% of ghz on SetInfo and of h2load on REST over HTTP/2; no failed cell."""
-    checks = {"ghz": cross_check_runs(run), "h2load": h2load_runs(run)}
-    return cross_checked_targets(run, checks, wall_seconds, full_matrix)
+def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Target]:
+    """Our driver within the cross-check tolerance of ghz on SetInfo and of h2load on REST over HTTP/2."""
+    return cross_checked_targets(run, {"ghz": cross_check_runs(run), "h2load": h2load_runs(run)})
 
 
-PROTOCOLS = Study(
+REPORT = StudyReport(
     name=NAME,
-    question="Would REST do, and which call shape should a request/response flow take?",
+    question=QUESTION,
     follows="a public Go study: gRPC unary, a stream in lockstep, a pipelined stream and REST JSON over HTTP/2",
-    axes=(
-        Axis("server", (*GRPC_SERVERS, *REST_SERVERS), "--servers"),
-        Axis("workers", tuple(map(str, WORKERS)), "--concurrency"),
-    ),
-    driver="loadgen",
-    repeats=3,
-    cells=cells,
-    measure=measure,
     render=render,
     section=section,
     answer=answer,

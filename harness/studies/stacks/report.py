@@ -1,46 +1,29 @@
-"""The stacks study: which gRPC server stack, and when does async pay off?
-
-Every server variant serves every scenario at several concurrency levels in closed loop (ghz, one
-connection), the original 2020 study's method; at CONNECTIONS_LEVEL also with one connection per client
-worker, as grpc_bench drives. Tables: one per scenario, level and way of connecting; a chart per scenario
-(one connection).
-"""
+"""The stacks study's report: one table per scenario, level and way of connecting; a chart per scenario; the
+targets; scaling by processes; every machine side by side; where async pays off."""
 
 from __future__ import annotations
 
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
-from harness.bounds import Bounds
-from harness.matrix import (
-    CONCURRENCY_LEVELS,
-    PER_CALL,
-    PER_WORKER,
-    REPEATS,
-    S3_LATENCY_MS,
-    SCENARIOS,
-    SERVER_VARIANTS,
-    SHARED,
-    Cell,
-    expand,
-)
-from harness.measure import measure_closed_loop
-from harness.options import RunOptions
-from harness.results import StudyRun
-from harness.studies.base import Axis, Study
+from harness.bounds import Bounds, server_cpus
+from harness.matrix import PER_WORKER, S3_LATENCY_MS, SCENARIOS, SHARED
+from harness.results import StudyRun, Target
+from harness.studies.base import StudyReport
+from harness.studies.stacks import NAME, QUESTION
 from harness.summaries import (
-    FLAG_NOTES,
     MIB,
-    NOISE_THRESHOLD,
     SHOWN_PERCENTILES,
     TOO_FEW_NOTE,
     CellSummary,
     driver_cpus,
+    figure,
+    flag_notes,
     header,
     ms,
+    not_ok_mark,
     percent,
     percentile_label,
     png,
@@ -50,35 +33,18 @@ from harness.summaries import (
     spread,
 )
 
-NAME = "stacks"
-TIME_TARGET_SECONDS = 15 * 60
-CPU_BOUND_PERCENT = 90.0
-TIE = 0.05  # throughputs this close are not called a win
-PAYS_OFF = 1.10  # async over sync at or above this ratio "pays off"; at or below 1/PAYS_OFF it costs
-BASELINE = "sync-w10"  # the stack the side-by-side tables divide by
-# The issue's efficiency targets: (scenario, concurrency, least efficiency).
-EFFICIENCY_TARGETS = (("hello-wait", 50, 0.90), (f"s3-unary-{S3_LATENCY_MS}ms", 50, 0.80))
-
-CONNECTIONS_LEVEL = 50  # where each cell also runs with one connection per client worker
+# The values this report judges by, recorded in every run.
+SETTINGS: dict[str, Any] = {
+    "time_target_seconds": 15 * 60,
+    "cpu_bound_share": 0.90,  # server CPU at this share of its cores or more: CPU-bound
+    "pays_off": 1.10,  # async over sync at or above this ratio "pays off"; at or below its inverse it costs
+    "baseline": "sync-w10",  # the stack the side-by-side tables divide by
+    # The efficiency targets: [scenario, concurrency, least efficiency].
+    "efficiency_targets": [["hello-wait", 50, 0.90], [f"s3-unary-{S3_LATENCY_MS}ms", 50, 0.80]],
+}
 CONNECTION_LABELS = {PER_WORKER: "a connection per worker"}
 
 Levels = dict[int, dict[str, CellSummary]]
-
-
-def cells(options: RunOptions) -> list[Cell]:
-    """Server variants x scenarios x concurrency levels, one scenario at a time, on one shared connection,
-    and at CONNECTIONS_LEVEL also on one per worker (right after, on the same server start); --connections
-    runs each cell once per way given instead."""
-    shared = expand(
-        options.servers or SERVER_VARIANTS, options.scenarios or SCENARIOS, options.levels or CONCURRENCY_LEVELS
-    )
-    if options.connections and PER_CALL in options.connections:
-        raise ValueError("the stacks study drives ghz, which keeps its connections: it cannot open one per call")
-    found = []
-    for cell in shared:
-        ways = options.connections or ((SHARED, PER_WORKER) if cell.concurrency == CONNECTIONS_LEVEL else (SHARED,))
-        found += [replace(cell, connections=way) for way in ways]
-    return found
 
 
 def table_file(scenario: str, level: int, connections: str = SHARED) -> str:
@@ -217,7 +183,8 @@ def cell_table(
             row("Bound that binds", bound_column(lambda b: f"{b.binding}, {_bound(b.bound)}")),
             row("**Efficiency**, OK req/s / bound", bound_column(lambda b: f"**{b.efficiency:.0%}**")),
         ]
-    notes = [f"- {FLAG_NOTES[flag]}" for flag in FLAG_NOTES if any(flag in s.flags for s in measured)]
+    meanings = flag_notes(run.thresholds)
+    notes = [f"- {meanings[flag]}" for flag in meanings if any(flag in s.flags for s in measured)]
     if any(s.percentile(p) is None for s in measured for p in percentiles):
         notes.append(f"- {TOO_FEW_NOTE}")
     failures = [
@@ -228,21 +195,22 @@ def cell_table(
     return "\n".join(lines) + "\n"
 
 
-def reading(scenario: str, levels: Levels, cpus: int) -> list[str]:
+def reading(run: StudyRun, levels: Levels) -> list[str]:
     """A short, factual reading of one scenario: who wins where, and whether the server was CPU-bound."""
     lines = []
+    tie, cpus = run.thresholds.tie, server_cpus(run.meta)
     for level in sorted(levels):
         ranked = sorted(((s.ok_rps, name) for name, s in levels[level].items() if not s.failed), reverse=True)
         if not ranked:
             continue
         best_rps = ranked[0][0]
-        leaders = [name for rps, name in ranked if rps >= best_rps * (1 - TIE)]
+        leaders = [name for rps, name in ranked if rps >= best_rps * (1 - tie)]
         if len(leaders) == 1:
             runner_up = f", {ranked[1][1]} next at {rate(ranked[1][0])}" if len(ranked) > 1 else ""
             lines.append(f"- c={level}: **{leaders[0]}** serves the most, {rate(best_rps)} OK req/s{runner_up}.")
         else:
             lines.append(
-                f"- c={level}: {', '.join(leaders)} within {TIE:.0%} of each other, a tie "
+                f"- c={level}: {', '.join(leaders)} within {tie:.0%} of each other, a tie "
                 f"(highest {rate(best_rps)} OK req/s)."
             )
     top = max(levels)
@@ -250,7 +218,8 @@ def reading(scenario: str, levels: Levels, cpus: int) -> list[str]:
     for name, summary in levels[top].items():
         if summary.failed or not summary.sampled:
             continue
-        kind = "CPU-bound" if summary.cpu_average / cpus >= CPU_BOUND_PERCENT else "not CPU-bound"
+        busy = summary.cpu_average / 100 / cpus >= run.settings["cpu_bound_share"]
+        kind = "CPU-bound" if busy else "not CPU-bound"
         bound.append(f"{name} {summary.cpu_average:.0f}% ({kind})")
     if bound:
         lines.append(f"- Server CPU at c={top} (100% = one core, {cpus} given): " + "; ".join(bound) + ".")
@@ -267,12 +236,7 @@ def reading(scenario: str, levels: Levels, cpus: int) -> list[str]:
 
 def chart(scenario: str, levels: Levels, servers: list[str], title: str) -> bytes:
     """OK requests/sec and p99 latency against concurrency, one line per server variant, as PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, (throughput, latency) = plt.subplots(1, 2, figsize=(11, 4.4))
+    drawing, (throughput, latency) = figure(1, 2, figsize=(11, 4.4))
     for name in servers:
         points = [(level, levels[level][name]) for level in sorted(levels) if name in levels[level]]
         points = [(level, s) for level, s in points if not s.failed]
@@ -290,7 +254,7 @@ def chart(scenario: str, levels: Levels, servers: list[str], title: str) -> byte
         axes.grid(alpha=0.3)
         axes.set_ylim(bottom=0)
     throughput.legend(fontsize="small")
-    return png(figure, title)
+    return png(drawing, title)
 
 
 def render(run: StudyRun) -> dict[str, bytes]:
@@ -317,17 +281,14 @@ def _summary_cell(summary: CellSummary) -> str:
     bounds = summary.bounds
     efficiency = f" ({bounds.efficiency:.0%})" if bounds else ""
     flags = "".join(f" **{flag}**" for flag in summary.flags)
-    return rate(summary.ok_rps) + efficiency + flags
-
-
-def _server_cpus(run: StudyRun) -> int:
-    return max(1, len(run.meta["pinning"]["server_cpus"]) or (run.meta["environment"]["cpu_count"] or 1))
+    return rate(summary.ok_rps) + efficiency + flags + not_ok_mark(summary.reports)
 
 
 def _targets_lines(run: StudyRun) -> list[str]:
     targets = run.info.get("targets") or {}
     if not targets:
         return []
+    thresholds = run.thresholds
     wall, zero = targets["wall_time"], targets["zero_non_ok"]
     hello = targets["hello_repeats_within_10_percent"]
     mark = {True: "met", False: "**not met**"}
@@ -340,21 +301,28 @@ def _targets_lines(run: StudyRun) -> list[str]:
         + (mark[wall["met"]] if wall["applies"] else "not a full default run"),
         f"- Zero non-OK responses in every cell: {mark[zero['met']]}"
         + (f" (cells: {', '.join(zero['cells_with_non_ok_or_failed'])})" if not zero["met"] else ""),
-        f"- hello repeats within {NOISE_THRESHOLD:.0%} of their median: {mark[hello['met']]}"
+        f"- hello repeats within {thresholds.noise:.0%} of their median: {mark[hello['met']]}"
         + (f" (widest: {worst[0]} at {worst[1]:.1%})" if worst else " (no hello cell with repeats)"),
         *[
             f"- {key}: every variant at {target['least']:.0%} or more of its bound: {mark[target['met']]} ("
             + ", ".join(f"{name} {value:.0%}" for name, value in target["by_server"].items())
             + ")"
-            for key, target in targets.get("efficiency", {}).items()
+            for key, target in _efficiency_cells(targets.get("efficiency", {})).items()
         ],
     ]
     if "driver_not_busy" in targets:
         busy = targets["driver_not_busy"]
         lines.append(
-            f"- The load driver never above 80% of its CPUs: {mark[busy['met']]} (highest: {busy['highest']:.0%})"
+            f"- The load driver never above {thresholds.driver_busy:.0%} of its CPUs: {mark[busy['met']]} "
+            f"(highest: {busy['highest']:.0%})"
         )
     return [*lines, ""]
+
+
+def _efficiency_cells(raw: dict[str, Any]) -> dict[str, Any]:
+    """The efficiency target's cells: a group of its own in runs before schema 3, under "cells" since."""
+    cells = raw.get("cells", raw)
+    return {key: value for key, value in cells.items() if isinstance(value, dict)}
 
 
 def side_by_side(runs: Sequence[StudyRun], scenario: str) -> list[str]:
@@ -367,16 +335,17 @@ def side_by_side(runs: Sequence[StudyRun], scenario: str) -> list[str]:
     servers: list[str] = []
     for run, levels in per_run:
         servers += [name for name in servers_in(run, levels) if name not in servers]
+    baseline = runs[0].settings["baseline"]
     labels = []
     for run, _ in per_run:
-        labels += [f"{run.cpu_model} (`{run.run_id}`)", f"× {BASELINE}"]
+        labels += [f"{run.cpu_model} (`{run.run_id}`)", f"× {baseline}"]
     lines = [f"Side by side, c={level}, one machine per column pair (compare ranks, not absolute figures):", ""]
     lines += header(labels, "OK req/s")
     for name in servers:
         cells = []
         for _, levels in per_run:
             summary = levels.get(level, {}).get(name)
-            base = levels.get(level, {}).get(BASELINE)
+            base = levels.get(level, {}).get(baseline)
             if summary is None or summary.failed:
                 cells += ["—", "—"]
                 continue
@@ -389,10 +358,11 @@ def side_by_side(runs: Sequence[StudyRun], scenario: str) -> list[str]:
 SCALING_SCENARIOS = ("hello", f"s3-unary-{S3_LATENCY_MS}ms")
 
 
-def processes_of(server: str) -> tuple[str, int]:
-    """A variant's single-process sibling and its process count: "aio-uvloop-p2" -> ("aio-uvloop", 2)."""
-    base, dash, count = server.rpartition("-p")
-    return (base, int(count)) if dash and count.isdigit() else (server, 1)
+def processes_of(run: StudyRun, server: str) -> tuple[str, int]:
+    """A variant's single-process sibling and the processes it ran, as the run recorded them:
+    "aio-uvloop-p2" -> ("aio-uvloop", 2)."""
+    count = run.processes(server)
+    return (server.removesuffix(f"-p{count}"), count) if count > 1 else (server, 1)
 
 
 def scaling(run: StudyRun) -> list[str]:
@@ -405,7 +375,7 @@ def scaling(run: StudyRun) -> list[str]:
         by_stack: dict[str, dict[int, float]] = {}
         for name, summary in levels[top].items():
             if not summary.failed:
-                base, count = processes_of(name)
+                base, count = processes_of(run, name)
                 by_stack.setdefault(base, {})[count] = summary.ok_rps
         counts = sorted({count for rates in by_stack.values() for count in rates if count > 1})
         measured = {base: rates for base, rates in by_stack.items() if 1 in rates and len(rates) > 1}
@@ -459,17 +429,17 @@ def section(runs: Sequence[StudyRun]) -> str:
             f"[{label}]({NAME}/{table_file(scenario, level, way)})"
             for label, (level, way, _) in zip(labels, columns, strict=True)
         )
-        lines += ["", f"Full tables: {links}.", "", *reading(scenario, levels, _server_cpus(newest)), ""]
+        lines += ["", f"Full tables: {links}.", "", *reading(newest, levels), ""]
         lines += side_by_side(runs, scenario)
     return "\n".join(lines)
 
 
-def _best(levels: Levels, async_stack: bool) -> tuple[str, CellSummary] | None:
+def _best(run: StudyRun, levels: Levels, async_stack: bool) -> tuple[str, CellSummary] | None:
     top = levels[max(levels)]
     candidates = [  # one process each: several processes on more CPUs are the scaling table's question
         (name, s)
         for name, s in top.items()
-        if not s.failed and processes_of(name)[1] == 1 and ((s.slots is None) == async_stack)
+        if not s.failed and run.processes(name) == 1 and ((s.slots is None) == async_stack)
     ]
     return max(candidates, key=lambda item: item[1].ok_rps, default=None)
 
@@ -477,12 +447,13 @@ def _best(levels: Levels, async_stack: bool) -> tuple[str, CellSummary] | None:
 def _async_verdicts(run: StudyRun) -> dict[str, list[str]]:
     """Per scenario at the highest level, the best event-loop stack over the best thread-pool stack, by verdict."""
     verdicts: dict[str, list[str]] = {"pays off": [], "ties": [], "costs": []}
+    pays_off = run.settings["pays_off"]
     for scenario, levels in grouped(run).items():
-        best_async, best_sync = _best(levels, True), _best(levels, False)
+        best_async, best_sync = _best(run, levels, True), _best(run, levels, False)
         if best_async is None or best_sync is None or not best_sync[1].ok_rps:
             continue
         ratio = best_async[1].ok_rps / best_sync[1].ok_rps
-        verdict = "pays off" if ratio >= PAYS_OFF else "costs" if ratio <= 1 / PAYS_OFF else "ties"
+        verdict = "pays off" if ratio >= pays_off else "costs" if ratio <= 1 / pays_off else "ties"
         verdicts[verdict].append(
             f"{scenario} ×{ratio:.2f} ({best_async[0]} {rate(best_async[1].ok_rps)} vs "
             f"{best_sync[0]} {rate(best_sync[1].ok_rps)} OK calls/s)"
@@ -556,8 +527,9 @@ def answer(runs: Sequence[StudyRun]) -> str:
     return " ".join(parts)
 
 
-def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Any]:
-    """The study's benchmark targets, measured on a finished run."""
+def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Target]:
+    """The study's benchmark targets, measured on a finished run: zero non-OK responses gates the run; the
+    others are reported."""
     summaries = [s for levels in grouped(run).values() for level in levels.values() for s in level.values()]
     others = [
         s
@@ -577,7 +549,7 @@ def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, 
         if s.result.record.scenario == "hello" and len(s.reports) > 1
     }
     efficiency: dict[str, Any] = {}
-    for scenario, level, least in EFFICIENCY_TARGETS:
+    for scenario, level, least in run.settings["efficiency_targets"]:
         measured = {
             s.result.record.server: round(b.efficiency, 3)
             for s in summaries
@@ -591,41 +563,30 @@ def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, 
                 "met": all(value >= least for value in measured.values()),
             }
     driver = [s.driver_cpu for s in summaries + others if s.driver_cpu is not None]
+    limit = run.settings["time_target_seconds"]
     return {
-        "wall_time": {
-            "target_seconds": TIME_TARGET_SECONDS,
-            "measured_seconds": round(wall_seconds, 1),
-            "applies": full_matrix,
-            "met": wall_seconds <= TIME_TARGET_SECONDS,
-        },
-        "zero_non_ok": {"cells_with_non_ok_or_failed": with_errors, "met": not with_errors},
-        "hello_repeats_within_10_percent": {
-            "spread_by_cell": hello,
-            "met": all(value <= NOISE_THRESHOLD for value in hello.values()),
-        },
-        "efficiency": efficiency,
-        "driver_not_busy": {
-            "highest": round(max(driver, default=0.0), 3),
-            "met": not any(s.driver_busy for s in summaries + others),
-        },
+        "wall_time": Target(
+            wall_seconds <= limit,
+            {"target_seconds": limit, "measured_seconds": round(wall_seconds, 1), "applies": full_matrix},
+        ),
+        "zero_non_ok": Target(not with_errors, {"cells_with_non_ok_or_failed": with_errors}, gate=True),
+        "hello_repeats_within_10_percent": Target(
+            all(value <= run.thresholds.noise for value in hello.values()), {"spread_by_cell": hello}
+        ),
+        "efficiency": Target(all(each["met"] for each in efficiency.values()), {"cells": efficiency}),
+        "driver_not_busy": Target(
+            not any(s.driver_busy for s in summaries + others), {"highest": round(max(driver, default=0.0), 3)}
+        ),
     }
 
 
-STACKS = Study(
+REPORT = StudyReport(
     name=NAME,
-    question="Which gRPC server stack should we run, and when does async pay off?",
+    question=QUESTION,
     follows="the 2020 Python gRPC study (grpcio sync vs grpclib vs aio on S3 and MongoDB), its matrix and tables",
-    axes=(
-        Axis("server", tuple(variant.name for variant in SERVER_VARIANTS), "--servers"),
-        Axis("scenario", tuple(each.name for each in SCENARIOS), "--scenarios"),
-        Axis("concurrency", tuple(map(str, CONCURRENCY_LEVELS)), "--concurrency"),
-    ),
-    driver="ghz",
-    repeats=REPEATS,
-    cells=cells,
-    measure=measure_closed_loop,
     render=render,
     section=section,
     answer=answer,
     targets=targets,
+    settings=SETTINGS,
 )

@@ -1,0 +1,33 @@
+"""The registry of load drivers: a study names its driver, and the run loop finds it in `DRIVERS`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.drivers.ghz import ghz_argv, ghz_open_loop_argv, run_ghz
+from harness.drivers.h2load import h2load_argv, run_h2load
+from harness.drivers.loadgen import loadgen_argv, run_loadgen
+from harness.drivers.report import DriverRun
+from harness.matrix import Cell
+from harness.tools import GHZ, H2LOAD, LOADGEN, Tool
+
+
+@dataclass(frozen=True)
+class Driver:
+    """A load tool: where it comes from, the command for a run of a cell, and how a run is read."""
+
+    name: str
+    tool: Tool
+    argv: Callable[[Path | str, Cell, str, int], list[str]]
+    run: Callable[[list[str], float], DriverRun]
+    # (tool, cell, target, calls per second, calls, call timeout) -> argv of an open-loop run; None if it has none.
+    open_loop_argv: Callable[[Path | str, Cell, str, int, int, str], list[str]] | None = None
+
+
+DRIVERS: dict[str, Driver] = {
+    "ghz": Driver("ghz", GHZ, ghz_argv, run_ghz, ghz_open_loop_argv),
+    "loadgen": Driver("loadgen", LOADGEN, loadgen_argv, run_loadgen),
+    "h2load": Driver("h2load", H2LOAD, h2load_argv, run_h2load),  # REST over HTTP/2 only: a cross-check
+}

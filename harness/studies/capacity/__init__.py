@@ -1,0 +1,54 @@
+"""The capacity study: how much load does one core take within our latency SLO?
+
+Open loop (`ghz --async --rps R`): calls start at a constant rate whether or not earlier ones have
+finished, so queueing shows in the latency instead of slowing the load down (no coordinated omission).
+For each stack and scenario, after a warm-up and one closed-loop run at concurrency 50 (the stacks
+study's method, for comparison), a search finds the highest rate sustained with p99 at or under the
+scenario's SLO and no failed call: a bracket from a low rate (doubling), then bisection. Each step lasts
+2,000 calls or 10 s, whichever comes first, and every step is kept. Then a run at 10% of that rate
+measures the CPU seconds a call costs: one core over that cost is the stack's CPU bound.
+A second latency route with 20 ms of jitter shows whether the closed loop's shortfall is a convoy.
+"""
+
+from __future__ import annotations
+
+from harness.drivers.histogram import Latencies
+from harness.drivers.report import LoadReport
+from harness.matrix import SMALL_BUCKET, Scenario
+
+NAME = "capacity"
+QUESTION = "How much load does one core take within our latency SLO?"
+WORKERS = 50  # ghz workers taking the open loop's ticks, and the closed loop's concurrency beside it
+JITTER_MS = 20
+JITTER = Scenario(
+    f"s3-unary-100ms-jitter{JITTER_MS}",
+    "bench.v1.ObjectStore.ListObjects",
+    {"bucket": SMALL_BUCKET},
+    f"ListObjects on the small bucket, S3 100 ms away with {JITTER_MS} ms of jitter",
+    20,
+    bucket=SMALL_BUCKET,
+    s3_latency_ms=100,
+    jitter_ms=JITTER_MS,
+)
+# The scenario -> (SLO on p99 in seconds, the rate the search starts from in calls/s; ghz takes whole rates).
+SEARCHED: dict[str, tuple[float, int]] = {
+    "hello": (0.010, 100),
+    "hello-wait": (0.150, 10),
+    "s3-unary-100ms": (0.300, 20),
+    "s3-mongo-100ms": (0.300, 20),
+}
+STEP_CALLS = 2000
+STEP_SECONDS = 10.0
+PRECISION = 0.05  # the bisection stops once the failing rate is within 5% of the passing one
+LOW_LOAD_SHARE = 0.10  # the low-load run, at this share of the capacity, measures a call's CPU cost
+
+
+def p99(report: LoadReport) -> float | None:
+    """The run's p99 from its histogram; None without one."""
+    return Latencies([report.histogram]).percentile(99) if report.histogram else None
+
+
+def held(report: LoadReport, slo: float) -> bool:
+    """No failed call, and p99 at or under the SLO."""
+    value = p99(report)
+    return report.non_ok == 0 and report.ok > 0 and value is not None and value <= slo

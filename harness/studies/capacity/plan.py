@@ -1,0 +1,150 @@
+"""The capacity study's plan: per stack and scenario a closed-loop run at c=50, then an open-loop search for the
+highest rate that holds the SLO (doubling, then bisection), then a run at low load."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from harness.drivers.report import LoadReport
+from harness.matrix import SCENARIOS, SERVER_VARIANTS, Cell, measured_requests
+from harness.measure import CellContext, measure_cell, sampled_run, warm_up
+from harness.options import RunOptions
+from harness.processes import Child
+from harness.results import CellRecord, Repeat
+from harness.studies.capacity import (
+    JITTER,
+    LOW_LOAD_SHARE,
+    NAME,
+    PRECISION,
+    SEARCHED,
+    STEP_CALLS,
+    STEP_SECONDS,
+    WORKERS,
+    held,
+)
+from harness.studies.planning import Axis, StudyPlan
+
+MIN_CALLS = 10
+SMOKE_STEPS = 3  # with --requests (as --quick sets it): steps of that many calls, and only this many
+MAX_STEPS = 16
+CALL_TIMEOUT = "60s"  # well above every SLO: a slow call is measured, not cut short
+
+
+@dataclass(frozen=True)
+class Step:
+    """One rate tried (whole calls/s), and whether it held the SLO."""
+
+    rate: int
+    passed: bool
+
+
+@dataclass(frozen=True)
+class Search:
+    """The highest passing rate, the lowest failing one above it, and every step in order."""
+
+    capacity: int  # 0 when no rate tried passed
+    failed_at: float  # math.inf when no rate tried failed
+    steps: tuple[Step, ...]
+
+
+def rate_search(
+    passes: Callable[[int], bool], start: int, precision: float = PRECISION, max_steps: int = MAX_STEPS
+) -> Search:
+    """Bracket the knee by doubling (or halving) from start, then bisect until the bracket is within
+    precision of the passing rate, or one call/s where that is finer than a whole rate."""
+    steps: list[Step] = []
+
+    def trial(value: int) -> bool:
+        steps.append(Step(value, passes(value)))
+        return steps[-1].passed
+
+    low, high, value = 0, math.inf, start
+    while len(steps) < max_steps and (low == 0 or high == math.inf) and value >= 1:
+        if trial(value):
+            low, value = value, value * 2
+        else:
+            high, value = value, value // 2
+    while len(steps) < max_steps and low > 0 and high - low > max(1.0, low * precision):
+        middle = int((low + high) // 2)
+        if trial(middle):
+            low = middle
+        else:
+            high = middle
+    return Search(low, high, tuple(steps))
+
+
+def step_calls(offered: int) -> int:
+    """Calls in an open-loop step: 2,000 or 10 s of them, whichever is fewer."""
+    return max(MIN_CALLS, min(STEP_CALLS, round(offered * STEP_SECONDS)))
+
+
+def open_loop_cell(cell: Cell, calls: int) -> Cell:
+    """The cell with as many ghz workers as it can have for `calls` (ghz needs a call per worker).
+
+    In an open loop a worker starts a call at each tick it takes without waiting for the last one, so
+    the number of workers does not bound the calls in flight.
+    """
+    return replace(cell, concurrency=min(cell.concurrency, calls))
+
+
+def cells(options: RunOptions) -> list[Cell]:
+    """Each stack (without the MongoDB-driver variants) on each searched scenario; async stacks with jitter."""
+    servers = [server for server in options.servers or SERVER_VARIANTS if server.only is None]
+    chosen = [each for each in options.scenarios or SCENARIOS if each.name in SEARCHED]
+    found = [Cell(server, each, WORKERS) for each in chosen for server in servers]
+    if options.scenarios is None or any(each.name == "s3-unary-100ms" for each in chosen):
+        found += [Cell(server, JITTER, WORKERS) for server in servers if server.slots is None]
+    return found
+
+
+def measure(cell: Cell, target: str, child: Child | None, context: CellContext, probe_file: str) -> CellRecord:
+    """Warm-up, a closed-loop run at c=50, then (on searched scenarios) the rate search and a low-load run."""
+    driver, options = context.driver, context.options
+    open_loop_argv = driver.open_loop_argv
+    assert open_loop_argv is not None, f"{driver.name} has no open loop"
+
+    def runs(record: CellRecord, repeats: list[Repeat]) -> CellRecord:
+        record = warm_up(cell, target, context, record)
+        closed = (
+            max(options.requests, cell.concurrency)  # ghz needs a call per worker
+            if options.requests
+            else measured_requests(record.warmup_ok_rps, cell.concurrency, cell.scenario.run_seconds)
+        )
+        argv = driver.argv(context.tool, cell, target, closed)
+        repeats.append(sampled_run(argv, child, context, f"{record.stem}-closed.json", closed, "closed-loop")[0])
+        if cell.scenario.name not in SEARCHED:
+            return record
+        slo, start = SEARCHED[cell.scenario.name]
+
+        def open_loop(offered: int, name: str, role: str) -> LoadReport:
+            calls = options.requests or step_calls(offered)
+            argv = open_loop_argv(context.tool, open_loop_cell(cell, calls), target, offered, calls, CALL_TIMEOUT)
+            repeat, report = sampled_run(argv, child, context, f"{record.stem}-{name}.json", calls, role)
+            repeats.append(repeat)
+            return report
+
+        search = rate_search(
+            lambda offered: held(open_loop(offered, f"step{len(repeats):02d}", "step"), slo),
+            start,
+            max_steps=SMOKE_STEPS if options.requests else MAX_STEPS,
+        )
+        open_loop(max(1, round(search.capacity * LOW_LOAD_SHARE)), "low-load", "low-load")
+        return record
+
+    return measure_cell(cell, options, runs)
+
+
+PLAN = StudyPlan(
+    name=NAME,
+    axes=(
+        Axis("server", tuple(v.name for v in SERVER_VARIANTS if v.only is None), "--servers"),
+        Axis("scenario", tuple(SEARCHED), "--scenarios"),
+    ),
+    driver="ghz",
+    repeats=1,
+    cells=cells,
+    measure=measure,
+    diagnostics=True,
+)

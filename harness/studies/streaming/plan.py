@@ -1,0 +1,112 @@
+"""The streaming study's plan: fetch-alls by pattern, a stream for a unary reply, batch sizes and Watch
+streams on each server, all driven by loadgen; SayHello at the cross-check level also by ghz."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from harness.drivers.loadgen import is_fetch, is_watch
+from harness.drivers.report import DriverError
+from harness.matrix import Cell, server_variant
+from harness.measure import (
+    RUN_TIMEOUT,
+    CellContext,
+    measure_against,
+    measure_cell,
+    measure_closed_loop,
+    sampled_run,
+)
+from harness.options import RunOptions
+from harness.processes import Child
+from harness.results import CellRecord, Repeat, save_report
+from harness.studies.planning import Axis, StudyPlan
+from harness.studies.reading import WARMUP
+from harness.studies.streaming import (
+    BATCH_LEVEL,
+    BATCH_SCENARIOS,
+    CROSS_CHECK_LEVEL,
+    FETCH_CLIENTS,
+    FETCH_SCENARIOS,
+    FETCHES_ALONE,
+    FETCHES_EACH,
+    HELLO,
+    HELLO_STREAM,
+    NAME,
+    SERVERS,
+    UNARY_LEVELS,
+    WATCH,
+    WATCH_STREAMS,
+)
+
+
+def cells(options: RunOptions) -> list[Cell]:
+    """Each server on every part; a part's cells of one scenario in a row (one server start serves them)."""
+    servers = options.servers or tuple(server_variant(name) for name in SERVERS)
+    plan = [
+        *[(each, FETCH_CLIENTS) for each in FETCH_SCENARIOS],
+        (HELLO, UNARY_LEVELS),
+        (HELLO_STREAM, UNARY_LEVELS),
+        *[(each, (BATCH_LEVEL,)) for each in BATCH_SCENARIOS],
+        (WATCH, WATCH_STREAMS),
+    ]
+    return [Cell(server, each, level) for each, levels in plan for server in servers for level in levels]
+
+
+def measure(cell: Cell, target: str, child: Child | None, context: CellContext, probe_file: str) -> CellRecord:
+    """A fetch-all, watch or closed-loop cell, by its scenario; hello at the cross-check level also by ghz."""
+    if is_fetch(cell):
+        return measure_fetch(cell, target, child, context)
+    if is_watch(cell):
+        return measure_watch(cell, target, child, context)
+    requests = context.options.requests
+    if requests and requests < cell.concurrency:  # a smoke run (--requests): at least a call per worker
+        context = replace(context, options=replace(context.options, requests=cell.concurrency))
+    if cell.scenario.name == HELLO.name and cell.concurrency == CROSS_CHECK_LEVEL:
+        return measure_against("ghz", cell, target, child, context, probe_file)
+    return measure_closed_loop(cell, target, child, context, probe_file)
+
+
+def measure_fetch(cell: Cell, target: str, child: Child | None, context: CellContext) -> CellRecord:
+    """One fetch-all per client thrown away, then FETCHES_ALONE fetch-alls by one client, or FETCHES_EACH
+    per client by several. The warm-up's report is kept: its failed calls are told with the run's."""
+    driver, clients = context.driver, cell.concurrency
+
+    def runs(record: CellRecord, repeats: list[Repeat]) -> CellRecord:
+        warmup = driver.run(driver.argv(context.tool, cell, target, clients), RUN_TIMEOUT)
+        save_report(context.study_dir, f"{record.stem}-{WARMUP}.json", warmup.raw)
+        if warmup.report.ok == 0:
+            raise DriverError(f"no warm-up fetch-all was OK: {warmup.report.status_codes} {warmup.report.errors}")
+        total = clients if context.options.requests else (FETCHES_ALONE if clients == 1 else FETCHES_EACH * clients)
+        argv = driver.argv(context.tool, cell, target, total)
+        repeats.append(sampled_run(argv, child, context, f"{record.stem}-r1.json", total)[0])
+        return record
+
+    return measure_cell(cell, context.options, runs)
+
+
+def measure_watch(cell: Cell, target: str, child: Child | None, context: CellContext) -> CellRecord:
+    """cell.concurrency streams at once, for the scenario's window (shortened to 2 s by --requests)."""
+    watched = cell
+    if context.options.requests:
+        watched = replace(cell, scenario=replace(cell.scenario, data={**cell.scenario.data, "seconds": 2}))
+
+    def runs(record: CellRecord, repeats: list[Repeat]) -> CellRecord:
+        argv = context.driver.argv(context.tool, watched, target, cell.concurrency)
+        repeats.append(sampled_run(argv, child, context, f"{record.stem}-r1.json", cell.concurrency)[0])
+        return record
+
+    return measure_cell(cell, context.options, runs)
+
+
+PLAN = StudyPlan(
+    name=NAME,
+    # Fetch patterns, S3 latency, batch sizes and watch streams are fixed: the issue's own values.
+    axes=(Axis("server", SERVERS, "--servers"),),
+    driver="loadgen",
+    # Closed-loop cells; the cross-check makes measure.CROSS_CHECK_REPEATS runs by each driver. A fetch-all cell makes
+    # FETCHES_ALONE fetch-alls (or FETCHES_EACH per client) in one run, a watch cell one run.
+    repeats=3,
+    cells=cells,
+    measure=measure,
+    checkers=("ghz",),
+)
