@@ -46,14 +46,17 @@ def driver_share(repeat: Repeat, meta: dict[str, Any]) -> float | None:
 
 
 def not_ok_mark(reports: Sequence[LoadReport]) -> str:
-    """What stands beside a figure whose runs had calls that were not OK: their share and statuses; else ""."""
+    """What stands beside a figure whose runs had calls that were not OK: how many of how many, their share and
+    statuses ("**40 of 150 calls not OK (27%): Unavailable**"); "" when every call was OK."""
     count = sum(report.count for report in reports)
     codes = sum((Counter(report.status_codes) for report in reports), Counter())
     failed = count - codes.get("OK", 0)
     if not failed:
         return ""
-    statuses = ", ".join(f"{code} {n:,}" for code, n in sorted(codes.items()) if code != "OK")
-    return f" **{failed / count:.0%} not OK: {statuses}**"
+    others = sorted(code for code in codes if code != "OK")
+    statuses = others[0] if len(others) == 1 else ", ".join(f"{code} {codes[code]:,}" for code in others)
+    share = f"{failed / count:.0%}" if failed / count >= 0.01 else "under 1%"
+    return f" **{failed:,} of {count:,} calls not OK ({share}): {statuses}**"
 
 
 @dataclass(frozen=True)

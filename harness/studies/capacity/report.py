@@ -27,7 +27,7 @@ from harness.studies.capacity import (
     held,
     p99,
 )
-from harness.summaries import driver_share, figure, header, ms, or_dash, png, rate, row
+from harness.summaries import driver_share, figure, header, ms, not_ok_mark, or_dash, png, rate, row
 
 TARGET_SCENARIOS = ("hello", "s3-unary-100ms")
 # The values this report judges by, recorded in every run.
@@ -219,7 +219,7 @@ def _share(value: float, bound: float | None) -> str:
 
 def _closed_text(cell: CapacityCell) -> str:
     closed = cell.closed
-    return "—" if closed is None else f"{rate(closed[1].ok_rps)} (p99 {ms(p99(closed[1]))})"
+    return "—" if closed is None else f"{rate(closed[1].ok_rps)} (p99 {ms(p99(closed[1]))}){not_ok_mark([closed[1]])}"
 
 
 def capacity_table(scenario_name: str, stacks: list[CapacityCell]) -> list[str]:
