@@ -41,7 +41,8 @@ from harness.processes import ProcessError
 from harness.report import write_report
 from harness.results import CellRecord, all_runs, resolve_run
 from harness.runner import default_server_cpus, failed_gates, run_all
-from harness.soak import SOAK_SERVERS, SoakError, load_line, passed, soak
+from harness.soak import SOAK_SERVERS, SoakError, soak
+from harness.soak_verdict import load_line, passed
 from harness.studies import DEFAULT_STUDIES, STUDIES, plan, study
 from harness.tools import ROOT, MissingPrerequisite, ensure_all
 from scenarios.config import BackendConfig

@@ -20,7 +20,7 @@ from harness.results import (
     write_bytes_atomic,
     write_text_atomic,
 )
-from harness.soak import SOAK_DOC, load_line
+from harness.soak_verdict import SOAK_DOC, load_line
 from harness.studies import STUDIES, StudyReport
 from harness.studies.reading import trouble
 

@@ -181,7 +181,16 @@ def make_legacy_run(root: Path) -> Path:
 
 
 # What the harness starts: servers, backends, proxies and the load generator.
-CHILDREN = ("servers.sync", "servers.async", "servers.aio", "versitygw", "Launcher.java", "toxiproxy", "ghz")
+CHILDREN = (
+    *(f"servers.{module}" for module in ("sync", "async", "aio", "connect", "rest")),
+    "envoy",  # pyvoy's Envoy, started by servers.connect
+    "versitygw",
+    "Launcher.java",
+    "toxiproxy",
+    "ghz",
+    "loadgen",
+    "h2load",
+)
 
 
 def started_by_harness() -> set[int]:
@@ -192,3 +201,221 @@ def started_by_harness() -> set[int]:
         if any(name in cmdline for name in CHILDREN):
             pids.add(process.info["pid"])
     return pids
+
+
+# --- a small run of every study, for golden tests of its tables and answer ------------------------------------
+
+Run = tuple[str, dict[str, Any]]  # (role, raw report) of one run of a cell
+
+
+def study_meta(run_id: str, study: str, servers: dict[str, int | None], scenarios: list[str]) -> dict[str, Any]:
+    """run.json of a complete schema-2 run holding one study (its settings from the schema's defaults)."""
+    data = meta(run_id, "Test CPU")
+    entry = data["studies"].pop("stacks")
+    entry["matrix"] |= {"servers": list(servers), "server_slots": servers, "scenarios": scenarios}
+    data["studies"] = {study: entry | {"wall_seconds": 300.0}}
+    return data
+
+
+def write_cell(
+    study_dir: Path,
+    key: tuple[str, str, int],
+    runs: list[Run],
+    status: str = "ok",
+    reason: str = "",
+    counters: dict[str, float] | None = None,
+    cpu_share: float = 0.9,
+) -> None:
+    """One cell whose runs are the given (role, report) pairs, the server busy cpu_share of each run."""
+    scenario, server, level = key
+    record = CellRecord(scenario, server, level, status, reason, seconds=5.0)
+    repeats = []
+    for number, (role, raw) in enumerate(runs, start=1):
+        relative = f"{record.stem}-{role}{number}.json"
+        write_json_atomic(study_dir / relative, raw)
+        seconds = raw["total"] / 1e9
+        usage = ResourceUsage(seconds, seconds * cpu_share, 100.0 * cpu_share, 50 * 1024 * 1024)
+        repeats.append(Repeat(relative, raw["count"], usage, seconds * 0.3, role, counters))
+    save_cell(study_dir, replace(record, repeats=repeats))
+
+
+def measured_runs(ok: int, seconds: float, latency_ms: float, role: str = "measured", **extra: Any) -> list[Run]:
+    """Three runs of a role within 3% of each other, each report carrying `extra` (what loadgen adds)."""
+    return [(role, ghz_report(round(ok * wobble), seconds, latency_ms) | extra) for wobble in (1.0, 0.98, 1.03)]
+
+
+def make_streaming_run(root: Path) -> Path:
+    """Two stacks on every part of the streaming study; one watch cell failed, one fetch-all not OK."""
+    run_id = "20260103T000000Z"
+    servers = {"sync-w10": 10, "aio-uvloop": None}
+    run_dir = root / "runs" / run_id
+    write_json_atomic(run_dir / "run.json", study_meta(run_id, "streaming", servers, []))
+    where = run_dir / "streaming"
+    patterns = {"paging": (10, 10), "stream": (1, 10), "parallel-4": (1, 10), "parallel-10": (1, 10)}
+    for index, server in enumerate(servers):
+        for latency in (0, 20):
+            for pattern, (rpcs, messages) in patterns.items():
+                name = f"fetch-{pattern}-{latency}ms"
+                seconds = 2.0 + latency / 20 - index * 0.3 - (0.2 if pattern == "parallel-10" else 0.0)
+                counts = {"rpcs": rpcs * 5, "messages": messages * 5, "objects": 50_000}
+                alone = ghz_report(5, 5 * seconds, seconds * 1000) | counts
+                write_cell(where, (name, server, 1), [("measured", alone)])
+                failed = 2 if (server, pattern, latency) == ("aio-uvloop", "parallel-4", 20) else 0
+                crowd = {"rpcs": rpcs * 8, "messages": messages * 8, "objects": 80_000}
+                together = ghz_report(8 - failed, 16.0, 2000.0, failed) | crowd
+                write_cell(where, (name, server, 4), [("measured", together)])
+        for level in (10, 50):
+            unary, stream = 3000 - index * 500, 2700 - index * 200
+            write_cell(where, ("hello", server, level), measured_runs(unary, 1.0, 5.0))
+            write_cell(where, ("hello-stream", server, level), measured_runs(stream, 1.0, 6.0))
+        ours = measured_runs(3000 - index * 500, 1.0, 5.0)
+        theirs = measured_runs(2900 - index * 500, 1.0, 5.0, "ghz")
+        write_cell(where, ("hello", server, 50), [each for pair in zip(ours, theirs, strict=True) for each in pair])
+        for size, rate in ((1, 40), (10, 52), (100, 60), (1000, 61)):
+            write_cell(where, (f"batch-{size}", server, 10), measured_runs(rate * (1 + index), 1.0, 200.0))
+        for streams in (10, 100, 1000):
+            if (server, streams) == ("aio-uvloop", 1000):
+                write_cell(where, ("watch", server, streams), [], "failed", "loadgen: too many open files")
+                continue
+            late = 0 if streams <= (servers[server] or 10_000) else streams - 10
+            outcome = {
+                "streams": streams,
+                "established": streams - late,
+                "established_late": late,
+                "not_established": 0,
+                "expected_readings": (streams - late) * 100,
+                "ended": {"OK": streams},
+            }
+            readings = ghz_report((streams - late) * 100, 10.0, 1.5) | outcome
+            write_cell(where, ("watch", server, streams), [("measured", readings)])
+    return run_dir
+
+
+def make_protocols_run(root: Path) -> Path:
+    """Every call shape on a gRPC stack, a Connect stack and both REST servers, at 1 and 16 workers, with the
+    cross-checks at 16; the Connect JSON cell had calls that were not OK."""
+    run_id = "20260104T000000Z"
+    servers = {"sync-w10": 10, "connect-pyvoy": None, "rest-h1": None, "rest-h2": None}
+    run_dir = root / "runs" / run_id
+    write_json_atomic(run_dir / "run.json", study_meta(run_id, "protocols", servers, []))
+    where = run_dir / "protocols"
+    rates = {"info-unary": 4000, "info-lockstep": 9000, "info-pipelined": 30000, "info-connect-h1": 3000}
+    for server, scale in (("sync-w10", 1.0), ("connect-pyvoy", 0.8)):
+        for scenario, rate in rates.items():
+            if scenario == "info-connect-h1" and server != "connect-pyvoy":
+                continue
+            for level in (1, 16):
+                ok = round(rate * scale * (level / 16 if level == 1 else 1))
+                runs = measured_runs(ok, 2.5, 1000 * level / rate)
+                if scenario == "info-connect-h1" and level == 16:
+                    runs = [("measured", ghz_report(ok, 2.5, 5.0, failed=25))] * 3
+                if scenario == "info-unary" and level == 16:
+                    ghz = measured_runs(round(ok * 0.97), 2.5, 4.0, "ghz")
+                    runs = [each for pair in zip(runs, ghz, strict=True) for each in pair]
+                write_cell(where, (scenario, server, level), runs)
+    for server, rate in (("rest-h1", 5000), ("rest-h2", 2500)):
+        scenario = f"info-rest-h{server[-1]}"
+        for level in (1, 16):
+            runs = measured_runs(round(rate * (level / 16 if level == 1 else 1)), 2.5, 3.0)
+            if server == "rest-h2" and level == 16:
+                h2load = measured_runs(round(rate * 1.01), 2.5, 3.0, "h2load")
+                runs = [each for pair in zip(runs, h2load, strict=True) for each in pair]
+            write_cell(where, (scenario, server, level), runs)
+    return run_dir
+
+
+def open_loop_report(offered: int, ok: int, p99_ms: float, failed: int = 0) -> dict[str, Any]:
+    """An open-loop step: `ok` calls over the seconds the offered rate takes, their p99 near p99_ms."""
+    seconds = (ok + failed) / offered
+    raw = ghz_report(ok, seconds, p99_ms / 1.09, failed)
+    return raw | {"options": {"rps": offered, "async": True}}
+
+
+def make_capacity_run(root: Path) -> Path:
+    """A thread pool and an event loop searched on hello (SLO 10 ms) and s3-unary-100ms (300 ms), with their
+    counters; the event loop also on the jittered route."""
+    run_id = "20260105T000000Z"
+    servers = {"sync-w10": 10, "aio-uvloop": None}
+    run_dir = root / "runs" / run_id
+    data = study_meta(run_id, "capacity", servers, ["hello", "s3-unary-100ms", "s3-unary-100ms-jitter20"])
+    write_json_atomic(run_dir / "run.json", data)
+    where = run_dir / "capacity"
+    counters = {"gc_seconds": 0.05, "lag_seconds": 0.2, "lag_checks": 100, "late_50ms": 3}
+    counters |= {"voluntary_switches": 4000, "involuntary_switches": 1000}
+    Step = tuple[int, int, float]
+    # (scenario, server) -> closed-loop OK calls/s, then (offered, OK, p99 ms) per step, and the low-load run
+    searches: dict[tuple[str, str], tuple[int, list[Step], Step]] = {
+        ("hello", "sync-w10"): (
+            2500,
+            [
+                (100, 100, 2),
+                (200, 200, 3),
+                (400, 400, 4),
+                (800, 800, 6),
+                (1600, 1500, 40),
+                (1200, 1200, 9),
+                (1400, 1380, 14),
+                (1300, 1300, 9.5),
+            ],
+            (130, 130, 1),
+        ),
+        ("hello", "aio-uvloop"): (
+            2000,
+            [
+                (100, 100, 2),
+                (200, 200, 2),
+                (400, 400, 3),
+                (800, 800, 5),
+                (1600, 1550, 30),
+                (1200, 1200, 8),
+                (1400, 1390, 12),
+            ],
+            (120, 120, 1),
+        ),
+        ("s3-unary-100ms", "sync-w10"): (
+            95,
+            [(20, 20, 105), (40, 40, 110), (80, 80, 150), (160, 95, 2000), (120, 90, 900), (100, 96, 400)],
+            (8, 8, 101),
+        ),
+        ("s3-unary-100ms", "aio-uvloop"): (
+            300,
+            [
+                (20, 20, 105),
+                (40, 40, 106),
+                (80, 80, 108),
+                (160, 160, 115),
+                (320, 300, 600),
+                (240, 240, 250),
+                (280, 270, 400),
+            ],
+            (24, 24, 102),
+        ),
+    }
+    for (scenario, server), (closed, steps, low) in searches.items():
+        runs: list[Run] = [("closed-loop", ghz_report(closed * 2, 2.0, 20.0))]
+        runs += [("step", open_loop_report(rate, ok, p99, 1 if p99 > 1000 else 0)) for rate, ok, p99 in steps]
+        runs.append(("low-load", open_loop_report(*low)))
+        write_cell(where, (scenario, server, 50), runs, counters=counters, cpu_share=0.6)
+    write_cell(where, ("s3-unary-100ms-jitter20", "aio-uvloop", 50), [("closed-loop", ghz_report(560, 2.0, 150.0))])
+    return run_dir
+
+
+def make_connections_run(root: Path) -> Path:
+    """hello and hello with a 500 ms wait on sync-w10 every way of connecting; the S3 client per process and
+    per request, the latter with calls that were not OK (a finding, not a failed run)."""
+    run_id = "20260101T000000Z"
+    run_dir = root / "runs" / run_id
+    data = study_meta(run_id, "connections", {"sync-w10": 10, "aio-uvloop": None}, ["hello", "hello-wait-500ms"])
+    write_json_atomic(run_dir / "run.json", data)
+    where = run_dir / "connections"
+    for way, ok in CONNECTION_WAYS.items():
+        write_cells(where, {("hello", "sync-w10", 100): (ok, 1.0, 30.0)}, way)
+        write_cells(where, {("hello-wait-500ms", "sync-w10", 100): (20, 1.0, 500.0)}, way)
+    write_cells(where, {("s3-unary", "sync-w10", 50): (400, 1.0, 100.0)})
+    fresh = [("measured", ghz_report(100, 1.0, 400.0, failed=10 * number)) for number in range(3)]
+    write_cell(where, ("s3-unary", "sync-w10-s3-per-request", 50), fresh)
+    return run_dir
+
+
+# OK calls per run of hello at 100 clients by way of connecting (the other two runs within 3% of it).
+CONNECTION_WAYS = {"shared": 3000, "per-worker": 2700, "pool-10": 3300, "per-call": 1500}

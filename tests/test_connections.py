@@ -5,40 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.results import load_study, write_json_atomic
+from harness.results import load_study
 from harness.studies.connections import report as connections
-from tests.runs import meta, write_cells
-
-RUN_ID = "20260101T000000Z"
-# (OK calls per run, seconds per run, latency ms) of the first run; the other two are within 3% of it.
-HELLO = {"shared": 3000, "per-worker": 2700, "pool-10": 3300, "per-call": 1500}
-
-
-def make_connections_run(root: Path) -> Path:
-    run_dir = root / "runs" / RUN_ID
-    data = meta(RUN_ID, "Test CPU")
-    entry = data["studies"].pop("stacks")
-    entry["matrix"] |= {"servers": ["sync-w10", "aio-uvloop"], "scenarios": ["hello", "hello-wait-500ms"]}
-    data["studies"] = {"connections": entry}
-    write_json_atomic(run_dir / "run.json", data)
-    where = run_dir / "connections"
-    for way, ok in HELLO.items():
-        write_cells(where, {("hello", "sync-w10", 100): (ok, 1.0, 30.0)}, way)
-        write_cells(where, {("hello-wait-500ms", "sync-w10", 100): (20, 1.0, 500.0)}, way)
-    write_cells(
-        where,
-        {
-            ("s3-unary", "sync-w10", 50): (400, 1.0, 100.0),
-            ("s3-unary", "sync-w10-s3-per-request", 50): (100, 1.0, 400.0),
-        },
-    )
-    return run_dir
+from tests.runs import CONNECTION_WAYS, make_connections_run
 
 
 def test_each_way_of_connecting_has_its_column_and_the_answer_divides_by_one_shared(tmp_path: Path) -> None:
     run = load_study(make_connections_run(tmp_path), "connections")
     cells = connections.by_cell(run)
-    assert {key[2] for key in cells if key[0] == "hello"} == set(HELLO)
+    assert {key[2] for key in cells if key[0] == "hello"} == set(CONNECTION_WAYS)
     table = "\n".join(connections.client_table(run, "hello"))
     assert "| sync-w10 | 3,000, " in table and "1,500, " in table  # the median run of each way
     answer = connections.answer([run])
@@ -51,7 +26,7 @@ def test_each_way_of_connecting_has_its_column_and_the_answer_divides_by_one_sha
 def test_the_s3_table_sets_per_request_beside_per_process(tmp_path: Path) -> None:
     run = load_study(make_connections_run(tmp_path), "connections")
     (line,) = [each for each in connections.s3_table(run) if each.startswith("| sync-w10 ")]
-    assert "| 400.0 | 100.0 | 0.25x |" in line
+    assert "| 400.0 | 100.0 **30 of 330 calls not OK (9%): Unavailable** | 0.25x |" in line
     files = connections.render(run)
     assert files["charts/connections.png"].startswith(b"\x89PNG")
     assert b"connections/" not in files["README.md"]  # its links are relative to results/connections/

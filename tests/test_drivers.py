@@ -139,7 +139,6 @@ def test_run_ghz_reports_a_failing_exit(tmp_path: Path) -> None:
         run_ghz([fake_ghz(tmp_path, "echo connection refused >&2; exit 3")], timeout=10)
 
 
-@pytest.mark.usefixtures("tools")
 def test_run_ghz_keeps_a_histogram_instead_of_details(tmp_path: Path) -> None:
     report = json.dumps({**load("ghz-ok.json"), "details": details([2.0] * 40)})
     (tmp_path / "report.json").write_text(report)
@@ -147,10 +146,8 @@ def test_run_ghz_keeps_a_histogram_instead_of_details(tmp_path: Path) -> None:
     assert "details" not in run.raw
     assert run.report.count == 40
     assert Latencies([run.report.histogram]).count == 40
-    assert run.cpu_seconds >= 0
 
 
-@pytest.mark.usefixtures("tools")
 def test_run_ghz_refuses_details_that_disagree_with_the_counts(tmp_path: Path) -> None:
     report = json.dumps({**load("ghz-ok.json"), "details": details([2.0] * 39)})
     (tmp_path / "report.json").write_text(report)
@@ -158,7 +155,6 @@ def test_run_ghz_refuses_details_that_disagree_with_the_counts(tmp_path: Path) -
         run_ghz([fake_ghz(tmp_path, f"cat {tmp_path / 'report.json'}")], timeout=10)
 
 
-@pytest.mark.usefixtures("tools")
 def test_run_ghz_measures_its_cpu(tmp_path: Path) -> None:
     report = json.dumps({**load("ghz-ok.json"), "details": details([2.0] * 40)})
     (tmp_path / "report.json").write_text(report)

@@ -160,7 +160,6 @@ def test_h2load_counts_every_post_to_an_http2_server_and_none_to_an_http1_one() 
         with running_server(server_variant(name), {}) as (address, _):
             run = DRIVERS["h2load"].run(h2load_argv(h2load, cell, address, 80), 60.0)
         assert (run.report.count, run.report.ok) == (80, ok), run.report.status_codes
-        assert run.cpu_seconds >= 0
         if ok:
             assert Latencies([run.report.histogram]).count == ok and 0 < run.report.percentiles.get(50, 1) < 1
 

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from harness.soak import FAULTS, NEEDS, RECOVERY_SECONDS, load_summary, schedule, verdict
+from harness.soak import FAULTS, schedule
+from harness.soak_verdict import NEEDS, RECOVERY_SECONDS, load_summary, passed, verdict
 from harness.tools import ROOT
 from tests.runs import started_by_harness
 
@@ -159,7 +160,10 @@ def test_a_short_soak_on_a_live_stack_injects_every_fault_and_leaves_nothing_run
     assert [fault["name"] for fault in report["schedule"]] == [name for name, _ in FAULTS]
     assert sum(codes.get("OK", 0) for second in report["per_second"].values() for codes in second.values()) > 0
     assert (run_dir / "sync-w10.png").stat().st_size > 0
-    assert finished.returncode in (0, 1), finished.stderr[-3000:]  # 1: a criterion failed, and it says which
+    # The exit status is the verdict's: 0 when every criterion passed, else 1 and the failed one named.
+    assert finished.returncode == (0 if passed(report) else 1), finished.stderr[-3000:]
+    failed = [name for name, check in report["verdict"].items() if not check["passed"]]
+    assert all(f"FAIL {name}" in finished.stdout for name in failed)
     assert "MainThread" in report["python_threads"]["end"]["names"]
     assert all(0 < sample["python_threads"] <= sample["threads"] for sample in report["server_samples"])
     verdicts = report["verdict"]

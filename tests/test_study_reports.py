@@ -1,0 +1,162 @@
+"""Every study's report half, rendered from a small run on disk: its tables and its answer against golden
+files, its charts as PNGs, and what the run's gates say of it. Regenerate the golden files after an intended
+change with `UPDATE_GOLDEN=1 pytest tests/test_study_reports.py`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness.report import answer
+from harness.results import RunMeta, StudyEntry, Thresholds, load_study
+from harness.runner import Chosen, failed_gates, finished_entry
+from harness.studies import STUDIES, plan, study
+from harness.tools import ROOT
+from tests.runs import (
+    make_capacity_run,
+    make_connections_run,
+    make_protocols_run,
+    make_run,
+    make_streaming_run,
+)
+from tests.test_report import check_golden
+
+MAKERS: dict[str, Callable[[Path], Path]] = {
+    "stacks": lambda root: make_run(root, "20260102T000000Z", "Test CPU A"),
+    "capacity": make_capacity_run,
+    "streaming": make_streaming_run,
+    "protocols": make_protocols_run,
+    "connections": make_connections_run,
+}
+
+
+def test_every_registered_study_has_a_fixture_run() -> None:
+    assert set(MAKERS) == {each.name for each in STUDIES}
+
+
+@pytest.mark.parametrize("name", list(MAKERS))
+def test_tables_and_answer_match_golden(name: str, tmp_path: Path) -> None:
+    run = load_study(MAKERS[name](tmp_path), name)
+    files = study(name).render(run)
+    for relative, content in sorted(files.items()):
+        if relative.endswith(".png"):
+            assert content.startswith(b"\x89PNG")
+        elif name != "stacks":  # the stacks study's tables have golden tests of their own (test_report.py)
+            check_golden(f"{name}/{relative}", content.decode())
+    check_golden(f"{name}/answer.txt", answer(study(name), [run]) + "\n")
+
+
+def test_an_answer_names_failed_cells_and_calls_that_were_not_ok(tmp_path: Path) -> None:
+    told = answer(study("streaming"), [load_study(make_streaming_run(tmp_path), "streaming")])
+    assert "1 cells failed (listed under the tables): watch/aio-uvloop/c1000." in told
+    assert "fetch-parallel-4-20ms/aio-uvloop/c4 **2 of 8 calls not OK (25%): Unavailable**" in told
+
+
+def test_a_run_from_uncommitted_code_says_so_in_titles_and_answer(tmp_path: Path) -> None:
+    run = load_study(make_protocols_run(tmp_path), "protocols")
+    dirty = replace(run, meta={**run.meta, "environment": {**run.meta["environment"], "git_commit": "abc123+dirty"}})
+    assert dirty.title.endswith("; **made from uncommitted changes** to `abc123`")
+    assert "Run `20260104T000000Z` was **made from uncommitted changes** to `abc123`" in answer(
+        study("protocols"), [dirty]
+    )
+    assert "uncommitted" not in run.title + answer(study("protocols"), [run])
+
+
+def finished(name: str, run_dir: Path) -> RunMeta:
+    """The run's metadata as run-all finishes it: each study's entry with its targets, gates included."""
+    run = load_study(run_dir, name)
+    chosen = Chosen(study(name), plan(name), [])
+    entry = StudyEntry(run.meta["studies"][name]["question"], False, run.matrix, run.settings)
+    done = finished_entry(chosen, entry, run, "complete", 60.0)
+    return RunMeta(run.run_id, "today", run.meta["environment"], {}, run.meta["pinning"], Thresholds(), {name: done})
+
+
+def test_a_failed_cell_in_a_study_other_than_stacks_fails_the_run(tmp_path: Path) -> None:
+    reasons = failed_gates(finished("streaming", make_streaming_run(tmp_path)))
+    assert reasons == [
+        "streaming: target no_failed_cell not met",
+        "streaming: target no_unexpected_non_ok not met",
+    ]
+
+
+def test_calls_a_study_measures_on_purpose_do_not_fail_the_run(tmp_path: Path) -> None:
+    meta = finished("connections", make_connections_run(tmp_path))
+    assert failed_gates(meta) == []  # the per-request S3 client's failures are the finding
+    gates = {name for name, target in meta.studies["connections"].targets.items() if target.gate}
+    assert gates == {"no_failed_cell", "no_unexpected_non_ok"}
+
+
+def test_an_interrupted_study_fails_the_run(tmp_path: Path) -> None:
+    meta = finished("connections", make_connections_run(tmp_path))
+    stopped = replace(meta, studies={"connections": replace(meta.studies["connections"], status="interrupted")})
+    assert failed_gates(stopped) == ["connections: interrupted"]
+
+
+def test_run_all_exits_non_zero_when_a_gate_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness import cli
+    from harness.options import RunOptions
+
+    run_dir = make_streaming_run(tmp_path)
+    meta = finished("streaming", run_dir)
+    monkeypatch.setattr(cli, "run_all", lambda options, display: (run_dir, meta))
+    assert cli.run_all_command(RunOptions(tmp_path, studies=("streaming",))) == 1
+    passing = replace(meta, studies={"streaming": replace(meta.studies["streaming"], targets={})})
+    monkeypatch.setattr(cli, "run_all", lambda options, display: (run_dir, passing))
+    assert cli.run_all_command(RunOptions(tmp_path, studies=("streaming",))) == 0
+
+
+# What measures: none of it may be imported to render a report.
+MEASURING = (
+    "harness.measure",
+    "harness.runner",
+    "harness.processes",
+    "harness.backends",
+    "harness.serving",
+    "harness.resources",
+    "harness.tools",
+    "harness.provenance",
+    "harness.soak",
+    "harness.drivers.registry",
+    "harness.drivers.ghz",
+    "harness.drivers.loadgen",
+    "harness.drivers.h2load",
+    "harness.studies.planning",
+)
+
+
+def test_reports_render_with_every_measuring_module_blocked(tmp_path: Path) -> None:
+    """Import every report half and render every study's fixture run in a process where importing a measuring
+    module (or any plan half) raises: `python -m harness report` needs the Python dependencies alone."""
+    for make in MAKERS.values():
+        make(tmp_path)
+    script = textwrap.dedent(
+        f"""
+        import importlib.abc, sys
+        from pathlib import Path
+
+        class Blocked(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name in {MEASURING!r} or name.endswith(".plan"):
+                    raise ImportError(f"{{name}} measures: a report must not import it")
+                return None
+
+        sys.meta_path.insert(0, Blocked())
+        from harness.compare import compare
+        from harness.report import write_report
+        from harness.studies import STUDIES
+
+        written = write_report(Path({str(tmp_path)!r}))
+        print(len(STUDIES), len(written))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    studies, written = map(int, done.stdout.split())
+    assert studies == len(STUDIES) and written > len(STUDIES)
+    assert {path.name for path in tmp_path.iterdir()} >= {each.name for each in STUDIES}
