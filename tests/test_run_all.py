@@ -67,7 +67,7 @@ def test_quick_run_writes_every_file_with_zero_errors_and_leaves_no_process(tmp_
     assert summary.index("## The answers") < summary.index("## stacks")
     assert all(f"### {each.name}" in summary for each in SCENARIOS)
     assert "stacks: complete in" in finished.stdout
-    assert "target zero_non_ok: True" in finished.stdout
+    assert "target zero_non_ok (gate): True" in finished.stdout
 
 
 def test_a_small_capacity_run_records_every_step_and_renders(tmp_path: Path) -> None:
