@@ -225,7 +225,11 @@ def reading(run: StudyRun, levels: Levels) -> list[str]:
         lines.append(f"- Server CPU at c={top} (100% = one core, {cpus} given): " + "; ".join(bound) + ".")
     limits = [
         f"{name} {b.binding}-bound at {_bound(b.bound)}, {b.efficiency:.0%} of it"
-        + (" (its CPU was busy only that share of the time)" if b.binding == "CPU" and b.efficiency < 0.9 else "")
+        + (
+            " (its CPU was busy only that share of the time)"
+            if b.binding == "CPU" and b.efficiency < run.settings["cpu_bound_share"]
+            else ""
+        )
         for name, summary in levels[top].items()
         if (b := summary.bounds) is not None
     ]
