@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import sys
@@ -44,12 +45,14 @@ from harness.runner import default_server_cpus, failed_gates, run_all
 from harness.soak import SOAK_SERVERS, SoakError, soak
 from harness.soak_verdict import load_line, passed
 from harness.studies import DEFAULT_STUDIES, STUDIES, plan, study
+from harness.studies.reading import run_verdicts
 from harness.tools import ROOT, MissingPrerequisite, ensure_all
+from harness.verdicts import ratio_text
 from scenarios.config import BackendConfig
 from servers.common import StopSignal
 
 DEFAULT_OUT = ROOT / "results"
-QUICK = {"levels": (2,), "repeats": 1, "requests": 20, "warmup_requests": 10}
+QUICK = {"levels": (2,), "repeats": 1, "requests": 20, "warmup_requests": 10, "full": True}
 # One variant per server module and option, including one that needs more CPUs (so skipping is exercised too).
 QUICK_SERVERS = ("sync-w10", "sync-w10-p2", "grpclib-uvloop", "aio-asyncio", "grpclib-asyncio-pymongo")
 
@@ -106,6 +109,38 @@ def studies(out_dir: Path) -> int:
         print(f"  driver {planned.driver}; {len(planned.cells(options))} cells, {planned.repeats} measured runs each")
         for axis in planned.axes:
             print(f"  {axis.name:12} {axis.option:14} {', '.join(axis.values)}")
+    return 0
+
+
+def verdicts_command(out_dir: Path, run: str | None, as_json: bool) -> int:
+    """Print every comparison of a run (default: the newest) as a JSON list or a table."""
+    runs = all_runs(out_dir)
+    if run is None and not runs:
+        raise FileNotFoundError(f"no run under {out_dir / 'runs'}: run `python -m harness run-all` first")
+    run_dir = resolve_run(out_dir, run) if run else runs[-1]
+    found = run_verdicts(run_dir)
+    if as_json:
+        print(json.dumps([each.to_json() for each in found], indent=2))
+        return 0
+    if not found:
+        print(f"run {run_dir.name} holds no comparison in rounds")
+        return 0
+    head = ("study", "workload", "alternative", "reference", "ratio [95% CI]", "verdict", "rounds")
+    rows = [
+        (
+            each.study,
+            each.workload,
+            each.alternative + (" (A/A)" if each.control else ""),
+            each.reference,
+            ratio_text(each.ratio),
+            each.verdict,
+            str(each.ratio.rounds),
+        )
+        for each in found
+    ]
+    widths = [max(len(line[i]) for line in (head, *rows)) for i in range(len(head))]
+    for line in (head, *rows):
+        print("  ".join(value.ljust(width) for value, width in zip(line, widths, strict=True)).rstrip())
     return 0
 
 
@@ -270,6 +305,15 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--quick", action="store_true", help="a tiny matrix for smoke tests: 5 variants, c=2, 1 run of 20 requests"
     )
+    run.add_argument(
+        "--full",
+        action="store_true",
+        help="every cell of each study's matrix, cell by cell, in place of the comparisons that decide its questions",
+    )
+    run.add_argument(
+        "--rounds", type=int, help="rounds of every comparison, fixed (default: until each is known, 5 to 10)"
+    )
+    run.add_argument("--seed", type=int, help="the seed of the rounds' order (default: drawn, and recorded)")
     run.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default: results/)")
     run.add_argument("--objects", type=int, default=BENCH_OBJECTS, help="objects in the bucket (default: %(default)s)")
     run.add_argument(
@@ -298,6 +342,11 @@ def parser() -> argparse.ArgumentParser:
     rep = commands.add_parser("report", help="re-render tables, charts and answers from raw result files")
     rep.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results directory (default: results/)")
     rep.add_argument("--run", type=Path, help="the newest run directory to use (default: the newest under OUT/runs)")
+
+    ver = commands.add_parser("verdicts", help="every comparison of a run: ratios, 95% intervals, verdicts")
+    ver.add_argument("run", nargs="?", help="a run id under OUT/runs, or a run directory (default: the newest)")
+    ver.add_argument("--json", action="store_true", help="a JSON list, one object per alternative")
+    ver.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results directory (default: results/)")
 
     cmp = commands.add_parser("compare", help="compare two runs cell by cell (OK calls/s, p99, significance)")
     cmp.add_argument("run_a", help="a run id under OUT/runs, or a run directory")
@@ -336,6 +385,8 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         "levels": args.concurrency,
         "repeats": args.repeats,
         "requests": args.requests,
+        # A target the harness did not start cannot be started afresh for every round: it is measured cell by cell.
+        "full": args.full or bool(args.target) or None,
     }
     settings = {**quick, **{key: value for key, value in chosen.items() if value is not None}}
     if args.target and args.servers:
@@ -357,6 +408,8 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         s3_latency_ms=args.s3_latency,
         mongo_latency_ms=args.mongo_latency,
         jitter_ms=args.jitter,
+        rounds=args.rounds,
+        seed=args.seed,
         **settings,
     )
 
@@ -374,6 +427,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_all_command(options)
         if args.command == "report":
             return report(args.out.resolve(), args.run)
+        if args.command == "verdicts":
+            return verdicts_command(args.out.resolve(), args.run, args.json)
         if args.command == "compare":
             return compare_command(args.out.resolve(), args.run_a, args.run_b)
         if args.command == "studies":

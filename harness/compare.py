@@ -1,7 +1,9 @@
 """`python -m harness compare RUN_A RUN_B`: every cell two runs share, side by side (after pyperf compare_to).
 
-A difference counts as significant when it is larger than the spread (highest minus lowest run) of
-both cells. Runs from different CPU models are compared all the same, with a warning first.
+Each cell's ratio B/A of OK calls/s comes with its 95% interval (Welch's t on the log rates of the cells'
+runs, which were not paired); as criterion does, a change is declared only when the interval lies wholly outside
+the tie band of run B (faster, slower), a tie when it lies inside, unresolved otherwise. Runs from different CPU
+models are compared all the same, with a warning first.
 """
 
 from __future__ import annotations
@@ -9,8 +11,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from harness.results import load_study, read_json, studies_in
+from harness.results import load_study, read_json, studies_in, thresholds_of
+from harness.studies.reading import without_controls
 from harness.summaries import CellSummary, ms, rate
+from harness.verdicts import Interval, ratio_text, unpaired_interval, verdict
 
 
 def _label(run: Path) -> tuple[str, str]:
@@ -23,14 +27,15 @@ def _summaries(run: Path, study: str) -> dict[str, CellSummary]:
     return {
         f"{study}/{cell.record.key}": summary
         for cell in loaded.cells
-        if not (summary := CellSummary(cell, loaded.meta)).failed
+        if not (summary := CellSummary(without_controls(cell), loaded.meta)).failed
     }
 
 
-def significant(a: CellSummary, b: CellSummary) -> bool:
-    """True when the medians differ by more than either cell's spread between its runs."""
-    widths = [high - low for low, high in (a.ok_rps_range, b.ok_rps_range)]
-    return abs(b.ok_rps - a.ok_rps) > max(widths)
+def change(a: CellSummary, b: CellSummary) -> Interval | None:
+    """B's OK rate over A's with its 95% interval, from every run of each cell; None without OK calls."""
+    rates_a = [report.ok_rps for report in a.reports if report.ok_rps > 0]
+    rates_b = [report.ok_rps for report in b.reports if report.ok_rps > 0]
+    return unpaired_interval(rates_a, rates_b) if rates_a and rates_b else None
 
 
 def _ratio(a: float | None, b: float | None) -> str:
@@ -49,6 +54,7 @@ def compare(run_a: Path, run_b: Path) -> str:
     shared_studies = [
         s for s in studies_in(read_json(run_a / "run.json")) if s in studies_in(read_json(run_b / "run.json"))
     ]
+    tie = thresholds_of(read_json(run_b / "run.json")).tie
     rows: list[tuple[str, ...]] = []
     ratios = []
     for study in shared_studies:
@@ -58,23 +64,23 @@ def compare(run_a: Path, run_b: Path) -> str:
             if a.ok_rps and b.ok_rps:
                 ratios.append(b.ok_rps / a.ok_rps)
             p99_a, p99_b = a.percentile(99), b.percentile(99)
-            verdict = "significant" if significant(a, b) else "within spread"
+            found = change(a, b)
             rows.append(
                 (
                     key,
                     rate(a.ok_rps),
                     rate(b.ok_rps),
-                    _ratio(a.ok_rps, b.ok_rps),
+                    "—" if found is None else ratio_text(found),
                     ms(p99_a),
                     ms(p99_b),
                     _ratio(p99_a, p99_b),
-                    verdict,
+                    "—" if found is None else verdict(found, tie),
                 )
             )
     if not rows:
         lines.append("the runs share no measured cell")
         return "\n".join(lines) + "\n"
-    head = ("cell", "A OK calls/s", "B OK calls/s", "B/A", "A p99", "B p99", "B/A p99", "difference")
+    head = ("cell", "A OK calls/s", "B OK calls/s", "B/A [95% CI]", "A p99", "B p99", "B/A p99", "verdict")
     widths = [max(len(row[i]) for row in (head, *rows)) for i in range(len(head))]
     for row in (head, *rows):
         lines.append(
@@ -83,11 +89,11 @@ def compare(run_a: Path, run_b: Path) -> str:
                 for i, (value, width) in enumerate(zip(row, widths, strict=True))
             )
         )
-    faster = sum(1 for row in rows if row[-1] == "significant" and float(row[3]) > 1)
-    slower = sum(1 for row in rows if row[-1] == "significant" and float(row[3]) < 1)
+    counts = {name: sum(1 for row in rows if row[-1] == name) for name in ("faster", "slower", "tie", "unresolved")}
     mean = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan")
     lines.append(
-        f"{len(rows)} shared cells: B significantly faster in {faster}, slower in {slower}; "
-        f"geometric mean of B/A OK calls/s: {mean:.2f}"
+        f"{len(rows)} shared cells, tie band 1 ± {tie:.0%}: B faster in {counts['faster']}, slower in "
+        f"{counts['slower']}, a tie in {counts['tie']}, unresolved in {counts['unresolved']}; geometric mean of "
+        f"B/A OK calls/s: {mean:.2f}"
     )
     return "\n".join(lines) + "\n"

@@ -341,6 +341,14 @@ def expand(servers: tuple[ServerVariant, ...], scenarios: tuple[Scenario, ...], 
     ]
 
 
+WAVES = 2  # a comparison's window holds at least this many full waves of calls per client worker
+
+
+def window_requests(warmup_ok_rps: float, cell: Cell) -> int:
+    """Requests for a comparison's window: about the scenario's run seconds, and at least WAVES calls per worker."""
+    return max(WAVES * cell.concurrency, measured_requests(warmup_ok_rps, cell.concurrency, cell.scenario.run_seconds))
+
+
 def measured_requests(warmup_ok_rps: float, concurrency: int, seconds: float) -> int:
     """Requests for a run of about `seconds`; at least one per ghz worker."""
     return max(concurrency, min(MAX_REQUESTS, round(warmup_ok_rps * seconds)))

@@ -43,7 +43,13 @@ class CellContext:
 
 
 def sampled_run(
-    argv: list[str], child: Child | None, context: CellContext, relative: str, requests: int, role: str = "measured"
+    argv: list[str],
+    child: Child | None,
+    context: CellContext,
+    relative: str,
+    requests: int,
+    role: str = "measured",
+    round_: int | None = None,
 ) -> tuple[Repeat, LoadReport]:
     """One driver run while the server's CPU and memory are sampled (child None: a target not started here),
     with the server's own counters where the study asked for them."""
@@ -58,7 +64,7 @@ def sampled_run(
     if child is not None and child.process.poll() is not None:
         raise ProcessError(f"server exited with status {child.process.returncode} during the run")
     delta = counters.delta if counters else None
-    return Repeat(relative, requests, sampler.usage, run.cpu_seconds, role, delta), run.report
+    return Repeat(relative, requests, sampler.usage, run.cpu_seconds, role, delta, round_), run.report
 
 
 def warm_up(cell: Cell, target: str, context: CellContext, record: CellRecord) -> CellRecord:

@@ -39,6 +39,9 @@ class RunOptions:
     mongo_latency_ms: int = 0
     jitter_ms: int = 0
     available_cpus: tuple[int, ...] = field(default_factory=lambda: tuple(sorted(os.sched_getaffinity(0))))
+    full: bool = False  # every cell of a study's matrix, measured cell by cell, in place of its comparisons
+    rounds: int | None = None  # comparisons run exactly this many rounds (a smoke test); None: the stopping rule
+    seed: int | None = None  # the seed of the rounds' order; None: one drawn for the run (and recorded)
 
     @property
     def target(self) -> str:
@@ -59,6 +62,8 @@ class RunOptions:
             raise ValueError("give at least one way to hold connections")
         for each in self.connections or ():
             connection_count(each, min(self.levels or (1_000_000,)))
+        if self.rounds is not None and self.rounds < 2:
+            raise ValueError("rounds must be >= 2: a ratio's interval needs two")
         if self.repeats is not None and self.repeats < 1:
             raise ValueError("repeats must be >= 1")
         if self.requests is not None and self.levels and self.requests < max(self.levels):

@@ -22,7 +22,8 @@ from harness.results import (
 )
 from harness.soak_verdict import SOAK_DOC, load_line
 from harness.studies import STUDIES, StudyReport
-from harness.studies.reading import trouble
+from harness.studies.reading import judged_comparisons, trouble
+from harness.verdicts import TIE
 
 
 def runs_of(study: StudyReport, runs: Sequence[Path]) -> list[StudyRun]:
@@ -53,6 +54,38 @@ def answer(study: StudyReport, runs: Sequence[StudyRun]) -> str:
     if problems := trouble(newest):
         told.append(problems)
     return " ".join(told)
+
+
+def decide(chosen: dict[StudyReport, list[StudyRun]]) -> list[str]:
+    """The decision table: one row per question a team asks, from each study's newest run in rounds."""
+    rows = [(each, row_) for each, runs in chosen.items() for row_ in each.decisions(runs)]
+    lines = ["## Decide", ""]
+    if not rows:
+        return [*lines, "No comparison has run in rounds yet: `python -m harness run-all`.", ""]
+    controls = [
+        judged.control
+        for each, runs in chosen.items()
+        for judged in judged_comparisons(runs[0])
+        if each.decisions(runs)
+    ]
+    ties = sum(1 for control in controls if control is not None and control.verdict == TIE)
+    lines += [
+        "Each row compares alternatives in interleaved rounds on one workload; ratios are paired within a round and "
+        "carry their 95% interval. **tie**: the interval lies inside the tie band, either will do; **faster**: "
+        "wholly above it; **unresolved**: neither. Compare only within one run and machine.",
+        "",
+        "| question | workload | pick | runner-up | pick × runner-up [95% CI] | pick × reference [95% CI] | verdict "
+        "| avoid | evidence |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for _, each in rows:
+        trust = "" if each.trusted else " **untrustworthy: its A/A control was not a tie**"
+        lines.append(
+            f"| {each.question} | {each.workload} | **{each.pick}** | {each.runner_up} | {each.over_runner_up} | "
+            f"{each.over_reference} | {each.verdict}{trust} | {each.avoid} | {each.evidence} |"
+        )
+    lines += ["", f"A/A controls that came out a tie: {ties} of {len(controls)} comparisons.", ""]
+    return lines
 
 
 def answers(chosen: dict[StudyReport, list[StudyRun]]) -> list[str]:
@@ -121,6 +154,7 @@ def summary(chosen: dict[StudyReport, list[StudyRun]], runs: Sequence[Path], out
         "typed by hand. Figures from different machines are never compared in absolute terms: compare ranks, "
         "or run `python -m harness compare RUN_A RUN_B`.",
         "",
+        *decide(chosen),
         *answers(chosen),
     ]
     for each, study_runs in chosen.items():

@@ -7,6 +7,10 @@ Layout of one run (`<out>/runs/<run id>/`):
   <study>/cells/<scenario>/<server>/c<N>+<how>.json  a cell whose driver did not share one connection
                                                      (+per-worker, +pool-10, +per-call), its reports likewise
   <study>/cells/<scenario>/<server>/probe.json       calls one at a time, for the bounds (bounded scenarios)
+  <study>/cells/<scenario>/<server>/c<N>-round<k>.json  a window of round k of a comparison (the A/A twin's:
+                                                     -control<k>.json, in the reference's cell)
+  <study>/comparisons/<scenario>__c<N>.json          a comparison in rounds: the seed, each round's order, when
+                                                     and why each alternative stopped (harness.verdicts)
 
 Runs of schema 1 (before studies) hold one study, `stacks`, with `cells/` at the run's top.
 """
@@ -22,6 +26,7 @@ from typing import Any
 
 from harness.drivers.report import LoadReport
 from harness.matrix import CELL_NAME, SHARED, cell_name
+from harness.verdicts import ComparisonRecord
 
 SCHEMA = 3
 READABLE_SCHEMAS = (1, 2, 3)
@@ -82,6 +87,7 @@ class Repeat:
     role: str = "measured"
     # What the server counted about itself during the run (servers/diagnostics.py), when the study asked.
     server_counters: dict[str, float] | None = None
+    round: int | None = None  # the round of a comparison this window was measured in (harness.rounds)
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Repeat:
@@ -92,6 +98,7 @@ class Repeat:
             raw.get("driver_cpu_seconds"),
             raw.get("role", "measured"),
             raw.get("server_counters"),
+            raw.get("round"),
         )
 
 
@@ -152,6 +159,20 @@ def save_report(study_dir: Path, relative: str, raw: dict[str, Any]) -> str:
     """Store one driver report at study_dir/relative; returns relative."""
     write_json_atomic(study_dir / relative, raw)
     return relative
+
+
+def comparison_file(study_dir: Path, workload: str) -> Path:
+    """Where a comparison's record lies: <study>/comparisons/<scenario>__c<N>.json."""
+    return study_dir / "comparisons" / ("__".join(workload.split("/")) + ".json")
+
+
+def save_comparison(study_dir: Path, record: ComparisonRecord) -> None:
+    write_json_atomic(comparison_file(study_dir, record.workload), record.to_json())
+
+
+def load_comparisons(study_dir: Path) -> list[ComparisonRecord]:
+    """Every comparison a study ran in rounds, in the order their files sort; none in runs before rounds."""
+    return [ComparisonRecord.from_json(read_json(path)) for path in sorted((study_dir / "comparisons").glob("*.json"))]
 
 
 def load_cells(study_dir: Path) -> list[CellResult]:
@@ -238,7 +259,7 @@ class StudyRun:
         """How many server processes a variant ran."""
         recorded_here = self.matrix.get("server_processes")
         table = recorded_here if recorded_here is not None else SCHEMA_DEFAULTS[self.meta["schema"]]["server_processes"]
-        return int(table.get(server, 1))
+        return int(table.get(server) or 1)  # a --target's processes are unknown: it counts as one
 
     @property
     def targets(self) -> dict[str, Target]:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import itertools
 import os
+import random
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -21,25 +22,29 @@ from typing import Any, Protocol
 from harness.backends import LatencyRoutes, backend_env, seed_bucket, start_backends, toxiproxy
 from harness.drivers.registry import DRIVERS
 from harness.drivers.report import DriverError
-from harness.matrix import BUCKET_PREFIXES, Cell, Scenario
-from harness.measure import CellContext, failure_reason
+from harness.matrix import BUCKET_PREFIXES, Cell, Scenario, ServerVariant, window_requests
+from harness.measure import CellContext, failure_reason, new_record, sampled_run, warm_up
 from harness.options import RunOptions
 from harness.processes import ProcessError, off_cpus
 from harness.provenance import environment, tool_version
 from harness.results import (
     CellRecord,
+    Repeat,
     RunMeta,
     StudyEntry,
     StudyRun,
     Thresholds,
     load_cells,
     save_cell,
+    save_comparison,
 )
+from harness.rounds import Rounds, run_rounds
 from harness.serving import running_server
 from harness.studies import DEFAULT_STUDIES, StudyReport, plan, study
 from harness.studies.base import shared_targets
-from harness.studies.planning import StudyPlan
+from harness.studies.planning import Comparison, StudyPlan
 from harness.tools import TOXIPROXY, ensure_tool
+from harness.verdicts import Method, control_of
 from scenarios.config import BackendConfig
 from servers.diagnostics import STATS_DIR_VARIABLE
 
@@ -67,6 +72,7 @@ class Chosen:
     report: StudyReport
     plan: StudyPlan
     cells: list[Cell]
+    comparisons: list[Comparison] = field(default_factory=list)  # measured in rounds, when there are any
 
     @property
     def name(self) -> str:
@@ -78,7 +84,8 @@ def chosen_studies(options: RunOptions) -> list[Chosen]:
     found = []
     for name in options.studies or DEFAULT_STUDIES:
         planned = plan(name)
-        found.append(Chosen(study(name), planned, planned.cells(options)))
+        comparisons = [] if options.full else planned.comparisons(options)
+        found.append(Chosen(study(name), planned, planned.cells(options), comparisons))
     return found
 
 
@@ -199,6 +206,66 @@ class StudyEnvironment:
         return backend_env(config)
 
 
+def measure_comparison(
+    comparison: Comparison,
+    where: StudyEnvironment,
+    context: CellContext,
+    method: Method,
+    seed: int,
+    progress: RunProgress,
+) -> None:
+    """A comparison in interleaved rounds: every window on a fresh server start, warmed up (thrown away), then
+    measured; each variant's windows go into its cell (the A/A twin's into the reference's, as "control"), the
+    order and stopping of the rounds into the study's comparisons/."""
+    variants: dict[str, ServerVariant] = {each.name: each for each in (comparison.reference, *comparison.alternatives)}
+    control = control_of(comparison.reference.name)
+    records = {name: new_record(comparison.cell(variant), where.options) for name, variant in variants.items()}
+    runs: dict[str, list[Repeat]] = {name: [] for name in variants}
+    failures: dict[str, str] = {}
+    sizes: dict[str, int] = {}
+    estimate = (len(variants) + 1) * method.max_rounds
+    measured = itertools.count(1)
+
+    def window(label: str, number: int) -> float | None:
+        name = comparison.reference.name if label == control else label
+        cell, role = comparison.cell(variants[name]), "control" if label == control else "round"
+        progress.cell_started(cell, next(measured), estimate)
+        try:
+            with running_server(cell.server, where.server_env(cell.scenario), cpus=where.options.server_cpus) as (
+                target,
+                child,
+            ):
+                warmed = warm_up(cell, target, context, records[name])
+                requests = where.options.requests or sizes.setdefault(
+                    label, window_requests(warmed.warmup_ok_rps, cell)
+                )
+                argv = context.driver.argv(context.tool, cell, target, requests)
+                relative = f"{records[name].stem}-{role}{number}.json"
+                repeat, report = sampled_run(argv, child, context, relative, requests, role, number)
+        except (ProcessError, DriverError, OSError) as error:
+            failures.setdefault(name, f"{label}, round {number}: {failure_reason(error)}")
+            return None
+        runs[name].append(repeat)
+        records[name] = replace(records[name], warmup_ok_rps=warmed.warmup_ok_rps)
+        return report.ok_rps
+
+    begun = time.monotonic()
+    record = run_rounds(
+        Rounds(comparison.workload, comparison.reference.name, tuple(each.name for each in comparison.alternatives)),
+        window,
+        method,
+        seed,
+    )
+    save_comparison(context.study_dir, record)
+    for name, cell_record in records.items():
+        status, reason = ("failed", failures[name]) if name in failures else ("ok", "")
+        finished = replace(
+            cell_record, status=status, reason=reason, repeats=runs[name], seconds=round(time.monotonic() - begun, 3)
+        )
+        save_cell(context.study_dir, finished)
+        progress.cell_finished(comparison.cell(variants[name]), finished)
+
+
 def finished_entry(chosen: Chosen, entry: StudyEntry, run: StudyRun, status: str, wall_seconds: float) -> StudyEntry:
     """A study's entry once it has stopped: its status, wall time and targets (the shared ones, then its own)."""
     full = entry.default_matrix and status == "complete"
@@ -234,6 +301,12 @@ def run_study(chosen: Chosen, where: StudyEnvironment, meta: RunMeta, progress: 
         progress.cell_started(cell, next(count), len(cells))
 
     try:
+        if chosen.comparisons:
+            seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
+            method = Method(min_rounds=options.rounds, max_rounds=options.rounds) if options.rounds else Method()
+            for comparison in chosen.comparisons:
+                measure_comparison(comparison, where, context, method, seed, progress)
+            cells = []  # measured above
         for (server, scenario), grouped in itertools.groupby(cells, key=lambda c: (c.server, c.scenario)):
             group = list(grouped)
             skip = options.skip_reason(server, scenario)

@@ -13,7 +13,17 @@ import psutil
 
 from harness.drivers.histogram import encode_latencies
 from harness.drivers.report import HISTOGRAM_KEY
-from harness.results import CellRecord, Repeat, ResourceUsage, save_cell, write_json_atomic
+from harness.results import (
+    CellRecord,
+    Repeat,
+    ResourceUsage,
+    Thresholds,
+    save_cell,
+    save_comparison,
+    write_json_atomic,
+)
+from harness.studies.stacks.report import SETTINGS as STACKS_SETTINGS
+from harness.verdicts import ComparisonRecord, Method, Stop
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SERVERS = {"sync-w10": 10, "grpclib-uvloop": None, "aio-uvloop": None, "sync-w10-p2": 20}
@@ -419,3 +429,44 @@ def make_connections_run(root: Path) -> Path:
 
 # OK calls per run of hello at 100 clients by way of connecting (the other two runs within 3% of it).
 CONNECTION_WAYS = {"shared": 3000, "per-worker": 2700, "pool-10": 3300, "per-call": 1500}
+
+
+def make_rounds_run(root: Path) -> Path:
+    """A stacks run in rounds: hello at c=50, sync-w10 (the reference, and its A/A twin), aio-uvloop 30% faster,
+    grpclib-uvloop within 2% of the reference; every round drifts, every window has its own noise."""
+    run_id = "20260106T000000Z"
+    servers = {"sync-w10": 10, "aio-uvloop": None, "grpclib-uvloop": None}
+    run_dir = root / "runs" / run_id
+    data = meta(run_id, "Test CPU A") | {"schema": 3, "thresholds": Thresholds().to_json()}
+    entry = data["studies"]["stacks"]
+    entry["matrix"] |= {"servers": list(servers), "server_slots": servers, "scenarios": ["hello"], "concurrency": [50]}
+    entry["settings"] = dict(STACKS_SETTINGS)
+    write_json_atomic(run_dir / "run.json", data)
+    where = run_dir / "stacks"
+    drift = [1.0, 0.8, 1.15, 0.9, 1.05]
+    noise = {"sync-w10": [1.0, 1.01, 0.99, 1.0, 1.02], "sync-w10~aa": [0.99, 1.0, 1.01, 1.02, 0.99]}
+    noise |= {"aio-uvloop": [1.01, 0.98, 1.0, 1.02, 0.99], "grpclib-uvloop": [1.0, 1.0, 0.99, 1.01, 1.0]}
+    base = {"sync-w10": 3000, "sync-w10~aa": 3000, "aio-uvloop": 3900, "grpclib-uvloop": 3050}
+    runs: dict[str, list[Run]] = {server: [] for server in servers}
+    for index, factor in enumerate(drift):
+        for label, rate in base.items():
+            server, role = (label.removesuffix("~aa"), "control" if label.endswith("~aa") else "round")
+            ok = round(rate * factor * noise[label][index] * 2.5)
+            runs[server].append((role, ghz_report(ok, 2.5, 50_000 / ok)))
+    for server, windows in runs.items():
+        record = CellRecord("hello", server, 50, "ok", seconds=60.0)
+        repeats = []
+        rounds: dict[str, int] = {}
+        for role, raw in windows:
+            number = rounds[role] = rounds.get(role, 0) + 1
+            relative = f"{record.stem}-{role}{number}.json"
+            write_json_atomic(where / relative, raw)
+            usage = ResourceUsage(2.5, 2.4, 99.0, 50 * 1024 * 1024)
+            repeats.append(Repeat(relative, raw["count"], usage, 0.8, role, None, number))
+        save_cell(where, replace(record, repeats=repeats))
+    orders = [["grpclib-uvloop", "sync-w10~aa", "aio-uvloop", "sync-w10"]] * 5
+    stops = {"aio-uvloop": Stop(5, "clear"), "grpclib-uvloop": Stop(5, "precise")}
+    alternatives = ("aio-uvloop", "grpclib-uvloop")
+    compared = ComparisonRecord("hello/c50", "sync-w10", alternatives, 42, Method(), orders, stops, 300.0)
+    save_comparison(where, compared)
+    return run_dir

@@ -153,3 +153,40 @@ def test_a_target_started_elsewhere_is_measured_where_it_answers(tmp_path: Path,
     assert delayed["status"] == "skipped" and "emulated latency" in delayed["reason"]
     table = (tmp_path / "stacks" / "hello" / "concurrency-2.md").read_text()
     assert "| Server CPU, average | not sampled |" in table
+
+
+def test_a_comparison_in_rounds_starts_every_window_afresh_and_records_the_order(tmp_path: Path) -> None:
+    before = started_by_harness()
+    args = ["--study", "stacks", "--servers", "sync-w10,aio-uvloop", "--scenarios", "hello", "--concurrency", "2"]
+    args += ["--requests", "20", "--rounds", "2", "--seed", "1", "--out", str(tmp_path)]
+    finished = subprocess.run(
+        [sys.executable, "-m", "harness", "run-all", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert started_by_harness() <= before
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    compared = json.loads((run_dir / "stacks" / "comparisons" / "hello__c2.json").read_text())
+    assert compared["seed"] == 1 and compared["reference"] == "sync-w10" and compared["control"] == "sync-w10~aa"
+    assert [sorted(order) for order in compared["orders"]] == [["aio-uvloop", "sync-w10", "sync-w10~aa"]] * 2
+    assert compared["stopped"] == {"aio-uvloop": {"round": 2, "reason": "cap"}}
+    reference = json.loads((run_dir / "stacks" / "cells" / "hello" / "sync-w10" / "c2.json").read_text())
+    assert sorted((each["role"], each["round"]) for each in reference["repeats"]) == [
+        ("control", 1),
+        ("control", 2),
+        ("round", 1),
+        ("round", 2),
+    ]
+    shown = subprocess.run(
+        [sys.executable, "-m", "harness", "verdicts", "--json", "--out", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert [each["alternative"] for each in json.loads(shown.stdout)] == ["aio-uvloop", "sync-w10~aa"]
+    summary = (tmp_path / "README.md").read_text()
+    assert "| hello/c2 | **" in summary.split("## Decide", 1)[1]

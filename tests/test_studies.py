@@ -46,7 +46,7 @@ def test_unknown_study_says_what_exists() -> None:
 
 
 def test_stacks_expands_to_the_original_matrix_and_a_connection_per_worker_at_50() -> None:
-    cells = plan("stacks").cells(RunOptions(OUT))
+    cells = plan("stacks").cells(RunOptions(OUT, full=True))
     pairs = [(server, each) for server in SERVER_VARIANTS for each in SCENARIOS if server.runs(each.name)]
     shared = [cell for cell in cells if cell.connections == SHARED]
     assert len(shared) == len(pairs) * len(CONCURRENCY_LEVELS) == 324
@@ -67,7 +67,9 @@ def sorted_pairs(pairs: list[tuple[ServerVariant, Scenario]]) -> list[tuple[Serv
 
 
 def test_connections_option_replaces_the_ways_and_refuses_one_ghz_cannot_drive() -> None:
-    options = RunOptions(OUT, servers=(server_variant("sync-w1"),), scenarios=(scenario("hello"),), levels=(10,))
+    options = RunOptions(
+        OUT, servers=(server_variant("sync-w1"),), scenarios=(scenario("hello"),), levels=(10,), full=True
+    )
     pooled = replace(options, connections=("pool-5", "per-worker"))
     assert [cell.key for cell in plan("stacks").cells(pooled)] == [
         "hello/sync-w1/c10+pool-5",
@@ -97,9 +99,34 @@ def test_connections_study_drives_every_stack_every_way_then_s3_per_process_and_
 
 
 def test_options_narrow_the_axes() -> None:  # no c50 here: no cell on a connection per worker
-    options = RunOptions(OUT, servers=(server_variant("sync-w1"),), scenarios=(scenario("hello"),), levels=(3, 4))
+    options = RunOptions(
+        OUT, servers=(server_variant("sync-w1"),), scenarios=(scenario("hello"),), levels=(3, 4), full=True
+    )
     assert [cell.key for cell in plan("stacks").cells(options)] == ["hello/sync-w1/c3", "hello/sync-w1/c4"]
     assert not plan("stacks").is_default_matrix(options)
+
+
+def test_stacks_compares_every_single_process_stack_against_sync_w10_on_its_decisive_workloads() -> None:
+    comparisons = plan("stacks").comparisons(RunOptions(OUT))
+    assert [each.workload for each in comparisons] == ["hello/c50", "hello-wait/c50", "s3-unary/c10"]
+    assert {each.reference.name for each in comparisons} == {"sync-w10"}
+    assert [variant.name for variant in comparisons[0].alternatives] == [
+        "grpclib-asyncio",
+        "grpclib-uvloop",
+        "aio-asyncio",
+        "aio-uvloop",
+        "connect-pyvoy",
+        "connect-hypercorn",
+    ]
+    narrowed = RunOptions(OUT, servers=(server_variant("aio-uvloop"), server_variant("sync-w10")), levels=(50,))
+    (first, *_) = plan("stacks").comparisons(replace(narrowed, scenarios=(scenario("hello"),)))
+    assert (first.workload, first.reference.name, [each.name for each in first.alternatives]) == (
+        "hello/c50",
+        "sync-w10",
+        ["aio-uvloop"],
+    )
+    with pytest.raises(ValueError, match="at least two server variants"):
+        plan("stacks").comparisons(RunOptions(OUT, servers=(server_variant("sync-w1"),)))
 
 
 def test_the_default_options_are_the_default_matrix() -> None:
@@ -121,4 +148,4 @@ def test_studies_command_lists_questions_and_cell_counts(capsys: pytest.CaptureF
     assert main(["studies"]) == 0
     out = capsys.readouterr().out
     assert "stacks (default): Which gRPC server stack should we run, and when does async pay off?" in out
-    assert "405 cells, 3 measured runs each" in out
+    assert "21 cells, 3 measured runs each" in out  # the decisive comparisons; --full: 405

@@ -4,6 +4,7 @@ change with `UPDATE_GOLDEN=1 pytest tests/test_study_reports.py`."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.report import answer
+from harness.cli import main
+from harness.report import answer, write_report
 from harness.results import RunMeta, StudyEntry, Thresholds, load_study
 from harness.runner import Chosen, failed_gates, finished_entry
 from harness.studies import STUDIES, plan, study
@@ -22,6 +24,7 @@ from tests.runs import (
     make_capacity_run,
     make_connections_run,
     make_protocols_run,
+    make_rounds_run,
     make_run,
     make_streaming_run,
 )
@@ -160,3 +163,47 @@ def test_reports_render_with_every_measuring_module_blocked(tmp_path: Path) -> N
     studies, written = map(int, done.stdout.split())
     assert studies == len(STUDIES) and written > len(STUDIES)
     assert {path.name for path in tmp_path.iterdir()} >= {each.name for each in STUDIES}
+
+
+def test_a_run_in_rounds_tells_its_comparisons_with_intervals_and_decides(tmp_path: Path) -> None:
+    run = load_study(make_rounds_run(tmp_path), "stacks")
+    files = study("stacks").render(run)
+    check_golden("stacks/rounds-comparisons.md", files["comparisons.md"].decode())
+    assert files["charts/verdicts.png"].startswith(b"\x89PNG") and "charts/hello.png" not in files
+    check_golden("stacks/rounds-answer.txt", answer(study("stacks"), [run]) + "\n")
+    write_report(tmp_path)
+    summary = (tmp_path / "README.md").read_text()
+    decide = summary.split("## Decide", 1)[1].split("\n## ", 1)[0]
+    assert summary.index("## Decide") < summary.index("## The answers")
+    assert (
+        "| Handlers without I/O: which stack? | hello/c50 | **aio-uvloop** | grpclib-uvloop | 1.28 [1.26, 1.30] | "
+        "1.29 [1.26, 1.33] | faster | sync-w10 (0.77 [0.75, 0.80] of the pick) |"
+    ) in decide
+    assert "A/A controls that came out a tie: 1 of 1 comparisons." in decide
+
+
+def test_verdicts_prints_every_comparison_of_the_newest_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    make_rounds_run(tmp_path)
+    assert main(["verdicts", "--json", "--out", str(tmp_path)]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert [(each["alternative"], each["verdict"], each["control"]) for each in found] == [
+        ("aio-uvloop", "faster", False),
+        ("grpclib-uvloop", "tie", False),
+        ("sync-w10~aa", "tie", True),
+    ]
+    assert set(found[0]) == {
+        "study",
+        "workload",
+        "alternative",
+        "reference",
+        "ratio",
+        "low",
+        "high",
+        "verdict",
+        "rounds",
+        "control",
+    }
+    assert found[0]["study"] == "stacks" and found[0]["workload"] == "hello/c50" and found[0]["rounds"] == 5
+    assert found[0]["low"] < found[0]["ratio"] < found[0]["high"]
+    assert main(["verdicts", "20260106T000000Z", "--out", str(tmp_path)]) == 0
+    assert "aio-uvloop" in capsys.readouterr().out

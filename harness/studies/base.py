@@ -10,6 +10,27 @@ from typing import Any
 from harness.results import CellRecord, Repeat, StudyRun, Target
 
 
+@dataclass(frozen=True)
+class Decision:
+    """One row of the decision table: a question a team asks, what to pick for it, and how sure that is."""
+
+    question: str
+    workload: str
+    pick: str
+    runner_up: str
+    over_runner_up: str  # the pick's rate over the runner-up's, with its 95% interval
+    over_reference: str  # the pick's rate over the comparison's reference, with its 95% interval
+    verdict: str  # tie (either will do), faster, or unresolved
+    avoid: str
+    evidence: str  # a link to the tables, and the run and machine it comes from
+    trusted: bool = True  # False when the comparison's A/A control did not come out a tie
+
+
+def no_decisions(runs: Sequence[StudyRun]) -> list[Decision]:
+    """A study that has no row in the decision table yet."""
+    return []
+
+
 def nothing_expected(record: CellRecord, repeat: Repeat) -> bool:
     """No call that was not OK is measured on purpose."""
     return False
@@ -35,6 +56,8 @@ class StudyReport:
     default: bool = True  # run-all runs it when no --study is given
     # Which calls that were not OK the study measures on purpose (a finding, shown, not a failed run).
     expected_non_ok: Callable[[CellRecord, Repeat], bool] = nothing_expected
+    # Its rows of the decision table, from its newest run per CPU model (newest first).
+    decisions: Callable[[Sequence[StudyRun]], list[Decision]] = no_decisions
 
 
 def unexpected_non_ok(run: StudyRun, expected: Callable[[CellRecord, Repeat], bool]) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.matrix import Cell
+from harness.matrix import SHARED, Cell, Scenario, ServerVariant, cell_name
 from harness.measure import CellContext
 from harness.options import RunOptions
 from harness.processes import Child
@@ -20,6 +20,35 @@ class Axis:
     name: str
     values: tuple[str, ...]
     option: str
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Server variants set against a reference on one workload, measured in interleaved rounds."""
+
+    scenario: Scenario
+    concurrency: int
+    reference: ServerVariant
+    alternatives: tuple[ServerVariant, ...]
+    connections: str = SHARED
+
+    @property
+    def workload(self) -> str:
+        """scenario/c<N>[+connections]: what every alternative serves."""
+        return f"{self.scenario.name}/{cell_name(self.concurrency, self.connections)}"
+
+    def cell(self, server: ServerVariant) -> Cell:
+        return Cell(server, self.scenario, self.concurrency, self.connections)
+
+    @property
+    def cells(self) -> list[Cell]:
+        """The reference's cell, then each alternative's."""
+        return [self.cell(server) for server in (self.reference, *self.alternatives)]
+
+
+def no_comparisons(options: RunOptions) -> list[Comparison]:
+    """A study measured cell by cell."""
+    return []
 
 
 @dataclass(frozen=True)
@@ -37,6 +66,9 @@ class StudyPlan:
     diagnostics: bool = False
     # Drivers that cross-check the study's own on some cells (their versions are recorded with the run's).
     checkers: tuple[str, ...] = ()
+    # The comparisons these options ask for, measured in interleaved rounds (harness.rounds) instead of cell by
+    # cell; none: every cell is measured on its own (the full matrix, and studies not yet moved to rounds).
+    comparisons: Callable[[RunOptions], list[Comparison]] = no_comparisons
 
     def is_default_matrix(self, options: RunOptions) -> bool:
         """True when options expand to the study's full default cells, repeats and sizing."""

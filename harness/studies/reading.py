@@ -4,13 +4,26 @@ our driver reports beyond ghz's shape), the CPU the server and the driver used i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from harness.drivers.report import LoadReport
-from harness.matrix import SHARED
-from harness.results import CellResult, Repeat, StudyRun, Target, read_json, study_dir
+from harness.matrix import SHARED, cell_name
+from harness.results import (
+    CellRecord,
+    CellResult,
+    Repeat,
+    StudyRun,
+    Target,
+    load_comparisons,
+    load_study,
+    read_json,
+    studies_in,
+    study_dir,
+)
 from harness.summaries import driver_share, header, not_ok_mark, or_dash, row, spread
+from harness.verdicts import ComparisonRecord, Interval, Outcome, interval, judge, paired_ratios, verdict
 
 WARMUP = "warmup"  # a cell's kept warm-up report, where a study keeps it: <cell>-warmup.json
 
@@ -250,3 +263,84 @@ def newest_run_section(runs: Sequence[StudyRun], tables: Callable[[StudyRun], li
             *tables(newest),
         ]
     )
+
+
+# --- comparisons in rounds --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A comparison of a run, judged: its record, each label's OK rate by round, and every outcome."""
+
+    study: str
+    record: ComparisonRecord
+    rates: dict[str, dict[int, float]]
+    outcomes: list[Outcome]
+    cells: dict[str, CellResult]  # server -> its cell of the workload (the A/A twin's windows are the reference's)
+
+    def outcome(self, label: str) -> Outcome | None:
+        return next((each for each in self.outcomes if each.alternative == label), None)
+
+    @property
+    def control(self) -> Outcome | None:
+        return self.outcome(self.record.control)
+
+    @property
+    def ranked(self) -> list[tuple[str, Interval]]:
+        """The reference and the alternatives (not the twin), fastest first by their own geometric mean rate."""
+        labels = [self.record.reference, *self.record.alternatives]
+        owned = [(label, interval(list(found.values()))) for label in labels if (found := self.rates.get(label))]
+        return sorted(owned, key=lambda pair: -pair[1].value)
+
+
+def without_controls(result: CellResult) -> CellResult:
+    """A cell without the A/A twin's windows (which stand in the reference's cell): the reference's own."""
+    kept = [
+        (repeat, report)
+        for repeat, report in zip(result.record.repeats, result.reports, strict=True)
+        if repeat.role != "control"
+    ]
+    record = replace(result.record, repeats=[repeat for repeat, _ in kept])
+    return replace(result, record=record, reports=[report for _, report in kept])
+
+
+def workload_of(record: CellRecord) -> str:
+    """A cell's workload, as a comparison names it: scenario/c<N>[+connections]."""
+    return f"{record.scenario}/{cell_name(record.concurrency, record.connections)}"
+
+
+def judged_comparisons(run: StudyRun) -> list[Judged]:
+    """Every comparison the run made in rounds, with each window's OK rate read from the cells' reports."""
+    found = []
+    for record in load_comparisons(study_dir(run.run_dir, run.meta, run.study)):
+        cells = {c.record.server: c for c in run.cells if workload_of(c.record) == record.workload}
+        rates: dict[str, dict[int, float]] = {}
+        for server, cell in cells.items():
+            for repeat, report in zip(cell.record.repeats, cell.reports, strict=True):
+                if repeat.round is None or report.ok_rps <= 0:
+                    continue
+                label = record.control if repeat.role == "control" else server
+                rates.setdefault(label, {})[repeat.round] = report.ok_rps
+        outcomes = judge(run.study, record.workload, record.reference, rates, record.method)
+        found.append(Judged(run.study, record, rates, outcomes, cells))
+    return found
+
+
+def run_verdicts(run_dir: Path) -> list[Outcome]:
+    """Every outcome of every comparison in rounds that a run holds, study by study."""
+    meta = read_json(run_dir / "run.json")
+    return [
+        outcome
+        for name in studies_in(meta)
+        for judged in judged_comparisons(load_study(run_dir, name))
+        for outcome in judged.outcomes
+    ]
+
+
+def pick_over(judged: Judged, first: str, second: str, tie: float) -> tuple[Interval, str] | None:
+    """first's rate over second's, paired by round, with its verdict; None when they share too few rounds."""
+    ratios = paired_ratios(judged.rates, first, second)
+    if len(ratios) < 2:
+        return None
+    found = interval(ratios)
+    return found, verdict(found, tie)

@@ -1,5 +1,7 @@
-"""The stacks study's plan: every server variant on every scenario at several levels, ghz in closed loop on one
-connection, and at CONNECTIONS_LEVEL also on a connection per worker."""
+"""The stacks study's plan. By default, the comparisons that decide its questions, each in interleaved rounds:
+every single-process stack against sync-w10 on a handler without I/O, one waiting on I/O, and one parsing an
+S3 listing. With --full, the original matrix: every server variant on every scenario at several levels, ghz in
+closed loop on one connection, and at CONNECTIONS_LEVEL also on a connection per worker, cell by cell."""
 
 from __future__ import annotations
 
@@ -13,16 +15,45 @@ from harness.matrix import (
     SCENARIOS,
     SERVER_VARIANTS,
     SHARED,
+    STACKS,
     Cell,
     expand,
+    scenario,
 )
 from harness.measure import measure_closed_loop
 from harness.options import RunOptions
-from harness.studies.planning import Axis, StudyPlan
-from harness.studies.stacks import CONNECTIONS_LEVEL, NAME
+from harness.studies.planning import Axis, Comparison, StudyPlan
+from harness.studies.stacks import CONNECTIONS_LEVEL, DECISIVE, NAME, REFERENCE
+
+# The stacks a comparison sets against the reference: one process each (sync-w1's one thread says nothing new).
+COMPARED = tuple(variant for variant in STACKS if variant.name != "sync-w1")
+
+
+def comparisons(options: RunOptions) -> list[Comparison]:
+    """Each decisive workload (or each chosen scenario at each chosen level, on each way of connecting), with the
+    chosen stacks (by default every single-process stack) against the reference (sync-w10, or the first)."""
+    stacks = options.servers or COMPARED
+    if len(stacks) < 2:
+        raise ValueError("a comparison needs at least two server variants: give --servers A,B or --full")
+    reference = next((each for each in stacks if each.name == REFERENCE), stacks[0])
+    others = tuple(each for each in stacks if each != reference)
+    chosen = options.scenarios or tuple(scenario(name) for name in DECISIVE)
+    return [
+        Comparison(each, level, reference, tuple(s for s in others if s.runs(each.name)), way)
+        for each in chosen
+        for level in options.levels or (DECISIVE.get(each.name, CONNECTIONS_LEVEL),)
+        for way in options.connections or (SHARED,)
+    ]
 
 
 def cells(options: RunOptions) -> list[Cell]:
+    """The cells of the comparisons, or with --full every cell of the matrix."""
+    if not options.full:
+        return [cell for comparison in comparisons(options) for cell in comparison.cells]
+    return matrix_cells(options)
+
+
+def matrix_cells(options: RunOptions) -> list[Cell]:
     """Server variants x scenarios x concurrency levels, one scenario at a time, on one shared connection,
     and at CONNECTIONS_LEVEL also on one per worker (right after, on the same server start); --connections
     runs each cell once per way given instead."""
@@ -49,4 +80,5 @@ PLAN = StudyPlan(
     repeats=REPEATS,
     cells=cells,
     measure=measure_closed_loop,
+    comparisons=comparisons,
 )

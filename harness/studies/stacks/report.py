@@ -11,7 +11,9 @@ from typing import Any
 from harness.bounds import Bounds, server_cpus
 from harness.matrix import PER_WORKER, S3_LATENCY_MS, SCENARIOS, SHARED
 from harness.results import StudyRun, Target
-from harness.studies.base import StudyReport
+from harness.studies.base import Decision, StudyReport
+from harness.studies.comparing import comparison_table, decision, pick, sentence, verdict_chart
+from harness.studies.reading import judged_comparisons, pick_over, without_controls
 from harness.studies.stacks import NAME, QUESTION
 from harness.summaries import (
     MIB,
@@ -32,6 +34,7 @@ from harness.summaries import (
     seconds,
     spread,
 )
+from harness.verdicts import ratio_text
 
 # The values this report judges by, recorded in every run.
 SETTINGS: dict[str, Any] = {
@@ -65,7 +68,7 @@ def grouped(run: StudyRun, connections: str = SHARED) -> dict[str, Levels]:
         record = cell.record
         if record.connections != connections:
             continue
-        summary = CellSummary(cell, run.meta, slots.get(record.server))
+        summary = CellSummary(without_controls(cell), run.meta, slots.get(record.server))
         result.setdefault(record.scenario, {}).setdefault(record.concurrency, {})[record.server] = summary
     order = list(run.matrix["scenarios"])
     return {name: result[name] for name in sorted(result, key=lambda n: order.index(n) if n in order else len(order))}
@@ -262,15 +265,23 @@ def chart(scenario: str, levels: Levels, servers: list[str], title: str) -> byte
 
 
 def render(run: StudyRun) -> dict[str, bytes]:
-    """results/stacks/<scenario>/concurrency-<N>.md and results/stacks/charts/<scenario>.png."""
+    """results/stacks/<scenario>/concurrency-<N>.md; for a run in rounds, comparisons.md and charts/verdicts.png,
+    else results/stacks/charts/<scenario>.png."""
     files: dict[str, bytes] = {}
     plain_title = run.title.replace("`", "")
+    judged = judged_comparisons(run)
+    if judged:
+        files["comparisons.md"] = (
+            "\n".join([f"# Stacks compared: {run.title}", "", *comparison_lines(run)]) + "\n"
+        ).encode()
+        files["charts/verdicts.png"] = verdict_chart(run, judged)
     for scenario, levels in grouped(run).items():
         servers = servers_in(run, levels)
         for level, by_server in levels.items():
             ordered = {name: by_server[name] for name in servers if name in by_server}
             files[table_file(scenario, level)] = cell_table(run, scenario, level, ordered).encode()
-        files[f"charts/{scenario}.png"] = chart(scenario, levels, servers, plain_title)
+        if not judged:
+            files[f"charts/{scenario}.png"] = chart(scenario, levels, servers, plain_title)
     for way in ways_of_connecting(run):
         for scenario, levels in grouped(run, way).items():
             servers = servers_in(run, levels)
@@ -396,9 +407,59 @@ def scaling(run: StudyRun) -> list[str]:
     return lines
 
 
+# The question each decisive comparison answers, in the decision table.
+QUESTIONS = {
+    "hello": "Handlers without I/O: which stack?",
+    "hello-wait": "Handlers waiting on I/O: which stack (does async pay off)?",
+    "s3-unary": "An S3 client in every call (botocore-bound): which stack?",
+}
+
+
+def comparison_lines(run: StudyRun) -> list[str]:
+    """Every comparison of a run in rounds: its question, its table, the reading in a sentence."""
+    lines: list[str] = []
+    for judged in judged_comparisons(run):
+        scenario = judged.record.workload.split("/")[0]
+        lines += [f"### {judged.record.workload}: {QUESTIONS.get(scenario, description(scenario))}", ""]
+        lines += [f"{description(scenario)}.", "", *comparison_table(run, judged), ""]
+        lines += [f"In a sentence: {sentence(judged)}.", ""]
+    return lines
+
+
+def rounds_section(runs: Sequence[StudyRun]) -> str:
+    """The section of a run in rounds: each comparison with intervals and verdicts, the chart, the full tables."""
+    newest = runs[0]
+    links = ", ".join(
+        f"[{scenario} c={level}]({NAME}/{table_file(scenario, level)})"
+        for scenario, levels in grouped(newest).items()
+        for level in levels
+    )
+    return "\n".join(
+        [
+            f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Each comparison sets "
+            f"the stacks against {newest.settings['baseline']} in interleaved rounds: every round starts each stack "
+            "afresh, in a shuffled order, warms it up and measures one window, and the reference runs twice (the "
+            "A/A control, which must come out a tie). A ratio is paired within its round; its 95% interval is the "
+            "t-interval of the log ratios. Figures count OK responses only. Raw reports: "
+            f"[`runs/{newest.run_id}`](runs/{newest.run_id}).",
+            "",
+            *_targets_lines(newest),
+            f"![verdicts]({NAME}/charts/verdicts.png)",
+            "",
+            f"*Ratios to {newest.settings['baseline']} with 95% intervals: {newest.title}.*",
+            "",
+            *comparison_lines(newest),
+            f"Every window's percentiles, CPU and memory: {links}.",
+            "",
+        ]
+    )
+
+
 def section(runs: Sequence[StudyRun]) -> str:
     """The study's part of results/README.md: the newest run's tables, and every machine side by side."""
     newest = runs[0]
+    if judged_comparisons(newest):
+        return rounds_section(runs)
     lines = [
         f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Each cell: a discarded "
         f"warm-up, then {newest.matrix['repeats']} ghz runs in count mode sized to last a few seconds, on one "
@@ -510,9 +571,37 @@ def _connections_sentences(run: StudyRun) -> list[str]:
     return sentences
 
 
+def rounds_answer(run: StudyRun) -> str:
+    """Which stack, and whether async pays off, from the comparisons of a run in rounds."""
+    parts = [f"On {run.cpu_model} (run `{run.run_id}`, the server pinned to one core), in interleaved rounds:"]
+    for judged in judged_comparisons(run):
+        chosen = pick(judged)
+        if chosen is None:
+            continue
+        scenario = judged.record.workload.split("/")[0]
+        over = pick_over(judged, *chosen, run.thresholds.tie)
+        settled = "" if over is None else f", {ratio_text(over[0])} × {chosen[1]} ({over[1]})"
+        parts.append(f"{QUESTIONS.get(scenario, scenario)} **{chosen[0]}**{settled}. {sentence(judged)}.")
+    return " ".join(parts)
+
+
+def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
+    """A row per decisive comparison of the newest run, where it ran in rounds."""
+    newest = runs[0]
+    found = []
+    for judged in judged_comparisons(newest):
+        scenario = judged.record.workload.split("/")[0]
+        row_ = decision(QUESTIONS.get(scenario, scenario), judged, newest, f"[{NAME}](#{NAME})")
+        if row_ is not None:
+            found.append(row_)
+    return found
+
+
 def answer(runs: Sequence[StudyRun]) -> str:
     """Where async pays off and which stack leads where the CPU is the limit, from the newest run per machine."""
     newest = runs[0]
+    if judged_comparisons(newest):
+        return rounds_answer(newest)
     parts = [
         f"On {newest.cpu_model} (run `{newest.run_id}`, the server pinned to one core), comparing the best "
         f"event-loop stack with the best thread-pool stack at the highest concurrency: {_verdict_text(newest)}.",
@@ -593,4 +682,5 @@ REPORT = StudyReport(
     answer=answer,
     targets=targets,
     settings=SETTINGS,
+    decisions=decisions,
 )

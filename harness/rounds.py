@@ -1,0 +1,89 @@
+"""Interleaved rounds: the order in which a comparison's windows are measured, and when each alternative stops.
+
+`run_rounds` knows nothing of servers: it is handed `window(label, round)`, which starts the alternative fresh,
+warms it up, measures one window and returns its OK rate (None when the window failed). A test hands it a
+synthetic one with known ratios and noise.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from harness.verdicts import ComparisonRecord, Method, Stop, control_of, interval, paired_ratios, stop_reason
+
+FAILED_WINDOWS = 2  # an alternative whose windows failed this often is measured no more
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """What to compare: the labels of the alternatives and of the reference, on one workload."""
+
+    workload: str
+    reference: str
+    alternatives: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if self.reference in self.alternatives or len(set(self.alternatives)) != len(self.alternatives):
+            raise ValueError(f"alternatives must be distinct and exclude the reference: {self}")
+
+
+def run_rounds(
+    rounds: Rounds,
+    window: Callable[[str, int], float | None],
+    method: Method,
+    seed: int,
+    deadline: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> ComparisonRecord:
+    """Rounds until every alternative has stopped, the cap of rounds, or the deadline (a clock() time).
+
+    Each round measures every alternative still active, the reference and its A/A twin once, in an order
+    shuffled by a generator seeded with `seed`."""
+    begun = clock()
+    shuffler = random.Random(seed)
+    control = control_of(rounds.reference)
+    active = list(rounds.alternatives)
+    rates: dict[str, dict[int, float]] = {label: {} for label in (*rounds.alternatives, rounds.reference, control)}
+    failures = dict.fromkeys(rates, 0)
+    orders: list[list[str]] = []
+    stopped: dict[str, Stop] = {}
+    while active and len(orders) < method.max_rounds:
+        if deadline is not None and clock() >= deadline:
+            break
+        number = len(orders) + 1
+        order = [*active, rounds.reference, control]
+        shuffler.shuffle(order)
+        orders.append(order)
+        for label in order:
+            rate = window(label, number)
+            if rate is None:
+                failures[label] += 1
+            else:
+                rates[label][number] = rate
+        for label in list(active):
+            why = ""
+            if failures[label] >= FAILED_WINDOWS:
+                why = "failed"
+            elif len(ratios := paired_ratios(rates, label, rounds.reference)) >= 2:
+                why = stop_reason(interval(ratios, method.confidence), method)
+            if why:
+                stopped[label] = Stop(number, why)
+                active.remove(label)
+        if failures[rounds.reference] >= FAILED_WINDOWS:
+            break  # nothing can be set against a reference that does not run
+    why = "budget" if deadline is not None and clock() >= deadline else "cap"
+    for label in active:
+        stopped[label] = Stop(len(orders), "reference failed" if failures[rounds.reference] >= FAILED_WINDOWS else why)
+    return ComparisonRecord(
+        rounds.workload,
+        rounds.reference,
+        rounds.alternatives,
+        seed,
+        method,
+        orders,
+        stopped,
+        round(clock() - begun, 1),
+    )

@@ -1,0 +1,175 @@
+"""How a study tells its comparisons in rounds: a table per comparison (each alternative's rate and its ratio to
+the reference, with 95% intervals and the verdict), a chart with error bars, the sentence its answer carries, and
+its row of the decision table. Report-side: reads only the run's files."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from harness.results import StudyRun
+from harness.studies.base import Decision
+from harness.studies.reading import Judged, judged_comparisons, pick_over
+from harness.summaries import driver_share, figure, header, not_ok_mark, png, rate, row
+from harness.verdicts import TIE, Interval, Outcome, interval, ratio_text
+
+MARKERS = "osD^v<>pXh*"
+SPREAD_FOR_LOG = 20  # a panel whose ratios span more than this factor gets a log scale
+
+
+def _rate_text(found: Interval) -> str:
+    high = rate(found.high) if math.isfinite(found.high) else "∞"
+    return f"{rate(found.value)} [{rate(found.low)}, {high}]"
+
+
+def comparison_table(run: StudyRun, judged: Judged) -> list[str]:
+    """One row per label: its OK calls/s (geometric mean over its rounds, 95% interval), its ratio to the
+    reference (paired by round) with the verdict, how many rounds it ran and why it stopped, the server's CPU
+    and the driver's (highest over the windows)."""
+    record = judged.record
+    labels = [
+        "OK calls/s [95% CI]",
+        f"× {record.reference} [95% CI]",
+        "verdict",
+        "rounds",
+        "stopped",
+        "between-round spread",
+        "server CPU",
+        "driver CPU",
+    ]
+    lines = header(labels, "stack")
+    for label in [name for name, _ in judged.ranked] + [record.control]:
+        found = judged.rates.get(label)
+        if not found:
+            continue
+        own = interval(list(found.values()))
+        outcome: Outcome | None = judged.outcome(label)
+        server = record.reference if label == record.control else label
+        cell = judged.cells.get(server)
+        role = "control" if label == record.control else "round"
+        windows = [] if cell is None else list(zip(cell.record.repeats, cell.reports, strict=True))
+        mine = [(repeat, report) for repeat, report in windows if repeat.role == role]
+        busy = [repeat.resources.average_cpu_percent / 100 for repeat, _ in mine if repeat.resources.sampled]
+        drivers = [share for repeat, _ in mine if (share := driver_share(repeat, run.meta)) is not None]
+        stop = record.stopped.get(label)
+        name = f"{label} (A/A control)" if label == record.control else label
+        lines.append(
+            row(
+                f"**{name}**" if label == record.reference else name,
+                [
+                    _rate_text(own) + not_ok_mark([report for _, report in mine]),
+                    "1 (reference)" if label == record.reference else ratio_text(outcome.ratio) if outcome else "—",
+                    "—" if label == record.reference or outcome is None else f"**{outcome.verdict}**",
+                    str(len(judged.rates.get(label, {}))),
+                    "—" if stop is None else f"round {stop.round}, {stop.reason}",
+                    f"{_log_spread(judged.rates.get(label, {})):.1%}",
+                    f"{min(busy):.0%}–{max(busy):.0%}" if busy else "not sampled",
+                    f"{max(drivers):.0%}" if drivers else "—",
+                ],
+            )
+        )
+    method = record.method
+    lines += [
+        "",
+        f"Seed {record.seed}; {len(record.orders)} rounds in {record.wall_seconds / 60:.1f} min; tie band "
+        f"1 ± {method.tie:.0%}; an alternative stops after at least {method.min_rounds} rounds once its interval's "
+        f"half-width is at most {method.precision:.0%} (precise) or the interval lies outside the band (clear), "
+        f"at {method.max_rounds} rounds at the most (cap). Each window on a fresh server start after a warm-up; the "
+        "between-round spread is the standard deviation of a stack's log rate across rounds.",
+    ]
+    return lines
+
+
+def _log_spread(rates: dict[int, float]) -> float:
+    logs = [math.log(value) for value in rates.values() if value > 0]
+    if len(logs) < 2:
+        return 0.0
+    mean = sum(logs) / len(logs)
+    return math.sqrt(sum((each - mean) ** 2 for each in logs) / (len(logs) - 1))
+
+
+def verdict_chart(run: StudyRun, judgeds: Sequence[Judged]) -> bytes:
+    """Each comparison's ratios to its reference with their 95% intervals as error bars, on a log scale, the tie
+    band shaded; every label told apart by colour and marker."""
+    drawing, axes = figure(1, len(judgeds), figsize=(5.2 * len(judgeds), 4.6), squeeze=False)
+    for panel, judged in zip(axes[0], judgeds, strict=True):
+        outcomes = sorted(judged.outcomes, key=lambda each: (each.control, -each.ratio.value))
+        tie = judged.record.method.tie
+        panel.axhspan(1 - tie, 1 + tie, color="0.85", label=f"tie band 1 ± {tie:.0%}")
+        panel.axhline(1.0, color="0.4", linewidth=0.8)
+        for index, outcome in enumerate(outcomes):
+            high = outcome.ratio.high if math.isfinite(outcome.ratio.high) else outcome.ratio.value
+            panel.errorbar(
+                [index],
+                [outcome.ratio.value],
+                yerr=[[outcome.ratio.value - outcome.ratio.low], [high - outcome.ratio.value]],
+                fmt=MARKERS[index % len(MARKERS)],
+                color=f"C{index % 10}",
+                capsize=4,
+                label=outcome.alternative + (" (A/A)" if outcome.control else ""),
+            )
+        panel.set_xticks(range(len(outcomes)), [each.alternative for each in outcomes], rotation=30, fontsize=7)
+        values = [each.ratio.low for each in outcomes if each.ratio.low > 0] + [each.ratio.value for each in outcomes]
+        if values and max(values) / min(values) > SPREAD_FOR_LOG:
+            panel.set_yscale("log")
+        panel.set(title=f"{judged.record.workload}: × {judged.record.reference}", ylabel="OK calls/s ratio, 95% CI")
+        panel.grid(axis="y", alpha=0.3)
+    axes[0][0].legend(fontsize=6)
+    return png(drawing, f"run {run.run_id}, {run.cpu_model}{' (uncommitted code)' if run.uncommitted else ''}")
+
+
+def pick(judged: Judged) -> tuple[str, str] | None:
+    """The fastest label and the runner-up by their own rates."""
+    ranked = judged.ranked
+    return (ranked[0][0], ranked[1][0]) if len(ranked) >= 2 else None
+
+
+def decision(question: str, judged: Judged, run: StudyRun, evidence: str) -> Decision | None:
+    """The decision row of a comparison: the pick, the runner-up, the pick's ratios over it and over the
+    reference (95% intervals), whether that is a tie, and the alternative to avoid (the slowest, if slower)."""
+    chosen = pick(judged)
+    if chosen is None:
+        return None
+    top, runner = chosen
+    tie = judged.record.method.tie
+    over = pick_over(judged, top, runner, tie)
+    reference = judged.record.reference
+    against = judged.outcome(top)
+    slowest = judged.ranked[-1][0]
+    worst = pick_over(judged, slowest, top, tie)
+    control = judged.control
+    return Decision(
+        question=question,
+        workload=judged.record.workload,
+        pick=top,
+        runner_up=runner,
+        over_runner_up="—" if over is None else ratio_text(over[0]),
+        over_reference="1 (reference)" if top == reference or against is None else ratio_text(against.ratio),
+        verdict="—" if over is None else f"tie with {runner}" if over[1] == TIE else over[1],
+        avoid=f"{slowest} ({ratio_text(worst[0])} of the pick)" if worst and worst[1] == "slower" else "—",
+        evidence=f"{evidence}, run `{run.run_id}`, {run.cpu_model}",
+        trusted=control is not None and control.verdict == TIE,
+    )
+
+
+def sentence(judged: Judged) -> str:
+    """A comparison in a sentence: the order with each ratio to the reference, its interval and verdict."""
+    reference = judged.record.reference
+    parts = [
+        f"{outcome.alternative} {ratio_text(outcome.ratio)} ({outcome.verdict})"
+        for outcome in sorted(judged.outcomes, key=lambda each: -each.ratio.value)
+        if not outcome.control
+    ]
+    control = judged.control
+    checked = "" if control is None else f"; the A/A control {ratio_text(control.ratio)} ({control.verdict})"
+    return f"{judged.record.workload}, × {reference} [95% CI]: " + ", ".join(parts) + checked
+
+
+def controls_not_tie(runs: Sequence[StudyRun]) -> list[str]:
+    """The comparisons, over these runs, whose A/A control did not come out a tie."""
+    return [
+        f"{run.study} {judged.record.workload}"
+        for run in runs
+        for judged in judged_comparisons(run)
+        if judged.control is None or judged.control.verdict != TIE
+    ]

@@ -1,0 +1,175 @@
+"""The verdict method on synthetic rounds with known ratios and noise: intervals, verdicts, the order of a
+round, the stopping rule, and the A/A control."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from harness.rounds import Rounds, run_rounds
+from harness.verdicts import (
+    FASTER,
+    SLOWER,
+    TIE,
+    UNRESOLVED,
+    ComparisonRecord,
+    Interval,
+    Method,
+    control_of,
+    interval,
+    judge,
+    paired_ratios,
+    ratio_text,
+    stop_reason,
+    verdict,
+)
+
+METHOD = Method()
+
+
+def test_interval_is_the_t_interval_of_the_log_ratios() -> None:
+    found = interval([1.0, 1.1, 0.9, 1.05, 0.95])
+    logs = [math.log(v) for v in (1.0, 1.1, 0.9, 1.05, 0.95)]
+    mean = sum(logs) / 5
+    sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / 4)
+    half = 2.7764451051977987 * sd / math.sqrt(5)  # t(0.975, 4)
+    assert found.value == pytest.approx(math.exp(mean))
+    assert found.low == pytest.approx(math.exp(mean - half))
+    assert found.high == pytest.approx(math.exp(mean + half))
+    assert found.rounds == 5
+    assert interval([2.0]).high == math.inf  # one round: no interval
+    with pytest.raises(ValueError, match="positive"):
+        interval([1.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "expected"),
+    [(0.97, 1.04, TIE), (1.06, 1.2, FASTER), (0.5, 0.94, SLOWER), (0.9, 1.02, UNRESOLVED), (1.03, 1.07, UNRESOLVED)],
+)
+def test_verdict_is_where_the_interval_lies_against_the_tie_band(low: float, high: float, expected: str) -> None:
+    assert verdict(Interval(math.sqrt(low * high), low, high, 5), 0.05) == expected
+
+
+def test_an_alternative_stops_when_precise_or_clear_and_never_before_the_minimum() -> None:
+    assert stop_reason(Interval(1.0, 0.99, 1.01, 4), METHOD) == ""  # fewer than five rounds
+    assert stop_reason(Interval(1.0, 0.99, 1.01, 5), METHOD) == "precise"
+    assert stop_reason(Interval(1.5, 1.2, 1.9, 5), METHOD) == "clear"
+    assert stop_reason(Interval(1.0, 0.9, 1.1, 5), METHOD) == ""
+
+
+def synthetic(true: dict[str, float], noise: float, drift: float, seed: int) -> tuple[list[tuple[str, int]], object]:
+    """A window function: each label's true rate, times a drift shared by everything in its round, times its
+    own log-normal noise; it records what it measured, in order."""
+    rng = random.Random(seed)
+    measured: list[tuple[str, int]] = []
+    round_factor: dict[int, float] = {}
+
+    def window(label: str, number: int) -> float:
+        measured.append((label, number))
+        factor = round_factor.setdefault(number, math.exp(rng.gauss(0, drift)))
+        base = true[label.removesuffix("~aa")]
+        return base * factor * math.exp(rng.gauss(0, noise))
+
+    return measured, window
+
+
+def rates_of(
+    record: ComparisonRecord, window_log: list[tuple[str, int]], values: list[float]
+) -> dict[str, dict[int, float]]:
+    rates: dict[str, dict[int, float]] = {}
+    for (label, number), value in zip(window_log, values, strict=True):
+        rates.setdefault(label, {})[number] = value
+    return rates
+
+
+def run(
+    true: dict[str, float], noise: float, drift: float, seed: int
+) -> tuple[ComparisonRecord, dict[str, dict[int, float]]]:
+    measured, window = synthetic(true, noise, drift, seed)
+    values: list[float] = []
+
+    def recorded(label: str, number: int) -> float:
+        value = window(label, number)  # type: ignore[operator]
+        values.append(value)
+        return float(value)
+
+    alternatives = tuple(label for label in true if label != "ref")
+    record = run_rounds(Rounds("hello/c50", "ref", alternatives), recorded, METHOD, seed)
+    return record, rates_of(record, measured, values)
+
+
+def test_rounds_recover_known_ratios_through_drift_that_hits_whole_rounds() -> None:
+    true = {"ref": 1000.0, "same": 1000.0, "faster": 1300.0, "slower": 700.0, "close": 1040.0}
+    record, rates = run(true, noise=0.02, drift=0.30, seed=7)  # 30% drift between rounds, 2% within
+    judged = {each.alternative: each for each in judge("stacks", "hello/c50", "ref", rates, METHOD)}
+    assert judged["faster"].verdict == FASTER and judged["faster"].ratio.value == pytest.approx(1.3, rel=0.05)
+    assert judged["slower"].verdict == SLOWER and judged["slower"].ratio.value == pytest.approx(0.7, rel=0.05)
+    assert judged["same"].verdict == TIE
+    assert judged[control_of("ref")].control and judged[control_of("ref")].verdict == TIE
+    assert judged["close"].verdict in (TIE, UNRESOLVED)  # 4% apart inside a 5% band: never called faster
+    # Clear differences stop at the minimum; every stop is recorded with its round and reason.
+    assert record.stopped["faster"].round == METHOD.min_rounds
+    assert record.stopped["faster"].reason in ("clear", "precise")
+    assert set(record.stopped) == {"same", "faster", "slower", "close"}
+
+
+def test_the_interval_covers_the_true_ratio_about_as_often_as_it_claims() -> None:
+    covered = 0
+    for seed in range(40):
+        _, rates = run({"ref": 1000.0, "alt": 1200.0}, noise=0.05, drift=0.3, seed=seed)
+        (alt, _) = judge("s", "w", "ref", rates, METHOD)
+        covered += alt.ratio.low <= 1.2 <= alt.ratio.high
+    assert covered >= 34  # 95% claimed; at least 85% of 40 seeds
+
+
+def test_every_round_runs_each_active_alternative_the_reference_and_its_twin_once_in_a_seeded_order() -> None:
+    true = {"ref": 100.0, "a": 150.0, "b": 100.0}
+    first, _ = run(true, noise=0.05, drift=0.1, seed=3)
+    again, _ = run(true, noise=0.05, drift=0.1, seed=3)
+    assert first.orders == again.orders  # the seed fixes the order
+    for order in first.orders:
+        assert sorted(order)[: len(order)] == sorted(set(order)) and {"ref", "ref~aa"} <= set(order)
+    assert len({tuple(order) for order in first.orders}) > 1  # shuffled, not fixed
+    assert all("a" not in order for order in first.orders[first.stopped["a"].round :])  # stopped means stopped
+
+
+def test_noisy_alternatives_stop_at_the_cap_and_stay_unresolved() -> None:
+    record, rates = run({"ref": 100.0, "noisy": 103.0}, noise=0.4, drift=0.0, seed=11)
+    assert len(record.orders) == METHOD.max_rounds and record.stopped["noisy"].reason == "cap"
+    (noisy, _) = judge("s", "w", "ref", rates, METHOD)
+    assert noisy.verdict in (UNRESOLVED, TIE)
+
+
+def test_the_a_a_control_is_a_tie_in_nineteen_of_twenty_comparisons_of_noise_alone() -> None:
+    ties = 0
+    for seed in range(20):
+        _, rates = run({"ref": 500.0, "other": 500.0}, noise=0.05, drift=0.3, seed=seed)
+        outcomes = {each.alternative: each for each in judge("s", "w", "ref", rates, METHOD)}
+        ties += outcomes["ref~aa"].verdict != FASTER and outcomes["ref~aa"].verdict != SLOWER
+    assert ties >= 19  # a false separation is rarer than the interval's 5%
+
+
+def test_a_deadline_ends_the_rounds_and_says_why() -> None:
+    clock = iter(range(100))
+    record = run_rounds(
+        Rounds("w", "ref", ("a",)), lambda label, number: 1.0, METHOD, 1, deadline=3, clock=lambda: next(clock)
+    )
+    assert record.stopped["a"].reason == "budget"
+
+
+def test_a_failing_alternative_stops_and_a_failing_reference_ends_the_comparison() -> None:
+    record = run_rounds(
+        Rounds("w", "ref", ("bad", "good")), lambda label, number: None if label == "bad" else 1.0, METHOD, 1
+    )
+    assert record.stopped["bad"] == record.stopped["bad"].__class__(2, "failed")
+    dead = run_rounds(Rounds("w", "ref", ("a",)), lambda label, number: None if label == "ref" else 1.0, METHOD, 1)
+    assert dead.stopped["a"].reason == "reference failed" and len(dead.orders) == 2
+
+
+def test_ratios_pair_rounds_and_the_record_round_trips() -> None:
+    assert paired_ratios({"a": {1: 2.0, 2: 3.0, 3: 4.0}, "r": {1: 1.0, 3: 2.0}}, "a", "r") == [2.0, 2.0]
+    record, _ = run({"ref": 100.0, "a": 200.0}, noise=0.01, drift=0.1, seed=5)
+    assert ComparisonRecord.from_json(record.to_json()) == record
+    assert ratio_text(Interval(0.871, 0.842, 0.903, 5)) == "0.87 [0.84, 0.90]"
