@@ -38,14 +38,17 @@ def run_rounds(
     deadline: float | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> ComparisonRecord:
-    """Rounds until every alternative has stopped, the cap of rounds, or the deadline (a clock() time).
+    """Rounds until every alternative and the A/A twin have stopped, the cap of rounds, or the deadline (a
+    clock() time).
 
     Each round measures every alternative still active, the reference and its A/A twin once, in an order
     shuffled by a generator seeded with `seed`."""
     begun = clock()
     shuffler = random.Random(seed)
     control = control_of(rounds.reference)
-    active = list(rounds.alternatives)
+    # The A/A twin is judged like an alternative: the rounds go on until it too is known, so that a workload
+    # whose starts scatter gets the rounds it needs before its control is read.
+    active = [*rounds.alternatives, control]
     rates: dict[str, dict[int, float]] = {label: {} for label in (*rounds.alternatives, rounds.reference, control)}
     failures = dict.fromkeys(rates, 0)
     orders: list[list[str]] = []
@@ -54,7 +57,7 @@ def run_rounds(
         if deadline is not None and clock() >= deadline:
             break
         number = len(orders) + 1
-        order = [*active, rounds.reference, control]
+        order = [*(label for label in active if label != control), rounds.reference, control]
         shuffler.shuffle(order)
         orders.append(order)
         for label in order:

@@ -112,7 +112,7 @@ def test_rounds_recover_known_ratios_through_drift_that_hits_whole_rounds() -> N
     # Clear differences stop at the minimum; every stop is recorded with its round and reason.
     assert record.stopped["faster"].round == METHOD.min_rounds
     assert record.stopped["faster"].reason in ("clear", "precise")
-    assert set(record.stopped) == {"same", "faster", "slower", "close"}
+    assert set(record.stopped) == {"same", "faster", "slower", "close", "ref~aa"}  # the twin is judged too
 
 
 def test_the_interval_covers_the_true_ratio_about_as_often_as_it_claims() -> None:
@@ -173,3 +173,10 @@ def test_ratios_pair_rounds_and_the_record_round_trips() -> None:
     record, _ = run({"ref": 100.0, "a": 200.0}, noise=0.01, drift=0.1, seed=5)
     assert ComparisonRecord.from_json(record.to_json()) == record
     assert ratio_text(Interval(0.871, 0.842, 0.903, 5)) == "0.87 [0.84, 0.90]"
+
+
+def test_the_rounds_go_on_until_the_a_a_twin_is_known_too() -> None:
+    record, _ = run({"ref": 1000.0, "far": 2000.0}, noise=0.08, drift=0.0, seed=2)
+    assert record.stopped["far"].round == METHOD.min_rounds  # clear at once
+    assert len(record.orders) == record.stopped["ref~aa"].round > METHOD.min_rounds  # the twin needed more
+    assert all("far" not in order for order in record.orders[METHOD.min_rounds :])

@@ -12,7 +12,7 @@ from harness.drivers.histogram import Latencies
 from harness.drivers.report import LoadReport
 from harness.matrix import scenario
 from harness.results import CellRecord, CellResult, Repeat, StudyRun, Target, thresholds_of
-from harness.studies.base import StudyReport
+from harness.studies.base import Decision, StudyReport
 from harness.studies.capacity import (
     JITTER,
     JITTER_MS,
@@ -537,6 +537,36 @@ def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, 
     return {f"capacity_at_{share:.0%}_of_cpu_bound".replace("%", "_percent"): Target(met, {"by_cell": shares})}
 
 
+def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
+    """A row per SLO scenario of the newest run: the stack with the highest capacity at the SLO. One search per
+    stack gives no interval, and the row says so rather than call a winner."""
+    newest = runs[0]
+    found = []
+    for scenario_name in TARGET_SCENARIOS:
+        stacks = sorted(
+            (each for each in by_scenario(newest).get(scenario_name, []) if not each.failed and each.capacity),
+            key=lambda each: -each.capacity,
+        )
+        if len(stacks) < 2:
+            continue
+        top, runner, last = stacks[0], stacks[1], stacks[-1]
+        slo = newest.settings["slo_seconds"][scenario_name]
+        found.append(
+            Decision(
+                question=f"The load one core takes within p99 ≤ {slo * 1000:g} ms ({scenario_name}): which stack?",
+                workload=f"{scenario_name}, open loop",
+                pick=top.name,
+                runner_up=runner.name,
+                over_runner_up=f"{top.capacity / runner.capacity:.2f} (no interval)",
+                over_reference="—",
+                verdict="unresolved: one search per stack, no interval",
+                avoid=f"{last.name} ({last.capacity / top.capacity:.2f} of the pick)",
+                evidence=f"[{NAME}](#{NAME}), run `{newest.run_id}`, {newest.cpu_model}",
+            )
+        )
+    return found
+
+
 def search_steps(record: CellRecord, repeat: Repeat) -> bool:
     """A search step above the capacity fails calls when the server falls behind: that is how the knee shows."""
     return repeat.role == "step"
@@ -554,4 +584,5 @@ REPORT = StudyReport(
     settings=SETTINGS,
     default=False,  # about 35 minutes on a 2-core machine: run it with --study capacity
     expected_non_ok=search_steps,
+    decisions=decisions,
 )
