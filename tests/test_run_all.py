@@ -172,10 +172,9 @@ def test_a_comparison_in_rounds_starts_every_window_afresh_and_records_the_order
     compared = json.loads((run_dir / "stacks" / "comparisons" / "hello__c2.json").read_text())
     assert compared["seed"] == 1 and compared["reference"] == "sync-w10" and compared["control"] == "sync-w10~aa"
     assert [sorted(order) for order in compared["orders"]] == [["aio-uvloop", "sync-w10", "sync-w10~aa"]] * 2
-    assert compared["stopped"] == {
-        "aio-uvloop": {"round": 2, "reason": "cap"},
-        "sync-w10~aa": {"round": 2, "reason": "cap"},
-    }
+    # --rounds 2 makes two the minimum and the cap: each stops at round 2, known already (clear, precise) or not (cap)
+    assert {label: stop["round"] for label, stop in compared["stopped"].items()} == {"aio-uvloop": 2, "sync-w10~aa": 2}
+    assert {stop["reason"] for stop in compared["stopped"].values()} <= {"clear", "precise", "cap"}
     reference = json.loads((run_dir / "stacks" / "cells" / "hello" / "sync-w10" / "c2.json").read_text())
     assert sorted((each["role"], each["round"]) for each in reference["repeats"]) == [
         ("control", 1),
