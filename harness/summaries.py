@@ -228,6 +228,19 @@ def figure(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
     return plt.subplots(*args, **kwargs)
 
 
+MARKERS = "osD^v<>pXh*P"
+
+
+def style(index: int) -> dict[str, Any]:
+    """The colour and marker of a chart's series number `index`: no two of the first 110 alike."""
+    return {"color": f"C{index % 10}", "marker": MARKERS[(index // 10 + index) % len(MARKERS)]}
+
+
+def chart_title(run: Any, what: str) -> str:
+    """A chart's title: what it shows, its run and machine, and uncommitted code if so."""
+    return f"{what}: run {run.run_id}, {run.cpu_model}" + (" (uncommitted code)" if run.uncommitted else "")
+
+
 def png(figure: Any, title: str) -> bytes:
     """A matplotlib figure, titled with its run, as PNG bytes (no timestamp, so renders repeat exactly)."""
     import matplotlib.pyplot as plt

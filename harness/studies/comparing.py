@@ -10,10 +10,9 @@ from collections.abc import Sequence
 from harness.results import StudyRun
 from harness.studies.base import Decision
 from harness.studies.reading import Judged, judged_comparisons, pick_over
-from harness.summaries import driver_share, figure, header, not_ok_mark, png, rate, row
+from harness.summaries import chart_title, driver_share, figure, header, not_ok_mark, png, rate, row, style
 from harness.verdicts import TIE, Interval, Outcome, interval, ratio_text
 
-MARKERS = "osD^v<>pXh*"
 SPREAD_FOR_LOG = 20  # a panel whose ratios span more than this factor gets a log scale
 
 
@@ -92,6 +91,7 @@ def verdict_chart(run: StudyRun, judgeds: Sequence[Judged]) -> bytes:
     """Each comparison's ratios to its reference with their 95% intervals as error bars, on a log scale, the tie
     band shaded; every label told apart by colour and marker."""
     drawing, axes = figure(1, len(judgeds), figsize=(5.2 * len(judgeds), 4.6), squeeze=False)
+    labels = sorted({outcome.alternative for judged in judgeds for outcome in judged.outcomes})  # one style each
     for panel, judged in zip(axes[0], judgeds, strict=True):
         outcomes = sorted(judged.outcomes, key=lambda each: (each.control, -each.ratio.value))
         tie = judged.record.method.tie
@@ -103,9 +103,9 @@ def verdict_chart(run: StudyRun, judgeds: Sequence[Judged]) -> bytes:
                 [index],
                 [outcome.ratio.value],
                 yerr=[[outcome.ratio.value - outcome.ratio.low], [high - outcome.ratio.value]],
-                fmt=MARKERS[index % len(MARKERS)],
-                color=f"C{index % 10}",
+                linestyle="none",
                 capsize=4,
+                **style(labels.index(outcome.alternative)),
                 label=outcome.alternative + (" (A/A)" if outcome.control else ""),
             )
         panel.set_xticks(range(len(outcomes)), [each.alternative for each in outcomes], rotation=30, fontsize=7)
@@ -115,7 +115,7 @@ def verdict_chart(run: StudyRun, judgeds: Sequence[Judged]) -> bytes:
         panel.set(title=f"{judged.record.workload}: × {judged.record.reference}", ylabel="OK calls/s ratio, 95% CI")
         panel.grid(axis="y", alpha=0.3)
     axes[0][0].legend(fontsize=6)
-    return png(drawing, f"run {run.run_id}, {run.cpu_model}{' (uncommitted code)' if run.uncommitted else ''}")
+    return png(drawing, chart_title(run, "Ratios to the reference, 95% intervals"))
 
 
 def pick(judged: Judged) -> tuple[str, str] | None:

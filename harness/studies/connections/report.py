@@ -30,7 +30,7 @@ from harness.studies.reading import (
     newest_run_section,
     study_readme,
 )
-from harness.summaries import figure, header, or_dash, png, row
+from harness.summaries import chart_title, figure, header, or_dash, png, row
 
 STRATEGY_LABELS = {
     SHARED: "one shared",
@@ -128,9 +128,10 @@ def chart(run: StudyRun) -> bytes:
         panel.bar([i + index * 0.4 for i in range(len(labels))], heights, 0.4, label=f"S3 client {label}")
     panel.set_xticks([i + 0.2 for i in range(len(labels))], labels, rotation=60, fontsize=6)
     panel.set(title=f"ListObjects at c={S3_CLIENTS_LEVEL}", ylabel="OK calls/s")
+    panel.set_yscale("log")  # a per-request client serves a twentieth or less of a held one
     panel.legend(fontsize=8)
     panel.grid(axis="y", alpha=0.3)
-    return png(drawing, f"Connections: {run.cpu_model}")
+    return png(drawing, chart_title(run, "Connections"))
 
 
 def tables(run: StudyRun) -> list[str]:

@@ -34,7 +34,7 @@ from harness.studies.reading import (
     newest_run_section,
     study_readme,
 )
-from harness.summaries import figure, header, png, row
+from harness.summaries import chart_title, figure, header, png, row, style
 
 # The Go study this one follows, as the issue summarised it: at 16 client goroutines.
 GO_GRPC_OVER_REST = 2.0  # gRPC beat REST (JSON over HTTP/2) by more than this
@@ -123,19 +123,19 @@ def chart(run: StudyRun) -> bytes:
     found = measured(run)
     levels = levels_of(run)
     drawing, axes = figure(figsize=(8, 5))
-    for server, scenario in rows(run):
+    for index, (server, scenario) in enumerate(rows(run)):
         points = [(level, found[key].report.ok_rps) for level in levels if (key := (scenario, server, level)) in found]
         if points:
-            style = "--" if scenario in HTTP_SCENARIOS else "-"
+            line = "--" if scenario in HTTP_SCENARIOS else "-"
             label = f"{server} / {SHAPE_LABELS.get(scenario, scenario)}"
-            axes.plot(*zip(*points, strict=True), style, marker="o", label=label)
+            axes.plot(*zip(*points, strict=True), linestyle=line, label=label, **style(index))
     axes.set_xlabel("client workers")
     axes.set_ylabel("OK messages/s")
     axes.set_yscale("log")
     axes.set_xticks(levels)
     axes.legend(fontsize=7, ncol=2)
     axes.grid(True, alpha=0.3)
-    return png(drawing, f"Info flow by call shape: {run.cpu_model}")
+    return png(drawing, chart_title(run, "Info flow by call shape"))
 
 
 def tables(run: StudyRun) -> list[str]:

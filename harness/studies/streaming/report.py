@@ -44,7 +44,7 @@ from harness.studies.streaming import (
     WATCH_STREAMS,
     fetch_scenario,
 )
-from harness.summaries import MIB, figure, header, or_dash, png, row
+from harness.summaries import MIB, chart_title, figure, header, or_dash, png, row
 
 # The values this report judges by, recorded in every run.
 SETTINGS = {
@@ -250,8 +250,9 @@ def batch_chart(run: StudyRun) -> bytes:
         title=f"StreamObjects of {BENCH_OBJECTS} objects at c={BATCH_LEVEL}",
     )
     axes.grid(alpha=0.3)
+    axes.set_ylim(bottom=0)
     axes.legend(fontsize="small")
-    return png(drawing, run.title.replace("`", ""))
+    return png(drawing, chart_title(run, "Batch size"))
 
 
 # --- watch ---------------------------------------------------------------------------------------------
