@@ -58,16 +58,12 @@ def answer(study: StudyReport, runs: Sequence[StudyRun]) -> str:
 
 def decide(chosen: dict[StudyReport, list[StudyRun]]) -> list[str]:
     """The decision table: one row per question a team asks, from each study's newest run in rounds."""
-    rows = [(each, row_) for each, runs in chosen.items() for row_ in each.decisions(runs)]
+    decided = {each: found for each, runs in chosen.items() if (found := each.decisions(runs))}
+    rows = [(each, row_) for each, found in decided.items() for row_ in found]
     lines = ["## Decide", ""]
     if not rows:
         return [*lines, "No comparison has run in rounds yet: `python -m harness run-all`.", ""]
-    controls = [
-        judged.control
-        for each, runs in chosen.items()
-        for judged in judged_comparisons(runs[0])
-        if each.decisions(runs)
-    ]
+    controls = [judged.control for each in decided for judged in judged_comparisons(chosen[each][0])]
     ties = sum(1 for control in controls if control is not None and control.verdict == TIE)
     lines += [
         "Each row compares alternatives in interleaved rounds on one workload; ratios are paired within a round and "

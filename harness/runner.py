@@ -306,19 +306,19 @@ def run_study(chosen: Chosen, where: StudyEnvironment, meta: RunMeta, progress: 
             method = Method(min_rounds=options.rounds, max_rounds=options.rounds) if options.rounds else Method()
             for comparison in chosen.comparisons:
                 measure_comparison(comparison, where, context, method, seed, progress)
-            cells = []  # measured above
-        for (server, scenario), grouped in itertools.groupby(cells, key=lambda c: (c.server, c.scenario)):
-            group = list(grouped)
-            skip = options.skip_reason(server, scenario)
-            if skip:
-                measured = skipped(group, skip, started)
-            elif server.address:
-                measured = measure_target(each, group, context, started)
-            else:
-                measured = serve_and_measure(each, group, where.server_env(scenario), context, started)
-            for cell, record in measured:
-                save_cell(context.study_dir, record)
-                progress.cell_finished(cell, record)
+        else:
+            for (server, scenario), grouped in itertools.groupby(cells, key=lambda c: (c.server, c.scenario)):
+                group = list(grouped)
+                skip = options.skip_reason(server, scenario)
+                if skip:
+                    measured = skipped(group, skip, started)
+                elif server.address:
+                    measured = measure_target(each, group, context, started)
+                else:
+                    measured = serve_and_measure(each, group, where.server_env(scenario), context, started)
+                for cell, record in measured:
+                    save_cell(context.study_dir, record)
+                    progress.cell_finished(cell, record)
         status = "complete"
     finally:
         run = StudyRun(each.name, where.run_dir, meta.to_json(), load_cells(context.study_dir))

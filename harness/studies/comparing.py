@@ -11,7 +11,7 @@ from harness.results import StudyRun
 from harness.studies.base import Decision
 from harness.studies.reading import Judged, judged_comparisons, pick_over
 from harness.summaries import chart_title, driver_share, figure, header, not_ok_mark, png, rate, row, style
-from harness.verdicts import TIE, Interval, Outcome, interval, ratio_text
+from harness.verdicts import TIE, Interval, Outcome, interval, ratio_text, spread_between_rounds
 
 SPREAD_FOR_LOG = 20  # a panel whose ratios span more than this factor gets a log scale
 
@@ -61,7 +61,7 @@ def comparison_table(run: StudyRun, judged: Judged) -> list[str]:
                     "—" if label == record.reference or outcome is None else f"**{outcome.verdict}**",
                     str(len(judged.rates.get(label, {}))),
                     "—" if stop is None else f"round {stop.round}, {stop.reason}",
-                    f"{_log_spread(judged.rates.get(label, {})):.1%}",
+                    f"{spread_between_rounds(judged.rates.get(label, {})):.1%}",
                     f"{min(busy):.0%}–{max(busy):.0%}" if busy else "not sampled",
                     f"{max(drivers):.0%}" if drivers else "—",
                 ],
@@ -77,14 +77,6 @@ def comparison_table(run: StudyRun, judged: Judged) -> list[str]:
         "between-round spread is the standard deviation of a stack's log rate across rounds.",
     ]
     return lines
-
-
-def _log_spread(rates: dict[int, float]) -> float:
-    logs = [math.log(value) for value in rates.values() if value > 0]
-    if len(logs) < 2:
-        return 0.0
-    mean = sum(logs) / len(logs)
-    return math.sqrt(sum((each - mean) ** 2 for each in logs) / (len(logs) - 1))
 
 
 def verdict_chart(run: StudyRun, judgeds: Sequence[Judged]) -> bytes:
