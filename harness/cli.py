@@ -52,6 +52,9 @@ from scenarios.config import BackendConfig
 from servers.common import StopSignal
 
 DEFAULT_OUT = ROOT / "results"
+# make bench's default: every default study's comparisons within 20 minutes on the 2-core machine, the backends'
+# start and seeding included (about half a minute), the last round's overshoot allowed for.
+DEFAULT_BUDGET_MINUTES = 19.0
 QUICK = {"levels": (2,), "repeats": 1, "requests": 20, "warmup_requests": 10, "full": True}
 # One variant per server module and option, including one that needs more CPUs (so skipping is exercised too).
 QUICK_SERVERS = ("sync-w10", "sync-w10-p2", "grpclib-uvloop", "aio-asyncio", "grpclib-asyncio-pymongo")
@@ -314,6 +317,13 @@ def parser() -> argparse.ArgumentParser:
         "--rounds", type=int, help="rounds of every comparison, fixed (default: until each is known, 5 to 10)"
     )
     run.add_argument("--seed", type=int, help="the seed of the rounds' order (default: drawn, and recorded)")
+    run.add_argument(
+        "--budget-minutes",
+        type=float,
+        default=DEFAULT_BUDGET_MINUTES,
+        help="the time every comparison of the run shares, each its part by its size; a comparison ends rather "
+        "than start a round past its part (default: %(default)s; 0: none)",
+    )
     run.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default: results/)")
     run.add_argument("--objects", type=int, default=BENCH_OBJECTS, help="objects in the bucket (default: %(default)s)")
     run.add_argument(
@@ -398,7 +408,9 @@ def run_options(args: argparse.Namespace) -> RunOptions:
     cpus = args.server_cpus if args.server_cpus is not None else () if args.target else default_server_cpus()
     return RunOptions(
         out_dir=args.out.resolve(),
-        studies=tuple(study(name).name for name in args.study or ()),
+        # A smoke test (--quick) and a server the harness did not start (--target) are the stacks study's unless
+        # --study says otherwise.
+        studies=tuple(study(name).name for name in args.study or (("stacks",) if args.quick or args.target else ())),
         servers=servers,
         scenarios=tuple(scenario(name) for name in args.scenarios) if args.scenarios else None,
         connections=tuple(args.connections) if args.connections else None,
@@ -410,6 +422,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         jitter_ms=args.jitter,
         rounds=args.rounds,
         seed=args.seed,
+        budget_minutes=args.budget_minutes or None,
         **settings,
     )
 

@@ -344,8 +344,12 @@ def expand(servers: tuple[ServerVariant, ...], scenarios: tuple[Scenario, ...], 
 WAVES = 2  # a comparison's window holds at least this many full waves of calls per client worker
 
 
-def window_requests(warmup_ok_rps: float, cell: Cell) -> int:
-    """Requests for a comparison's window: about the scenario's run seconds, and at least WAVES calls per worker."""
+def window_requests(warmup_ok_rps: float, cell: Cell, fixed: int | None = None) -> int:
+    """Requests for a comparison's window: about the scenario's run seconds, and at least WAVES calls per worker.
+    A smoke run's fixed requests (--requests) are cut to the scenario's warm-up, at least a call per worker: a
+    fetch-all warms up with one."""
+    if fixed:
+        return max(cell.concurrency, min(fixed, cell.scenario.warmup_requests))
     return max(WAVES * cell.concurrency, measured_requests(warmup_ok_rps, cell.concurrency, cell.scenario.run_seconds))
 
 

@@ -42,6 +42,8 @@ class RunOptions:
     full: bool = False  # every cell of a study's matrix, measured cell by cell, in place of its comparisons
     rounds: int | None = None  # comparisons run exactly this many rounds (a smoke test); None: the stopping rule
     seed: int | None = None  # the seed of the rounds' order; None: one drawn for the run (and recorded)
+    # The time the run's comparisons share: none starts a round that would end past it. None: no budget.
+    budget_minutes: float | None = None
 
     @property
     def target(self) -> str:
@@ -64,6 +66,8 @@ class RunOptions:
             connection_count(each, min(self.levels or (1_000_000,)))
         if self.rounds is not None and self.rounds < 2:
             raise ValueError("rounds must be >= 2: a ratio's interval needs two")
+        if self.budget_minutes is not None and self.budget_minutes <= 0:
+            raise ValueError("the budget must be > 0 minutes")
         if self.repeats is not None and self.repeats < 1:
             raise ValueError("repeats must be >= 1")
         if self.requests is not None and self.levels and self.requests < max(self.levels):

@@ -403,6 +403,7 @@ class RunMeta:
     backends: dict[str, Any] = field(default_factory=dict)
     target: dict[str, str] | None = None  # the server measured when the harness did not start it
     wall_seconds: float = 0.0
+    budget_seconds: float | None = None  # the time the run's comparisons shared (--budget-minutes), or none
     schema: int = SCHEMA
 
     def to_json(self) -> dict[str, Any]:

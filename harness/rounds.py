@@ -17,6 +17,24 @@ from harness.verdicts import ComparisonRecord, Method, Stop, control_of, interva
 FAILED_WINDOWS = 2  # an alternative whose windows failed this often is measured no more
 
 
+@dataclass
+class Budget:
+    """A run's time, shared by its comparisons as they begin: each gets the part of what is left that its
+    estimate is of the estimates of those not yet begun, so time one leaves over goes to the ones after it."""
+
+    ends: float | None  # a time.monotonic() time; None: no budget
+    left: float  # the estimates of the comparisons not yet begun, in seconds
+
+    def deadline(self, estimate: float) -> float | None:
+        """When a comparison of that estimate, beginning now, must end; the budget then counts it as begun."""
+        share = estimate / self.left if self.left > 0 else 1.0
+        self.left -= estimate
+        if self.ends is None:
+            return None
+        now = time.monotonic()
+        return now + max(0.0, self.ends - now) * min(1.0, share)
+
+
 @dataclass(frozen=True)
 class Rounds:
     """What to compare: the labels of the alternatives and of the reference, on one workload."""
@@ -39,7 +57,7 @@ def run_rounds(
     clock: Callable[[], float] = time.monotonic,
 ) -> ComparisonRecord:
     """Rounds until every alternative and the A/A twin have stopped, the cap of rounds, or the deadline (a
-    clock() time).
+    clock() time): no round starts that would end past it, judged by the last round's length.
 
     Each round measures every alternative still active, the reference and its A/A twin once, in an order
     shuffled by a generator seeded with `seed`."""
@@ -53,8 +71,12 @@ def run_rounds(
     failures = dict.fromkeys(rates, 0)
     orders: list[list[str]] = []
     stopped: dict[str, Stop] = {}
+    last = 0.0  # how long the last round took
+    out_of_time = False
     while active and len(orders) < method.max_rounds:
-        if deadline is not None and clock() >= deadline:
+        started = clock()
+        if deadline is not None and started + last > deadline:
+            out_of_time = True
             break
         number = len(orders) + 1
         order = [*(label for label in active if label != control), rounds.reference, control]
@@ -77,7 +99,8 @@ def run_rounds(
                 active.remove(label)
         if failures[rounds.reference] >= FAILED_WINDOWS:
             break  # nothing can be set against a reference that does not run
-    why = "budget" if deadline is not None and clock() >= deadline else "cap"
+        last = clock() - started
+    why = "budget" if out_of_time else "cap"
     for label in active:
         stopped[label] = Stop(len(orders), "reference failed" if failures[rounds.reference] >= FAILED_WINDOWS else why)
     return ComparisonRecord(

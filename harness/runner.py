@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from harness.backends import LatencyRoutes, backend_env, seed_bucket, start_backends, toxiproxy
 from harness.drivers.registry import DRIVERS
 from harness.drivers.report import DriverError
-from harness.matrix import BUCKET_PREFIXES, Cell, Scenario, ServerVariant, window_requests
+from harness.matrix import BUCKET_PREFIXES, Cell, Scenario, window_requests
 from harness.measure import CellContext, failure_reason, new_record, sampled_run, warm_up
 from harness.options import RunOptions
 from harness.processes import ProcessError, off_cpus
@@ -38,7 +38,7 @@ from harness.results import (
     save_cell,
     save_comparison,
 )
-from harness.rounds import Rounds, run_rounds
+from harness.rounds import Budget, Rounds, run_rounds
 from harness.serving import running_server
 from harness.studies import DEFAULT_STUDIES, StudyReport, plan, study
 from harness.studies.base import shared_targets
@@ -213,57 +213,59 @@ def measure_comparison(
     method: Method,
     seed: int,
     progress: RunProgress,
+    deadline: float | None = None,
 ) -> None:
     """A comparison in interleaved rounds: every window on a fresh server start, warmed up (thrown away), then
-    measured; each variant's windows go into its cell (the A/A twin's into the reference's, as "control"), the
-    order and stopping of the rounds into the study's comparisons/."""
-    variants: dict[str, ServerVariant] = {each.name: each for each in (comparison.reference, *comparison.alternatives)}
-    control = control_of(comparison.reference.name)
-    records = {name: new_record(comparison.cell(variant), where.options) for name, variant in variants.items()}
-    runs: dict[str, list[Repeat]] = {name: [] for name in variants}
+    measured; each label's windows go into its cell (the A/A twin's into the reference's, as "control"), the
+    order and stopping of the rounds into the study's comparisons/. No round starts that would end past
+    `deadline` (a time.monotonic() time)."""
+    cells = comparison.labelled
+    reference = comparison.reference[0]
+    control = control_of(reference)
+    records = {label: new_record(cell, where.options) for label, cell in cells.items()}
+    runs: dict[str, list[Repeat]] = {label: [] for label in cells}
     failures: dict[str, str] = {}
     sizes: dict[str, int] = {}
-    estimate = (len(variants) + 1) * method.max_rounds
+    estimate = (len(cells) + 1) * method.max_rounds
     measured = itertools.count(1)
 
     def window(label: str, number: int) -> float | None:
-        name = comparison.reference.name if label == control else label
-        cell, role = comparison.cell(variants[name]), "control" if label == control else "round"
+        owner = reference if label == control else label
+        cell, role = cells[owner], "control" if label == control else "round"
         progress.cell_started(cell, next(measured), estimate)
         try:
             with running_server(cell.server, where.server_env(cell.scenario), cpus=where.options.server_cpus) as (
                 target,
                 child,
             ):
-                warmed = warm_up(cell, target, context, records[name])
-                requests = where.options.requests or sizes.setdefault(
-                    label, window_requests(warmed.warmup_ok_rps, cell)
-                )
+                warmed = warm_up(cell, target, context, records[owner])
+                requests = sizes.setdefault(label, window_requests(warmed.warmup_ok_rps, cell, where.options.requests))
                 argv = context.driver.argv(context.tool, cell, target, requests)
-                relative = f"{records[name].stem}-{role}{number}.json"
+                relative = f"{records[owner].stem}-{role}{number}.json"
                 repeat, report = sampled_run(argv, child, context, relative, requests, role, number)
         except (ProcessError, DriverError, OSError) as error:
-            failures.setdefault(name, f"{label}, round {number}: {failure_reason(error)}")
+            failures.setdefault(owner, f"{label}, round {number}: {failure_reason(error)}")
             return None
-        runs[name].append(repeat)
-        records[name] = replace(records[name], warmup_ok_rps=warmed.warmup_ok_rps)
+        runs[owner].append(repeat)
+        records[owner] = replace(records[owner], warmup_ok_rps=warmed.warmup_ok_rps)
         return report.ok_rps
 
     begun = time.monotonic()
     record = run_rounds(
-        Rounds(comparison.workload, comparison.reference.name, tuple(each.name for each in comparison.alternatives)),
+        Rounds(comparison.workload, reference, tuple(label for label, _ in comparison.alternatives)),
         window,
         method,
         seed,
+        deadline,
     )
-    save_comparison(context.study_dir, record)
-    for name, cell_record in records.items():
-        status, reason = ("failed", failures[name]) if name in failures else ("ok", "")
+    save_comparison(context.study_dir, replace(record, cells={label: cell.key for label, cell in cells.items()}))
+    for label, cell_record in records.items():
+        status, reason = ("failed", failures[label]) if label in failures else ("ok", "")
         finished = replace(
-            cell_record, status=status, reason=reason, repeats=runs[name], seconds=round(time.monotonic() - begun, 3)
+            cell_record, status=status, reason=reason, repeats=runs[label], seconds=round(time.monotonic() - begun, 3)
         )
         save_cell(context.study_dir, finished)
-        progress.cell_finished(comparison.cell(variants[name]), finished)
+        progress.cell_finished(cells[label], finished)
 
 
 def finished_entry(chosen: Chosen, entry: StudyEntry, run: StudyRun, status: str, wall_seconds: float) -> StudyEntry:
@@ -276,7 +278,9 @@ def finished_entry(chosen: Chosen, entry: StudyEntry, run: StudyRun, status: str
     return replace(entry, status=status, wall_seconds=round(wall_seconds, 1), targets=targets)
 
 
-def run_study(chosen: Chosen, where: StudyEnvironment, meta: RunMeta, progress: RunProgress) -> RunMeta:
+def run_study(
+    chosen: Chosen, where: StudyEnvironment, meta: RunMeta, progress: RunProgress, budget: Budget | None = None
+) -> RunMeta:
     """Every cell of one study, recorded as it finishes; returns the run's metadata with the study's entry
     (status, wall time, targets) as it ended, also written to run.json."""
     each, cells = chosen.plan, chosen.cells
@@ -304,8 +308,10 @@ def run_study(chosen: Chosen, where: StudyEnvironment, meta: RunMeta, progress: 
         if chosen.comparisons:
             seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
             method = Method(min_rounds=options.rounds, max_rounds=options.rounds) if options.rounds else Method()
+            budget = budget or Budget(None, 0.0)
             for comparison in chosen.comparisons:
-                measure_comparison(comparison, where, context, method, seed, progress)
+                deadline = budget.deadline(comparison.estimate_seconds)
+                measure_comparison(comparison, where, context, method, seed, progress, deadline)
         else:
             for (server, scenario), grouped in itertools.groupby(cells, key=lambda c: (c.server, c.scenario)):
                 group = list(grouped)
@@ -346,6 +352,7 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
         drivers={each.plan.driver: versions[each.plan.driver] for each in plans},
         pinning={"server_cpus": list(options.server_cpus), "ghz_and_backend_cpus": list(options.other_cpus)},
         thresholds=Thresholds(),
+        budget_seconds=options.budget_minutes * 60 if options.budget_minutes else None,
         studies={
             each.name: StudyEntry(
                 question=each.report.question,
@@ -380,9 +387,13 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
                     described["latency_proxy"] = tool_version(TOXIPROXY)
                 meta = replace(meta, backends=described)
             meta.save(run_dir)
+            budget = Budget(
+                begun + meta.budget_seconds if meta.budget_seconds else None,
+                sum(comparison.estimate_seconds for each in plans for comparison in each.comparisons),
+            )
             for each in plans:
                 where = StudyEnvironment(options, config, routes, tools[each.name], run_dir)
-                meta = run_study(each, where, meta, progress)
+                meta = run_study(each, where, meta, progress, budget)
         status = "complete"
     finally:
         meta = replace(meta, status=status, wall_seconds=round(time.monotonic() - begun, 1))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from scipy import stats
@@ -212,6 +212,9 @@ class ComparisonRecord:
     orders: list[list[str]]
     stopped: dict[str, Stop]
     wall_seconds: float
+    # label -> the key of the cell its windows are in (the A/A twin's are in the reference's); runs before
+    # comparisons of other things than stacks have none: there a label is a server on the workload.
+    cells: dict[str, str] = field(default_factory=dict)
 
     @property
     def control(self) -> str:
@@ -228,6 +231,7 @@ class ComparisonRecord:
             "orders": self.orders,
             "stopped": {label: asdict(stop) for label, stop in self.stopped.items()},
             "wall_seconds": self.wall_seconds,
+            "cells": self.cells,
         }
 
     @classmethod
@@ -241,4 +245,5 @@ class ComparisonRecord:
             [list(order) for order in raw["orders"]],
             {label: Stop(**stop) for label, stop in raw["stopped"].items()},
             float(raw["wall_seconds"]),
+            dict(raw.get("cells", {})),
         )

@@ -442,31 +442,71 @@ def make_rounds_run(root: Path) -> Path:
     entry["matrix"] |= {"servers": list(servers), "server_slots": servers, "scenarios": ["hello"], "concurrency": [50]}
     entry["settings"] = dict(STACKS_SETTINGS)
     write_json_atomic(run_dir / "run.json", data)
-    where = run_dir / "stacks"
-    drift = [1.0, 0.8, 1.15, 0.9, 1.05]
+    cells = {server: CellRecord("hello", server, 50, "ok", seconds=60.0) for server in servers}
+    base = {"sync-w10": 3000, "aio-uvloop": 3900, "grpclib-uvloop": 3050}
     noise = {"sync-w10": [1.0, 1.01, 0.99, 1.0, 1.02], "sync-w10~aa": [0.99, 1.0, 1.01, 1.02, 0.99]}
     noise |= {"aio-uvloop": [1.01, 0.98, 1.0, 1.02, 0.99], "grpclib-uvloop": [1.0, 1.0, 0.99, 1.01, 1.0]}
-    base = {"sync-w10": 3000, "sync-w10~aa": 3000, "aio-uvloop": 3900, "grpclib-uvloop": 3050}
-    runs: dict[str, list[Run]] = {server: [] for server in servers}
+    stops = {"aio-uvloop": Stop(5, "clear"), "grpclib-uvloop": Stop(5, "precise")}
+    write_rounds(run_dir / "stacks", "hello/c50", cells, base, noise, stops, name_cells=False)
+    return run_dir
+
+
+def make_connections_rounds_run(root: Path) -> Path:
+    """A connections run in rounds, its alternatives ways of connecting to one server: hello at 100 clients on
+    aio-uvloop sharing one connection (the reference), a pool of 10 within 1%, a new connection per call at half
+    the rate."""
+    run_id = "20260107T000000Z"
+    run_dir = root / "runs" / run_id
+    data = meta(run_id, "Test CPU A") | {"schema": 3, "thresholds": Thresholds().to_json()}
+    entry = data["studies"].pop("stacks")
+    entry["matrix"] |= {"servers": ["aio-uvloop"], "scenarios": ["hello"], "concurrency": [100], "driver": "loadgen"}
+    entry["matrix"]["connections"] = ["shared", "pool-10", "per-call"]
+    entry["question"] = "How should clients hold connections, and servers their S3 client?"
+    data["studies"]["connections"] = entry
+    write_json_atomic(run_dir / "run.json", data)
+    ways = ("shared", "pool-10", "per-call")
+    cells = {way: CellRecord("hello", "aio-uvloop", 100, "ok", seconds=60.0, connections=way) for way in ways}
+    base = {"shared": 3000, "pool-10": 3010, "per-call": 1500}
+    noise = {"shared": [1.0, 1.01, 0.99, 1.0, 1.02], "shared~aa": [0.99, 1.0, 1.01, 1.02, 0.99]}
+    noise |= {"pool-10": [1.0, 1.0, 0.99, 1.01, 1.0], "per-call": [1.01, 0.98, 1.0, 1.02, 0.99]}
+    stops = {"pool-10": Stop(5, "precise"), "per-call": Stop(5, "clear")}
+    write_rounds(run_dir / "connections", "hello/aio-uvloop/c100", cells, base, noise, stops)
+    return run_dir
+
+
+def write_rounds(
+    where: Path,
+    workload: str,
+    cells: dict[str, CellRecord],
+    base: dict[str, int],
+    noise: dict[str, list[float]],
+    stops: dict[str, Stop],
+    name_cells: bool = True,
+) -> None:
+    """A comparison's five rounds into a study's directory: every label's windows (the first label is the
+    reference, its A/A twin's in its cell), drifting together round by round, each with its own noise. Without
+    name_cells, the record names no cells, as runs before comparisons of other things than stacks did."""
+    reference, *alternatives = cells
+    control = reference + "~aa"
+    drift = [1.0, 0.8, 1.15, 0.9, 1.05]
+    windows: dict[str, list[tuple[str, dict[str, Any]]]] = {label: [] for label in cells}
     for index, factor in enumerate(drift):
-        for label, rate in base.items():
-            server, role = (label.removesuffix("~aa"), "control" if label.endswith("~aa") else "round")
-            ok = round(rate * factor * noise[label][index] * 2.5)
-            runs[server].append((role, ghz_report(ok, 2.5, 50_000 / ok)))
-    for server, windows in runs.items():
-        record = CellRecord("hello", server, 50, "ok", seconds=60.0)
+        for label in (reference, control, *alternatives):
+            owner, role = (reference, "control") if label == control else (label, "round")
+            ok = round(base[owner] * factor * noise[label][index] * 2.5)
+            windows[owner].append((role, ghz_report(ok, 2.5, 50_000 / ok)))
+    for label, found in windows.items():
+        record = cells[label]
         repeats = []
         rounds: dict[str, int] = {}
-        for role, raw in windows:
+        for role, raw in found:
             number = rounds[role] = rounds.get(role, 0) + 1
             relative = f"{record.stem}-{role}{number}.json"
             write_json_atomic(where / relative, raw)
             usage = ResourceUsage(2.5, 2.4, 99.0, 50 * 1024 * 1024)
             repeats.append(Repeat(relative, raw["count"], usage, 0.8, role, None, number))
         save_cell(where, replace(record, repeats=repeats))
-    orders = [["grpclib-uvloop", "sync-w10~aa", "aio-uvloop", "sync-w10"]] * 5
-    stops = {"aio-uvloop": Stop(5, "clear"), "grpclib-uvloop": Stop(5, "precise")}
-    alternatives = ("aio-uvloop", "grpclib-uvloop")
-    compared = ComparisonRecord("hello/c50", "sync-w10", alternatives, 42, Method(), orders, stops, 300.0)
+    orders = [[*alternatives, control, reference]] * len(drift)
+    named = {label: record.key for label, record in cells.items()} if name_cells else {}
+    compared = ComparisonRecord(workload, reference, tuple(alternatives), 42, Method(), orders, stops, 300.0, named)
     save_comparison(where, compared)
-    return run_dir

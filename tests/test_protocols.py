@@ -27,7 +27,7 @@ from harness.tools import H2LOAD, LOADGEN, ensure_go_tool, ensure_tool
 
 
 def test_grpc_stacks_get_every_grpc_shape_and_rest_servers_their_own_version() -> None:
-    cells = protocols.cells(RunOptions(Path("out")))
+    cells = protocols.cells(RunOptions(Path("out"), full=True))
     pairs = {(cell.server.name, cell.scenario.name) for cell in cells}
     assert {scenario for server, scenario in pairs if server == "aio-uvloop"} == {s.name for s in GRPC_SCENARIOS}
     assert {scenario for server, scenario in pairs if server == "rest-h2"} == {"info-rest-h2"}

@@ -20,17 +20,20 @@ from tests.runs import started_by_harness
 pytestmark = pytest.mark.usefixtures("tools")  # every test here starts a server or a tool
 
 
-def test_quick_run_writes_every_file_with_zero_errors_and_leaves_no_process(tmp_path: Path) -> None:
+def harness(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """`python -m harness` with these arguments from the project's root: it must exit 0 and leave no process it
+    started."""
     before = started_by_harness()
     finished = subprocess.run(
-        [sys.executable, "-m", "harness", "run-all", "--quick", "--out", str(tmp_path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
+        [sys.executable, "-m", "harness", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
     )
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert started_by_harness() <= before
+    return finished
+
+
+def test_quick_run_writes_every_file_with_zero_errors_and_leaves_no_process(tmp_path: Path) -> None:
+    finished = harness("run-all", "--quick", "--out", str(tmp_path))
 
     (run_dir,) = (tmp_path / "runs").iterdir()
     meta = json.loads((run_dir / "run.json").read_text())
@@ -71,31 +74,10 @@ def test_quick_run_writes_every_file_with_zero_errors_and_leaves_no_process(tmp_
 
 
 def test_a_small_capacity_run_records_every_step_and_renders(tmp_path: Path) -> None:
-    before = started_by_harness()
-    finished = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "harness",
-            "run-all",
-            "--study",
-            "capacity",
-            "--servers",
-            "aio-uvloop,sync-w10",
-            "--scenarios",
-            "hello,s3-unary-100ms",
-            "--requests",
-            "60",
-            "--out",
-            str(tmp_path),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    harness(
+        *("run-all", "--study", "capacity", "--servers", "aio-uvloop,sync-w10", "--scenarios", "hello,s3-unary-100ms"),
+        *("--requests", "60", "--out", str(tmp_path)),
     )
-    assert finished.returncode == 0, finished.stderr[-3000:]
-    assert started_by_harness() <= before
     (run_dir,) = (tmp_path / "runs").iterdir()
     meta = json.loads((run_dir / "run.json").read_text())
     assert list(meta["studies"]) == ["capacity"]
@@ -156,18 +138,8 @@ def test_a_target_started_elsewhere_is_measured_where_it_answers(tmp_path: Path,
 
 
 def test_a_comparison_in_rounds_starts_every_window_afresh_and_records_the_order(tmp_path: Path) -> None:
-    before = started_by_harness()
     args = ["--study", "stacks", "--servers", "sync-w10,aio-uvloop", "--scenarios", "hello", "--concurrency", "2"]
-    args += ["--requests", "20", "--rounds", "2", "--seed", "1", "--out", str(tmp_path)]
-    finished = subprocess.run(
-        [sys.executable, "-m", "harness", "run-all", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert finished.returncode == 0, finished.stderr[-3000:]
-    assert started_by_harness() <= before
+    harness("run-all", *args, "--requests", "20", "--rounds", "2", "--seed", "1", "--out", str(tmp_path))
     (run_dir,) = (tmp_path / "runs").iterdir()
     compared = json.loads((run_dir / "stacks" / "comparisons" / "hello__c2.json").read_text())
     assert compared["seed"] == 1 and compared["reference"] == "sync-w10" and compared["control"] == "sync-w10~aa"
@@ -182,13 +154,37 @@ def test_a_comparison_in_rounds_starts_every_window_afresh_and_records_the_order
         ("round", 1),
         ("round", 2),
     ]
-    shown = subprocess.run(
-        [sys.executable, "-m", "harness", "verdicts", "--json", "--out", str(tmp_path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    shown = harness("verdicts", "--json", "--out", str(tmp_path), timeout=60)
     assert [each["alternative"] for each in json.loads(shown.stdout)] == ["aio-uvloop", "sync-w10~aa"]
     summary = (tmp_path / "README.md").read_text()
     assert "| hello/c2 | **" in summary.split("## Decide", 1)[1]
+
+
+def test_the_default_studies_compare_fetch_patterns_call_shapes_and_ways_to_connect_in_rounds(tmp_path: Path) -> None:
+    args = ["--study", "streaming,protocols,connections", "--requests", "20", "--rounds", "2", "--seed", "3"]
+    harness("run-all", *args, "--out", str(tmp_path), timeout=900)
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    found = {
+        (each["study"], each["workload"]): each
+        for each in json.loads(harness("verdicts", "--json", "--out", str(tmp_path), timeout=60).stdout)
+        if not each["control"]
+    }
+    assert set(found) == {
+        ("streaming", "fetch-all-20ms/aio-uvloop/c1"),
+        ("streaming", "one-message/aio-uvloop/c50"),
+        ("protocols", "info/aio-uvloop/c16"),
+        ("connections", "hello/aio-uvloop/c100"),
+        ("connections", "s3-client/aio-uvloop/c10"),
+    }
+    compared = json.loads((run_dir / "connections" / "comparisons" / "hello__aio-uvloop__c100.json").read_text())
+    assert compared["cells"]["per-call"] == "hello/aio-uvloop/c100+per-call"
+    per_call = json.loads(
+        (run_dir / "connections" / "cells" / "hello" / "aio-uvloop" / "c100+per-call.json").read_text()
+    )
+    assert sorted(each["round"] for each in per_call["repeats"]) == [1, 2]
+    # A fetch-all's smoke window is one fetch-all, as its warm-up is.
+    fetch = json.loads((run_dir / "streaming" / "cells" / "fetch-stream-20ms" / "aio-uvloop" / "c1.json").read_text())
+    assert {each["requests"] for each in fetch["repeats"]} == {1}
+    decide = (tmp_path / "README.md").read_text().split("## Decide", 1)[1].split("\n## ", 1)[0]
+    assert "| How should clients hold connections? | hello/aio-uvloop/c100 |" in decide
+    assert (tmp_path / "protocols" / "comparisons.md").is_file()

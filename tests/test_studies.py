@@ -23,6 +23,7 @@ from harness.matrix import (
 from harness.options import RunOptions
 from harness.runner import chosen_studies
 from harness.studies import DEFAULT_STUDIES, STUDIES, plan, study
+from harness.studies.planning import between_servers
 
 OUT = Path("out")
 
@@ -84,7 +85,7 @@ def test_connections_option_replaces_the_ways_and_refuses_one_ghz_cannot_drive()
 
 
 def test_connections_study_drives_every_stack_every_way_then_s3_per_process_and_per_request() -> None:
-    cells = plan("connections").cells(RunOptions(OUT))
+    cells = plan("connections").cells(RunOptions(OUT, full=True))
     client = [cell for cell in cells if cell.scenario.name.startswith("hello")]
     stacks = [variant for variant in STACKS if variant.name != "sync-w1"]
     assert len(client) == 2 * len(stacks) * 4
@@ -109,8 +110,8 @@ def test_options_narrow_the_axes() -> None:  # no c50 here: no cell on a connect
 def test_stacks_compares_every_single_process_stack_against_sync_w10_on_its_decisive_workloads() -> None:
     comparisons = plan("stacks").comparisons(RunOptions(OUT))
     assert [each.workload for each in comparisons] == ["hello/c50", "hello-wait/c50", "s3-unary/c10"]
-    assert {each.reference.name for each in comparisons} == {"sync-w10"}
-    assert [variant.name for variant in comparisons[0].alternatives] == [
+    assert {each.reference[0] for each in comparisons} == {"sync-w10"}
+    assert [label for label, _ in comparisons[0].alternatives] == [
         "grpclib-asyncio",
         "grpclib-uvloop",
         "aio-asyncio",
@@ -120,13 +121,45 @@ def test_stacks_compares_every_single_process_stack_against_sync_w10_on_its_deci
     ]
     narrowed = RunOptions(OUT, servers=(server_variant("aio-uvloop"), server_variant("sync-w10")), levels=(50,))
     (first, *_) = plan("stacks").comparisons(replace(narrowed, scenarios=(scenario("hello"),)))
-    assert (first.workload, first.reference.name, [each.name for each in first.alternatives]) == (
+    assert (first.workload, first.reference[0], [label for label, _ in first.alternatives]) == (
         "hello/c50",
         "sync-w10",
         ["aio-uvloop"],
     )
     with pytest.raises(ValueError, match="at least two server variants"):
         plan("stacks").comparisons(RunOptions(OUT, servers=(server_variant("sync-w1"),)))
+
+
+def test_every_default_study_decides_its_questions_by_comparisons_of_labelled_cells() -> None:
+    found = {
+        name: {each.workload: each for each in plan(name).comparisons(RunOptions(OUT))}
+        for name in ("streaming", "protocols", "connections")
+    }
+    fetch = found["streaming"]["fetch-all-20ms/aio-uvloop/c1"]
+    assert list(fetch.labelled) == ["paging", "stream", "parallel-4", "parallel-10"]
+    assert {cell.scenario.s3_latency_ms for cell in fetch.cells} == {20}
+    assert [cell.key for cell in found["streaming"]["one-message/aio-uvloop/c50"].cells] == [
+        "hello/aio-uvloop/c50",
+        "hello-stream/aio-uvloop/c50",
+    ]
+    info = found["protocols"]["info/aio-uvloop/c16"]
+    assert list(info.labelled) == ["unary", "lockstep", "pipelined", "rest-h1", "rest-h2", "connect-json-h1"]
+    assert info.labelled["rest-h2"].key == "info-rest-h2/rest-h2/c16"
+    ways = found["connections"]["hello/aio-uvloop/c100"]
+    assert [cell.connections for cell in ways.cells] == ["shared", "per-worker", "pool-10", "per-call"]
+    s3 = found["connections"]["s3-client/aio-uvloop/c10"]
+    assert [cell.server.name for cell in s3.cells] == ["aio-uvloop", "aio-uvloop-s3-per-request"]
+    # Without --full, a study's cells are its comparisons' cells, each once.
+    for name in found:
+        cells = [cell.key for cell in plan(name).cells(RunOptions(OUT))]
+        assert cells == [cell.key for each in found[name].values() for cell in each.cells]
+        assert len(set(cells)) == len(cells)
+    with pytest.raises(ValueError, match="one gRPC stack"):
+        plan("protocols").comparisons(
+            RunOptions(OUT, servers=(server_variant("sync-w10"), server_variant("aio-uvloop")))
+        )
+    with pytest.raises(ValueError, match="distinct"):
+        between_servers(scenario("hello"), 2, server_variant("sync-w10"), [server_variant("sync-w10")])
 
 
 def test_the_default_options_are_the_default_matrix() -> None:

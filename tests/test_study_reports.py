@@ -22,6 +22,7 @@ from harness.studies import STUDIES, plan, study
 from harness.tools import ROOT
 from tests.runs import (
     make_capacity_run,
+    make_connections_rounds_run,
     make_connections_run,
     make_protocols_run,
     make_rounds_run,
@@ -180,6 +181,20 @@ def test_a_run_in_rounds_tells_its_comparisons_with_intervals_and_decides(tmp_pa
         "1.29 [1.26, 1.33] | faster | sync-w10 (0.77 [0.75, 0.80] of the pick) |"
     ) in decide
     assert "A/A controls that came out a tie: 1 of 1 comparisons." in decide
+
+
+def test_a_comparison_of_ways_to_connect_is_told_by_its_labels_and_joins_the_decision_table(tmp_path: Path) -> None:
+    run = load_study(make_connections_rounds_run(tmp_path), "connections")
+    files = study("connections").render(run)
+    assert set(files) == {"comparisons.md", "charts/verdicts.png"}
+    check_golden("connections/rounds-comparisons.md", files["comparisons.md"].decode())
+    check_golden("connections/rounds-answer.txt", answer(study("connections"), [run]) + "\n")
+    write_report(tmp_path)
+    decide = (tmp_path / "README.md").read_text().split("## Decide", 1)[1].split("\n## ", 1)[0]
+    assert (
+        "| How should clients hold connections? | hello/aio-uvloop/c100 | **shared** | pool-10 | 1.00 [0.99, 1.01] | "
+        "1 (reference) | tie with pool-10 | per-call (0.50 [0.48, 0.51] of the pick) |"
+    ) in decide
 
 
 def test_verdicts_prints_every_comparison_of_the_newest_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import math
 import random
+import time
 
 import pytest
 
-from harness.rounds import Rounds, run_rounds
+from harness.rounds import Budget, Rounds, run_rounds
 from harness.verdicts import (
     FASTER,
     SLOWER,
@@ -17,6 +18,7 @@ from harness.verdicts import (
     ComparisonRecord,
     Interval,
     Method,
+    Stop,
     control_of,
     interval,
     judge,
@@ -157,6 +159,27 @@ def test_a_deadline_ends_the_rounds_and_says_why() -> None:
         Rounds("w", "ref", ("a",)), lambda label, number: 1.0, METHOD, 1, deadline=3, clock=lambda: next(clock)
     )
     assert record.stopped["a"].reason == "budget"
+
+
+def test_no_round_starts_that_would_end_past_the_deadline() -> None:
+    now = [0.0]
+
+    def window(label: str, number: int) -> float:
+        now[0] += 5.0  # three windows a round: 15 s a round
+        return 1.0 + 0.1 * (label == "a")
+
+    record = run_rounds(Rounds("w", "ref", ("a",)), window, METHOD, 1, deadline=40.0, clock=lambda: now[0])
+    assert len(record.orders) == 2 and now[0] == 30.0  # a third round would have ended at 45
+    assert record.stopped["a"] == Stop(2, "budget")
+
+
+def test_the_budget_gives_each_comparison_its_part_of_what_is_left() -> None:
+    budget = Budget(time.monotonic() + 400.0, 100.0 + 300.0)
+    first = budget.deadline(100.0)
+    assert first is not None and 95 < first - time.monotonic() <= 100  # a quarter of 400 s
+    second = budget.deadline(300.0)
+    assert second is not None and 395 < second - time.monotonic() <= 400  # what is left goes to the last
+    assert Budget(None, 10.0).deadline(10.0) is None
 
 
 def test_a_failing_alternative_stops_and_a_failing_reference_ends_the_comparison() -> None:

@@ -5,10 +5,11 @@ its row of the decision table. Report-side: reads only the run's files."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from harness.results import StudyRun
-from harness.studies.base import Decision
+from harness.studies.base import Decision, StudyReport
 from harness.studies.reading import Judged, judged_comparisons, pick_over
 from harness.summaries import chart_title, driver_share, figure, header, not_ok_mark, png, rate, row, style
 from harness.verdicts import TIE, Interval, Outcome, interval, ratio_text, spread_between_rounds
@@ -21,7 +22,7 @@ def _rate_text(found: Interval) -> str:
     return f"{rate(found.value)} [{rate(found.low)}, {high}]"
 
 
-def comparison_table(run: StudyRun, judged: Judged) -> list[str]:
+def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -> list[str]:
     """One row per label: its OK calls/s (geometric mean over its rounds, 95% interval), its ratio to the
     reference (paired by round) with the verdict, how many rounds it ran and why it stopped, the server's CPU
     and the driver's (highest over the windows)."""
@@ -36,15 +37,14 @@ def comparison_table(run: StudyRun, judged: Judged) -> list[str]:
         "server CPU",
         "driver CPU",
     ]
-    lines = header(labels, "stack")
+    lines = header(labels, what)
     for label in [name for name, _ in judged.ranked] + [record.control]:
         found = judged.rates.get(label)
         if not found:
             continue
         own = interval(list(found.values()))
         outcome: Outcome | None = judged.outcome(label)
-        server = record.reference if label == record.control else label
-        cell = judged.cells.get(server)
+        cell = judged.cells.get(record.reference if label == record.control else label)
         role = "control" if label == record.control else "round"
         windows = [] if cell is None else list(zip(cell.record.repeats, cell.reports, strict=True))
         mine = [(repeat, report) for repeat, report in windows if repeat.role == role]
@@ -74,7 +74,7 @@ def comparison_table(run: StudyRun, judged: Judged) -> list[str]:
         f"1 ± {method.tie:.0%}; an alternative stops after at least {method.min_rounds} rounds once its interval's "
         f"half-width is at most {method.precision:.0%} (precise) or the interval lies outside the band (clear), "
         f"at {method.max_rounds} rounds at the most (cap). Each window on a fresh server start after a warm-up; the "
-        "between-round spread is the standard deviation of a stack's log rate across rounds.",
+        "between-round spread is the standard deviation of a label's log rate across rounds.",
     ]
     return lines
 
@@ -165,3 +165,112 @@ def controls_not_tie(runs: Sequence[StudyRun]) -> list[str]:
         for judged in judged_comparisons(run)
         if judged.control is None or judged.control.verdict != TIE
     ]
+
+
+# --- a study told from its comparisons ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Telling:
+    """How a study tells its comparisons in rounds: the question each decides and what it measures, by its
+    topic (the part of its workload's name before the first "/")."""
+
+    study: str
+    questions: Mapping[str, str]
+    describe: Callable[[str], str]
+    what: str = "alternative"  # the heading of the label column
+
+    def question(self, judged: Judged) -> str:
+        topic = judged.record.workload.split("/")[0]
+        return self.questions.get(topic, self.describe(topic))
+
+    def description(self, judged: Judged) -> str:
+        return self.describe(judged.record.workload.split("/")[0])
+
+
+def comparison_lines(run: StudyRun, telling: Telling) -> list[str]:
+    """Every comparison of a run in rounds: its question, what it measures, its table, the reading in a
+    sentence."""
+    lines: list[str] = []
+    for judged in judged_comparisons(run):
+        lines += [f"### {judged.record.workload}: {telling.question(judged)}", ""]
+        lines += [f"{telling.description(judged)}.", "", *comparison_table(run, judged, telling.what), ""]
+        lines += [f"In a sentence: {sentence(judged)}.", ""]
+    return lines
+
+
+def rounds_files(run: StudyRun, telling: Telling) -> dict[str, bytes]:
+    """results/<study>/comparisons.md and charts/verdicts.png."""
+    text = (
+        "\n".join([f"# {telling.study.capitalize()} compared: {run.title}", "", *comparison_lines(run, telling)]) + "\n"
+    )
+    return {"comparisons.md": text.encode(), "charts/verdicts.png": verdict_chart(run, judged_comparisons(run))}
+
+
+def rounds_section(runs: Sequence[StudyRun], telling: Telling, more: Sequence[str] = ()) -> str:
+    """A study's part of results/README.md from its newest run in rounds: how it was measured, the chart, each
+    comparison, then `more`."""
+    newest = runs[0]
+    name = telling.study
+    return "\n".join(
+        [
+            f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Each comparison sets "
+            "alternatives against a reference in interleaved rounds: every round starts each alternative's server "
+            "afresh, in a shuffled order, warms it up and measures one window, and the reference runs twice (the "
+            "A/A control, which must come out a tie). A ratio is paired within its round; its 95% interval is the "
+            "t-interval of the log ratios. Figures count OK responses only. Raw reports: "
+            f"[`runs/{newest.run_id}`](runs/{newest.run_id}).",
+            "",
+            f"![verdicts]({name}/charts/verdicts.png)",
+            "",
+            f"*Ratios to each comparison's reference with 95% intervals: {newest.title}.*",
+            "",
+            *comparison_lines(newest, telling),
+            *more,
+        ]
+    )
+
+
+def rounds_answer(run: StudyRun, telling: Telling) -> str:
+    """The pick of each comparison of a run in rounds, with the reading in a sentence."""
+    parts = [f"On {run.cpu_model} (run `{run.run_id}`, the server pinned to one core), in interleaved rounds:"]
+    for judged in judged_comparisons(run):
+        chosen = pick(judged)
+        if chosen is None:
+            continue
+        over = pick_over(judged, *chosen, run.thresholds.tie)
+        settled = "" if over is None else f", {ratio_text(over[0])} × {chosen[1]} ({over[1]})"
+        parts.append(f"{telling.question(judged)} **{chosen[0]}**{settled}. {sentence(judged)}.")
+    return " ".join(parts)
+
+
+def rounds_decisions(runs: Sequence[StudyRun], telling: Telling) -> list[Decision]:
+    """A row per comparison of the newest run, where it ran in rounds."""
+    newest = runs[0]
+    evidence = f"[{telling.study}](#{telling.study})"
+    found = [decision(telling.question(each), each, newest, evidence) for each in judged_comparisons(newest)]
+    return [each for each in found if each is not None]
+
+
+def in_rounds(run: StudyRun) -> bool:
+    """True when the run measured the study's comparisons in rounds (not its full matrix)."""
+    return bool(judged_comparisons(run))
+
+
+def with_rounds(report: StudyReport, telling: Telling) -> StudyReport:
+    """The report, telling a run in rounds by its comparisons and a run of the full matrix as before."""
+    matrix_render, matrix_section, matrix_answer = report.render, report.section, report.answer
+
+    def render(run: StudyRun) -> dict[str, bytes]:
+        return rounds_files(run, telling) if in_rounds(run) else matrix_render(run)
+
+    def section(runs: Sequence[StudyRun]) -> str:
+        return rounds_section(runs, telling) if in_rounds(runs[0]) else matrix_section(runs)
+
+    def answer(runs: Sequence[StudyRun]) -> str:
+        return rounds_answer(runs[0], telling) if in_rounds(runs[0]) else matrix_answer(runs)
+
+    def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
+        return rounds_decisions(runs, telling) if in_rounds(runs[0]) else report.decisions(runs)
+
+    return replace(report, render=render, section=section, answer=answer, decisions=decisions)

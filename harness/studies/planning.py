@@ -3,7 +3,7 @@ Measure-side: it imports the measuring modules, which a report never needs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from harness.matrix import SHARED, Cell, Scenario, ServerVariant, cell_name
@@ -11,6 +11,7 @@ from harness.measure import CellContext
 from harness.options import RunOptions
 from harness.processes import Child
 from harness.results import CellRecord
+from harness.verdicts import Method
 
 
 @dataclass(frozen=True)
@@ -24,26 +25,52 @@ class Axis:
 
 @dataclass(frozen=True)
 class Comparison:
-    """Server variants set against a reference on one workload, measured in interleaved rounds."""
+    """Alternatives set against a reference on one workload, measured in interleaved rounds. Each alternative is
+    a labelled cell: server variants on one scenario, fetch patterns or call shapes on one stack, or ways of
+    connecting to one server."""
 
-    scenario: Scenario
-    concurrency: int
-    reference: ServerVariant
-    alternatives: tuple[ServerVariant, ...]
-    connections: str = SHARED
+    workload: str  # names what every alternative serves; also the comparison's file name ("/" becomes "__")
+    reference: tuple[str, Cell]  # (label, cell)
+    alternatives: tuple[tuple[str, Cell], ...]
+    # About how long one window takes with its server start and warm-up: sizes the comparison's share of a time
+    # budget (harness.runner), not its measurement.
+    window_seconds: float = 4.0
+
+    def __post_init__(self) -> None:
+        labels = [label for label, _ in (self.reference, *self.alternatives)]
+        cells = [cell.key for _, cell in (self.reference, *self.alternatives)]
+        if len(set(labels)) != len(labels) or len(set(cells)) != len(cells):
+            raise ValueError(f"{self.workload}: labels and cells must be distinct: {labels}")
 
     @property
-    def workload(self) -> str:
-        """scenario/c<N>[+connections]: what every alternative serves."""
-        return f"{self.scenario.name}/{cell_name(self.concurrency, self.connections)}"
-
-    def cell(self, server: ServerVariant) -> Cell:
-        return Cell(server, self.scenario, self.concurrency, self.connections)
+    def labelled(self) -> dict[str, Cell]:
+        """label -> cell, the reference's first."""
+        return dict((self.reference, *self.alternatives))
 
     @property
     def cells(self) -> list[Cell]:
         """The reference's cell, then each alternative's."""
-        return [self.cell(server) for server in (self.reference, *self.alternatives)]
+        return list(self.labelled.values())
+
+    @property
+    def estimate_seconds(self) -> float:
+        """About how long the least number of rounds takes: every label and the A/A twin once per round."""
+        return self.window_seconds * (len(self.alternatives) + 2) * Method().min_rounds
+
+
+def between_servers(
+    scenario: Scenario,
+    concurrency: int,
+    reference: ServerVariant,
+    alternatives: Sequence[ServerVariant],
+    connections: str = SHARED,
+) -> Comparison:
+    """Server variants against a reference on one scenario and level; each labelled by its name."""
+    return Comparison(
+        f"{scenario.name}/{cell_name(concurrency, connections)}",
+        (reference.name, Cell(reference, scenario, concurrency, connections)),
+        tuple((each.name, Cell(each, scenario, concurrency, connections)) for each in alternatives),
+    )
 
 
 def no_comparisons(options: RunOptions) -> list[Comparison]:

@@ -88,6 +88,19 @@ def measured(run: StudyRun, role: str = "measured") -> dict[tuple[str, str, int]
     }
 
 
+def busiest_window(run: StudyRun) -> float:
+    """The highest driver CPU over every run of every cell (of any role), as a share of the CPUs it had."""
+    return max(
+        (
+            share
+            for cell in run.cells
+            for repeat in cell.record.repeats
+            if (share := driver_share(repeat, run.meta)) is not None
+        ),
+        default=0.0,
+    )
+
+
 def busiest_driver(run: StudyRun, runs: Sequence[Measured | None]) -> str:
     """The highest driver CPU among the runs, as a share of the CPUs the driver had: it was not the limit."""
     shares = [share for each in runs if each is not None and (share := each.driver_cpu(run.meta)) is not None]
@@ -241,6 +254,8 @@ def cross_checked_targets(
     found: dict[str, Target] = {}
     tolerance = run.thresholds.cross_check
     for name, checked in checks.items():
+        if not checked:  # a run in rounds cross-checks nothing: the windows show each driver's CPU instead
+            continue
         differences = {
             server: mine.report.ok_rps / theirs.report.ok_rps - 1 for server, (mine, theirs) in checked.items()
         }
@@ -276,7 +291,7 @@ class Judged:
     record: ComparisonRecord
     rates: dict[str, dict[int, float]]
     outcomes: list[Outcome]
-    cells: dict[str, CellResult]  # server -> its cell of the workload (the A/A twin's windows are the reference's)
+    cells: dict[str, CellResult]  # label -> its cell (the A/A twin's windows are in the reference's)
 
     def outcome(self, label: str) -> Outcome | None:
         return next((each for each in self.outcomes if each.alternative == label), None)
@@ -309,18 +324,28 @@ def workload_of(record: CellRecord) -> str:
     return f"{record.scenario}/{cell_name(record.concurrency, record.connections)}"
 
 
+def labelled_cells(run: StudyRun, record: ComparisonRecord) -> dict[str, CellResult]:
+    """label -> its cell of the run: as the record names them, or (runs before it did) the servers' cells of the
+    workload."""
+    if record.cells:
+        by_key = {c.record.key: c for c in run.cells}
+        return {label: by_key[key] for label, key in record.cells.items() if key in by_key}
+    return {c.record.server: c for c in run.cells if workload_of(c.record) == record.workload}
+
+
 def judged_comparisons(run: StudyRun) -> list[Judged]:
     """Every comparison the run made in rounds, with each window's OK rate read from the cells' reports."""
     found = []
     for record in load_comparisons(study_dir(run.run_dir, run.meta, run.study)):
-        cells = {c.record.server: c for c in run.cells if workload_of(c.record) == record.workload}
+        cells = labelled_cells(run, record)
         rates: dict[str, dict[int, float]] = {}
-        for server, cell in cells.items():
+        for label, cell in cells.items():
             for repeat, report in zip(cell.record.repeats, cell.reports, strict=True):
                 if repeat.round is None or report.ok_rps <= 0:
                     continue
-                label = record.control if repeat.role == "control" else server
-                rates.setdefault(label, {})[repeat.round] = report.ok_rps
+                rates.setdefault(record.control if repeat.role == "control" else label, {})[repeat.round] = (
+                    report.ok_rps
+                )
         outcomes = judge(run.study, record.workload, record.reference, rates, record.method)
         found.append(Judged(run.study, record, rates, outcomes, cells))
     return found

@@ -34,5 +34,10 @@ HELLO_WAIT = Scenario(
 CLIENT_SCENARIOS = (HELLO, HELLO_WAIT)
 S3_SCENARIOS = (scenario("s3-unary"), scenario(f"s3-unary-{S3_LATENCY_MS}ms"))
 S3_CLIENTS_LEVEL = 50  # the stacks study's highest level
+# The comparisons in rounds run on this stack unless --servers names others; the S3 client's at S3_COMPARED_LEVEL,
+# where a window of two waves of calls with a new client for each (about 3 calls/s) lasts seconds, not half a
+# minute.
+COMPARED_ON = "aio-uvloop"
+S3_COMPARED_LEVEL = 10
 # Every single-process stack but sync-w1: one worker thread, waiting 500 ms a call, serves 2 calls/s.
 STACK_NAMES = tuple(variant.name for variant in STACKS if variant.name != "sync-w1")

@@ -9,18 +9,49 @@ from harness.options import RunOptions
 from harness.studies.connections import (
     CLIENT_SCENARIOS,
     CLIENTS,
+    COMPARED_ON,
+    HELLO,
     NAME,
     S3_CLIENTS_LEVEL,
+    S3_COMPARED_LEVEL,
     S3_SCENARIOS,
     STACK_NAMES,
     STRATEGIES,
 )
-from harness.studies.planning import Axis, StudyPlan
+from harness.studies.planning import Axis, Comparison, StudyPlan
+
+S3_WINDOW_SECONDS = 7.0  # with a new S3 client per request, a warm-up and a window take about 10 s
+
+
+def comparisons(options: RunOptions) -> list[Comparison]:
+    """On each chosen stack (by default COMPARED_ON): hello at CLIENTS clients holding a connection each, a pool
+    or a new one per call against one shared; and s3-unary with a new S3 client per request against one per
+    process."""
+    found = []
+    for server in options.servers or (server_variant(COMPARED_ON),):
+        if server.name.endswith(S3_PER_REQUEST):
+            raise ValueError(f"{server.name}: give the stack, not its per-request twin")
+        for level in options.levels or (CLIENTS,):
+            shared, *ways = [(way, Cell(server, HELLO, level, way)) for way in options.connections or STRATEGIES]
+            found.append(Comparison(f"{HELLO.name}/{server.name}/c{level}", shared, tuple(ways)))
+        s3 = S3_SCENARIOS[0]
+        found.append(
+            Comparison(
+                f"s3-client/{server.name}/c{S3_COMPARED_LEVEL}",
+                ("per-process", Cell(server, s3, S3_COMPARED_LEVEL)),
+                (("per-request", Cell(server_variant(server.name + S3_PER_REQUEST), s3, S3_COMPARED_LEVEL)),),
+                window_seconds=S3_WINDOW_SECONDS,
+            )
+        )
+    return found
 
 
 def cells(options: RunOptions) -> list[Cell]:
-    """Client side: each stack, each hello scenario, each strategy at CLIENTS (one server start per stack and
-    scenario); then server side: each stack and its per-request twin on each S3 scenario."""
+    """The cells of the comparisons; with --full, client side: each stack, each hello scenario, each strategy at
+    CLIENTS (one server start per stack and scenario); then server side: each stack and its per-request twin on
+    each S3 scenario."""
+    if not options.full:
+        return [cell for comparison in comparisons(options) for cell in comparison.cells]
     stacks = options.servers or tuple(server_variant(name) for name in STACK_NAMES)
     found = [
         Cell(server, each, level, connections)
@@ -54,4 +85,5 @@ PLAN = StudyPlan(
     repeats=3,
     cells=cells,
     measure=measure_closed_loop,
+    comparisons=comparisons,
 )

@@ -17,6 +17,10 @@ from harness.matrix import HTTP_SHAPES, IN_FLIGHT, INFO_SHAPES, Scenario
 NAME = "protocols"
 QUESTION = "Would REST do, and which call shape should a request/response flow take?"
 GRPC_SERVERS = ("sync-w10", "grpclib-uvloop", "aio-uvloop", "connect-pyvoy", "connect-hypercorn")
+# The comparison in rounds runs the gRPC shapes on this stack unless --servers names another (grpc.aio: no
+# stream waits for a worker thread), against REST on each REST server and Connect's JSON on CONNECT_JSON_ON.
+COMPARED_ON = "aio-uvloop"
+CONNECT_JSON_ON = "connect-pyvoy"
 CONNECT_MODULE = "servers.connect"  # a stack that also speaks the Connect protocol
 REST_SERVERS = {"rest-h1": "1.1", "rest-h2": "2"}  # variant -> the HTTP version it speaks
 GRPC_SHAPES = ("unary", "lockstep", "pipelined")

@@ -10,13 +10,16 @@ from harness.measure import CellContext, measure_against, measure_closed_loop
 from harness.options import RunOptions
 from harness.processes import Child
 from harness.results import CellRecord
-from harness.studies.planning import Axis, StudyPlan
+from harness.studies.planning import Axis, Comparison, StudyPlan
 from harness.studies.protocols import (
+    COMPARED_ON,
     CONNECT_JSON,
+    CONNECT_JSON_ON,
     CONNECT_MODULE,
     CROSS_CHECK_WORKERS,
     GRPC_SCENARIOS,
     GRPC_SERVERS,
+    GRPC_SHAPES,
     INFO_REQUEST,
     NAME,
     REST_H2,
@@ -27,9 +30,41 @@ from harness.studies.protocols import (
 )
 
 
+def comparisons(options: RunOptions) -> list[Comparison]:
+    """At each chosen level (by default CROSS_CHECK_WORKERS): lockstep and pipelined streams on the chosen gRPC
+    stack, REST over HTTP/1.1 and HTTP/2, and Connect's JSON, against unary gRPC calls on that stack."""
+    grpc = [each for each in options.servers or (server_variant(COMPARED_ON),) if each.protocol != "http"]
+    if len(grpc) != 1:
+        raise ValueError("the protocols comparison runs the gRPC shapes on one gRPC stack: give one, or --full")
+    stack = grpc[0]
+    others = [
+        (label, server_variant(name), each)
+        for label, name, each in (
+            *((name, name, REST_SCENARIOS[name]) for name in REST_SERVERS),
+            ("connect-json-h1", CONNECT_JSON_ON, CONNECT_JSON),
+        )
+    ]
+    return [
+        Comparison(
+            f"info/{stack.name}/c{level}",
+            ("unary", Cell(stack, UNARY, level)),
+            (
+                *(
+                    (shape, Cell(stack, each, level))
+                    for shape, each in zip(GRPC_SHAPES[1:], GRPC_SCENARIOS[1:], strict=True)
+                ),
+                *((label, Cell(server, each, level)) for label, server, each in others),
+            ),
+        )
+        for level in options.levels or (CROSS_CHECK_WORKERS,)
+    ]
+
+
 def cells(options: RunOptions) -> list[Cell]:
-    """Every gRPC shape on each gRPC stack (and Connect JSON on a Connect stack), REST on each REST server; the
-    levels of one scenario in a row."""
+    """The cells of the comparison; with --full, every gRPC shape on each gRPC stack (and Connect JSON on a
+    Connect stack), REST on each REST server, the levels of one scenario in a row."""
+    if not options.full:
+        return [cell for comparison in comparisons(options) for cell in comparison.cells]
     chosen = options.servers or tuple(server_variant(name) for name in (*GRPC_SERVERS, *REST_SERVERS))
     levels = options.levels or WORKERS
     plan: list[tuple[Any, Scenario]] = []
@@ -64,4 +99,5 @@ PLAN = StudyPlan(
     cells=cells,
     measure=measure,
     checkers=("ghz", "h2load"),
+    comparisons=comparisons,
 )

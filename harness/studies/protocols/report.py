@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from harness.matrix import IN_FLIGHT
 from harness.results import StudyRun, Target
 from harness.studies.base import StudyReport
+from harness.studies.comparing import Telling, with_rounds
 from harness.studies.protocols import (
     CONNECT_JSON,
     CROSS_CHECK_WORKERS,
@@ -248,6 +249,18 @@ def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, 
     return cross_checked_targets(run, {"ghz": cross_check_runs(run), "h2load": h2load_runs(run)})
 
 
+TELLING = Telling(
+    NAME,
+    {"info": "Request/response flows: gRPC unary, a stream in lockstep or pipelined, REST, or Connect?"},
+    {
+        "info": "The Info flow (name, age, height -> success; no I/O) as unary gRPC calls, a stream per worker in "
+        f"lockstep or pipelined ({IN_FLIGHT} in flight at most) on the same stack, REST (FastAPI) over HTTP/1.1 "
+        "and HTTP/2, and Connect's unary protocol with JSON over HTTP/1.1: the rate is messages per second (a "
+        "request and its reply count once)"
+    }.__getitem__,
+    "call shape",
+)
+
 REPORT = StudyReport(
     name=NAME,
     question=QUESTION,
@@ -256,5 +269,5 @@ REPORT = StudyReport(
     section=section,
     answer=answer,
     targets=targets,
-    default=False,  # run it with --study protocols
 )
+REPORT = with_rounds(REPORT, TELLING)

@@ -22,7 +22,7 @@ from harness.matrix import (
 )
 from harness.measure import measure_closed_loop
 from harness.options import RunOptions
-from harness.studies.planning import Axis, Comparison, StudyPlan
+from harness.studies.planning import Axis, Comparison, StudyPlan, between_servers
 from harness.studies.stacks import CONNECTIONS_LEVEL, DECISIVE, NAME, REFERENCE
 
 # The stacks a comparison sets against the reference: one process each (sync-w1's one thread says nothing new).
@@ -39,7 +39,7 @@ def comparisons(options: RunOptions) -> list[Comparison]:
     others = tuple(each for each in stacks if each != reference)
     chosen = options.scenarios or tuple(scenario(name) for name in DECISIVE)
     return [
-        Comparison(each, level, reference, tuple(s for s in others if s.runs(each.name)), way)
+        between_servers(each, level, reference, [s for s in others if s.runs(each.name)], way)
         for each in chosen
         for level in options.levels or (DECISIVE.get(each.name, CONNECTIONS_LEVEL),)
         for way in options.connections or (SHARED,)

@@ -11,9 +11,10 @@ from typing import Any
 from harness.bounds import Bounds, server_cpus
 from harness.matrix import PER_WORKER, S3_LATENCY_MS, SCENARIOS, SHARED
 from harness.results import StudyRun, Target
-from harness.studies.base import Decision, StudyReport
-from harness.studies.comparing import comparison_table, decision, pick, sentence, verdict_chart
-from harness.studies.reading import judged_comparisons, pick_over, without_controls
+from harness.studies.base import StudyReport
+from harness.studies.comparing import Telling, in_rounds, rounds_answer, rounds_decisions, rounds_files
+from harness.studies.comparing import rounds_section as told_in_rounds
+from harness.studies.reading import without_controls
 from harness.studies.stacks import NAME, QUESTION
 from harness.summaries import (
     MIB,
@@ -34,7 +35,6 @@ from harness.summaries import (
     seconds,
     spread,
 )
-from harness.verdicts import ratio_text
 
 # The values this report judges by, recorded in every run.
 SETTINGS: dict[str, Any] = {
@@ -269,12 +269,9 @@ def render(run: StudyRun) -> dict[str, bytes]:
     else results/stacks/charts/<scenario>.png."""
     files: dict[str, bytes] = {}
     plain_title = run.title.replace("`", "")
-    judged = judged_comparisons(run)
+    judged = in_rounds(run)
     if judged:
-        files["comparisons.md"] = (
-            "\n".join([f"# Stacks compared: {run.title}", "", *comparison_lines(run)]) + "\n"
-        ).encode()
-        files["charts/verdicts.png"] = verdict_chart(run, judged)
+        files.update(rounds_files(run, TELLING))
     for scenario, levels in grouped(run).items():
         servers = servers_in(run, levels)
         for level, by_server in levels.items():
@@ -415,50 +412,27 @@ QUESTIONS = {
 }
 
 
-def comparison_lines(run: StudyRun) -> list[str]:
-    """Every comparison of a run in rounds: its question, its table, the reading in a sentence."""
-    lines: list[str] = []
-    for judged in judged_comparisons(run):
-        scenario = judged.record.workload.split("/")[0]
-        lines += [f"### {judged.record.workload}: {QUESTIONS.get(scenario, description(scenario))}", ""]
-        lines += [f"{description(scenario)}.", "", *comparison_table(run, judged), ""]
-        lines += [f"In a sentence: {sentence(judged)}.", ""]
-    return lines
+TELLING = Telling(NAME, QUESTIONS, description, "stack")
 
 
 def rounds_section(runs: Sequence[StudyRun]) -> str:
-    """The section of a run in rounds: each comparison with intervals and verdicts, the chart, the full tables."""
+    """The section of a run in rounds: each comparison with intervals and verdicts, the chart, the targets and
+    the tables of every window."""
     newest = runs[0]
     links = ", ".join(
         f"[{scenario} c={level}]({NAME}/{table_file(scenario, level)})"
         for scenario, levels in grouped(newest).items()
         for level in levels
     )
-    return "\n".join(
-        [
-            f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Each comparison sets "
-            f"the stacks against {newest.settings['baseline']} in interleaved rounds: every round starts each stack "
-            "afresh, in a shuffled order, warms it up and measures one window, and the reference runs twice (the "
-            "A/A control, which must come out a tie). A ratio is paired within its round; its 95% interval is the "
-            "t-interval of the log ratios. Figures count OK responses only. Raw reports: "
-            f"[`runs/{newest.run_id}`](runs/{newest.run_id}).",
-            "",
-            *_targets_lines(newest),
-            f"![verdicts]({NAME}/charts/verdicts.png)",
-            "",
-            f"*Ratios to {newest.settings['baseline']} with 95% intervals: {newest.title}.*",
-            "",
-            *comparison_lines(newest),
-            f"Every window's percentiles, CPU and memory: {links}.",
-            "",
-        ]
+    return told_in_rounds(
+        runs, TELLING, [*_targets_lines(newest), f"Every window's percentiles, CPU and memory: {links}.", ""]
     )
 
 
 def section(runs: Sequence[StudyRun]) -> str:
     """The study's part of results/README.md: the newest run's tables, and every machine side by side."""
     newest = runs[0]
-    if judged_comparisons(newest):
+    if in_rounds(newest):
         return rounds_section(runs)
     lines = [
         f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Each cell: a discarded "
@@ -571,37 +545,11 @@ def _connections_sentences(run: StudyRun) -> list[str]:
     return sentences
 
 
-def rounds_answer(run: StudyRun) -> str:
-    """Which stack, and whether async pays off, from the comparisons of a run in rounds."""
-    parts = [f"On {run.cpu_model} (run `{run.run_id}`, the server pinned to one core), in interleaved rounds:"]
-    for judged in judged_comparisons(run):
-        chosen = pick(judged)
-        if chosen is None:
-            continue
-        scenario = judged.record.workload.split("/")[0]
-        over = pick_over(judged, *chosen, run.thresholds.tie)
-        settled = "" if over is None else f", {ratio_text(over[0])} × {chosen[1]} ({over[1]})"
-        parts.append(f"{QUESTIONS.get(scenario, scenario)} **{chosen[0]}**{settled}. {sentence(judged)}.")
-    return " ".join(parts)
-
-
-def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
-    """A row per decisive comparison of the newest run, where it ran in rounds."""
-    newest = runs[0]
-    found = []
-    for judged in judged_comparisons(newest):
-        scenario = judged.record.workload.split("/")[0]
-        row_ = decision(QUESTIONS.get(scenario, scenario), judged, newest, f"[{NAME}](#{NAME})")
-        if row_ is not None:
-            found.append(row_)
-    return found
-
-
 def answer(runs: Sequence[StudyRun]) -> str:
     """Where async pays off and which stack leads where the CPU is the limit, from the newest run per machine."""
     newest = runs[0]
-    if judged_comparisons(newest):
-        return rounds_answer(newest)
+    if in_rounds(newest):
+        return rounds_answer(newest, TELLING)
     parts = [
         f"On {newest.cpu_model} (run `{newest.run_id}`, the server pinned to one core), comparing the best "
         f"event-loop stack with the best thread-pool stack at the highest concurrency: {_verdict_text(newest)}.",
@@ -682,5 +630,5 @@ REPORT = StudyReport(
     answer=answer,
     targets=targets,
     settings=SETTINGS,
-    decisions=decisions,
+    decisions=lambda runs: rounds_decisions(runs, TELLING),
 )

@@ -28,6 +28,10 @@ from harness.matrix import (
 NAME = "streaming"
 QUESTION = "When does streaming beat paging, and how should we stream?"
 SERVERS = ("sync-w10", "grpclib-uvloop", "aio-uvloop")  # one variant per stack unless --servers says otherwise
+# The comparisons in rounds run on this stack unless --servers names others; grpc.aio, so that no stream waits
+# for a worker thread.
+COMPARED_ON = "aio-uvloop"
+FETCH_COMPARED_MS = 20  # the fetch patterns are compared with S3 this far away, one client fetching
 
 # Fetch all.
 FETCH_LATENCIES_MS = (0, 20)

@@ -19,13 +19,16 @@ from harness.measure import (
 from harness.options import RunOptions
 from harness.processes import Child
 from harness.results import CellRecord, Repeat, save_report
-from harness.studies.planning import Axis, StudyPlan
+from harness.studies.planning import Axis, Comparison, StudyPlan
 from harness.studies.reading import WARMUP
 from harness.studies.streaming import (
     BATCH_LEVEL,
     BATCH_SCENARIOS,
+    COMPARED_ON,
     CROSS_CHECK_LEVEL,
     FETCH_CLIENTS,
+    FETCH_COMPARED_MS,
+    FETCH_PATTERNS,
     FETCH_SCENARIOS,
     FETCHES_ALONE,
     FETCHES_EACH,
@@ -36,11 +39,44 @@ from harness.studies.streaming import (
     UNARY_LEVELS,
     WATCH,
     WATCH_STREAMS,
+    fetch_scenario,
 )
+
+FETCH_WINDOW_SECONDS = 9.0  # a server start, a warm-up fetch-all and two measured, each about 2.5 s of server CPU
+
+
+def comparisons(options: RunOptions) -> list[Comparison]:
+    """On each chosen stack (by default COMPARED_ON): fetching all of the wide bucket, S3 FETCH_COMPARED_MS away,
+    by one stream and by the server fetching 4 or 10 prefixes at once against paging, one client; and a
+    one-message reply as a stream against a unary call, at CROSS_CHECK_LEVEL."""
+    found = []
+    for server in options.servers or (server_variant(COMPARED_ON),):
+        fetches = {each: Cell(server, fetch_scenario(each, FETCH_COMPARED_MS), 1) for each in FETCH_PATTERNS}
+        paging = fetches.pop("paging")
+        found.append(
+            Comparison(
+                f"fetch-all-{FETCH_COMPARED_MS}ms/{server.name}/c1",
+                ("paging", paging),
+                tuple(fetches.items()),
+                window_seconds=FETCH_WINDOW_SECONDS,
+            )
+        )
+        level = CROSS_CHECK_LEVEL
+        found.append(
+            Comparison(
+                f"one-message/{server.name}/c{level}",
+                ("unary", Cell(server, HELLO, level)),
+                (("stream", Cell(server, HELLO_STREAM, level)),),
+            )
+        )
+    return found
 
 
 def cells(options: RunOptions) -> list[Cell]:
-    """Each server on every part; a part's cells of one scenario in a row (one server start serves them)."""
+    """The cells of the comparisons; with --full, each server on every part, a part's cells of one scenario in a
+    row (one server start serves them)."""
+    if not options.full:
+        return [cell for comparison in comparisons(options) for cell in comparison.cells]
     servers = options.servers or tuple(server_variant(name) for name in SERVERS)
     plan = [
         *[(each, FETCH_CLIENTS) for each in FETCH_SCENARIOS],
@@ -109,4 +145,5 @@ PLAN = StudyPlan(
     cells=cells,
     measure=measure,
     checkers=("ghz",),
+    comparisons=comparisons,
 )

@@ -10,6 +10,7 @@ from harness.drivers.report import FetchCounts, WatchOutcome
 from harness.matrix import BENCH_OBJECTS, WIDE_OBJECTS, WIDE_PREFIXES
 from harness.results import StudyRun, Target
 from harness.studies.base import StudyReport
+from harness.studies.comparing import Telling, with_rounds
 from harness.studies.reading import (
     Measured,
     busiest_driver,
@@ -27,6 +28,7 @@ from harness.studies.streaming import (
     BATCH_SIZES,
     CROSS_CHECK_LEVEL,
     FETCH_CLIENTS,
+    FETCH_COMPARED_MS,
     FETCH_LATENCIES_MS,
     FETCH_PATTERNS,
     FETCHES_ALONE,
@@ -491,6 +493,22 @@ def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, 
     return cross_checked_targets(run, {"ghz": cross_check_runs(run)})
 
 
+TELLING = Telling(
+    NAME,
+    {
+        f"fetch-all-{FETCH_COMPARED_MS}ms": "Fetching a large listing: paging, one stream, or the server in parallel?",
+        "one-message": "One-message replies: a unary call or a stream?",
+    },
+    {
+        f"fetch-all-{FETCH_COMPARED_MS}ms": f"Fetch all {WIDE_OBJECTS:,} objects ({WIDE_PREFIXES} prefixes) of a "
+        f"bucket S3 {FETCH_COMPARED_MS} ms away, one client, by paging ({PAGE_SIZE:,} a page), one stream, or the "
+        "server listing 4 or 10 prefixes at once: the rate is fetch-alls per second",
+        "one-message": f"SayHello as a unary call against SayHelloStream replying with one message, "
+        f"{CROSS_CHECK_LEVEL} workers on one connection",
+    }.__getitem__,
+    "fetch pattern or call",
+)
+
 REPORT = StudyReport(
     name=NAME,
     question=QUESTION,
@@ -501,5 +519,5 @@ REPORT = StudyReport(
     answer=answer,
     targets=targets,
     settings=SETTINGS,
-    default=False,  # run it with --study streaming
 )
+REPORT = with_rounds(REPORT, TELLING)
