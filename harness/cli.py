@@ -8,6 +8,7 @@ import os
 import shlex
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 
@@ -109,7 +110,13 @@ def studies(out_dir: Path) -> int:
         planned = plan(each.name)
         print(f"{each.name}{default}: {each.question}")
         print(f"  follows {each.follows}")
-        print(f"  driver {planned.driver}; {len(planned.cells(options))} cells, {planned.repeats} measured runs each")
+        full = f"{len(planned.cells(replace(options, full=True)))} cells, {planned.repeats} measured runs each"
+        compared = planned.comparisons(options)
+        if compared:
+            cells = sum(len(each.cells) for each in compared)
+            print(f"  driver {planned.driver}; {len(compared)} comparisons of {cells} cells in rounds; --full: {full}")
+        else:
+            print(f"  driver {planned.driver}; {full}")
         for axis in planned.axes:
             print(f"  {axis.name:12} {axis.option:14} {', '.join(axis.values)}")
     return 0

@@ -22,6 +22,7 @@ from harness.results import (
 )
 from harness.soak_verdict import SOAK_DOC, load_line
 from harness.studies import STUDIES, StudyReport
+from harness.studies.comparing import same_workloads
 from harness.studies.reading import judged_comparisons, trouble
 from harness.verdicts import TIE
 
@@ -81,7 +82,7 @@ def decide(chosen: dict[StudyReport, list[StudyRun]]) -> list[str]:
             f"{each.over_reference} | {each.verdict}{trust} | {each.avoid} | {each.evidence} |"
         )
     lines += ["", f"A/A controls that came out a tie: {ties} of {len(controls)} comparisons.", ""]
-    return lines
+    return lines + same_workloads([runs[0] for runs in chosen.values()])
 
 
 def answers(chosen: dict[StudyReport, list[StudyRun]]) -> list[str]:

@@ -22,6 +22,7 @@ from harness.results import (
     save_comparison,
     write_json_atomic,
 )
+from harness.studies.capacity.report import SETTINGS as CAPACITY_SETTINGS
 from harness.studies.stacks.report import SETTINGS as STACKS_SETTINGS
 from harness.verdicts import ComparisonRecord, Method, Stop
 
@@ -334,6 +335,12 @@ def make_protocols_run(root: Path) -> Path:
     return run_dir
 
 
+def saturation_step(offered: int, ok_rps: int, p99_ms: float) -> dict[str, Any]:
+    """A step of the saturation search: 10 s of calls at the offered rate, served at ok_rps."""
+    calls = offered * 10
+    return ghz_report(calls, calls / ok_rps, p99_ms / 1.09) | {"options": {"rps": offered, "async": True}}
+
+
 def open_loop_report(offered: int, ok: int, p99_ms: float, failed: int = 0) -> dict[str, Any]:
     """An open-loop step: `ok` calls over the seconds the offered rate takes, their p99 near p99_ms."""
     seconds = (ok + failed) / offered
@@ -348,6 +355,8 @@ def make_capacity_run(root: Path) -> Path:
     servers = {"sync-w10": 10, "aio-uvloop": None}
     run_dir = root / "runs" / run_id
     data = study_meta(run_id, "capacity", servers, ["hello", "s3-unary-100ms", "s3-unary-100ms-jitter20"])
+    data |= {"schema": 3, "thresholds": Thresholds().to_json()}  # with the settings of repeated steps
+    data["studies"]["capacity"]["settings"] = dict(CAPACITY_SETTINGS)
     write_json_atomic(run_dir / "run.json", data)
     where = run_dir / "capacity"
     counters = {"gc_seconds": 0.05, "lag_seconds": 0.2, "lag_checks": 100, "late_50ms": 3}
@@ -365,7 +374,10 @@ def make_capacity_run(root: Path) -> Path:
                 (1600, 1500, 40),
                 (1200, 1200, 9),
                 (1400, 1380, 14),
+                (1400, 1390, 9.8),
+                (1400, 1385, 12),
                 (1300, 1300, 9.5),
+                (1300, 1300, 9.6),
             ],
             (130, 130, 1),
         ),
@@ -401,9 +413,14 @@ def make_capacity_run(root: Path) -> Path:
             (24, 24, 102),
         ),
     }
+    # The saturation search of hello on sync-w10, from its capacity up: (offered, OK, p99 ms) per step.
+    saturation = [(1300, 1300, 9), (1300, 1300, 9), (2600, 1700, 900), (2600, 1720, 950), (1950, 1800, 300)]
+    saturation += [(1950, 1850, 280), (1625, 1600, 40), (1625, 1610, 45)]
     for (scenario, server), (closed, steps, low) in searches.items():
         runs: list[Run] = [("closed-loop", ghz_report(closed * 2, 2.0, 20.0))]
         runs += [("step", open_loop_report(rate, ok, p99, 1 if p99 > 1000 else 0)) for rate, ok, p99 in steps]
+        if (scenario, server) == ("hello", "sync-w10"):
+            runs += [("saturation", saturation_step(*each)) for each in saturation]
         runs.append(("low-load", open_loop_report(*low)))
         write_cell(where, (scenario, server, 50), runs, counters=counters, cpu_share=0.6)
     write_cell(where, ("s3-unary-100ms-jitter20", "aio-uvloop", 50), [("closed-loop", ghz_report(560, 2.0, 150.0))])

@@ -14,8 +14,8 @@ from harness.matrix import Cell, scenario, server_variant
 from harness.options import RunOptions
 from harness.results import CellRecord, CellResult, Repeat, ResourceUsage
 from harness.studies import DEFAULT_STUDIES, plan
-from harness.studies.capacity import JITTER, PRECISION, WORKERS, held
-from harness.studies.capacity.plan import open_loop_cell, rate_search, step_calls
+from harness.studies.capacity import JITTER, PRECISION, WORKERS, held, kept_up, settled
+from harness.studies.capacity.plan import agreed, open_loop_cell, rate_search, step_calls
 from harness.studies.capacity.report import SETTINGS, CapacityCell
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -54,13 +54,43 @@ def test_open_loop_argv_is_async_at_a_rate() -> None:
         ghz_open_loop_argv("ghz", cell, "t", 0, 375)
 
 
-def test_steps_last_2000_calls_or_10_seconds_and_workers_fit_the_calls() -> None:
-    assert step_calls(1000) == 2000
+def test_steps_last_at_least_10_seconds_and_workers_fit_the_calls() -> None:
+    assert step_calls(2100) == 21_000
     assert step_calls(20) == 200
     assert step_calls(1) == 10
     cell = Cell(server_variant("sync-w1"), scenario("hello-wait"), WORKERS)
     assert open_loop_cell(cell, 10).concurrency == 10
     assert open_loop_cell(cell, 2000).concurrency == WORKERS
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "held_", "taken"),
+    [
+        ([True, True], True, 2),
+        ([False, False], False, 2),
+        ([True, False, False], False, 3),
+        ([False, True, True], True, 3),
+    ],
+)
+def test_a_rate_counts_as_held_or_failed_only_when_two_steps_agree(
+    outcomes: list[bool], held_: bool, taken: int
+) -> None:
+    steps = iter(outcomes)
+    taken_steps: list[bool] = []
+
+    def step() -> bool:
+        taken_steps.append(next(steps))
+        return taken_steps[-1]
+
+    assert agreed(step) is held_ and len(taken_steps) == taken
+    assert settled(outcomes) is held_
+    assert settled([True]) and not settled([False]) and not settled([True, False])
+
+
+def test_a_saturation_step_holds_when_the_server_keeps_up_at_any_latency() -> None:
+    raw = json.loads((FIXTURES / "ghz-ok.json").read_text())
+    report = LoadReport.from_json({**raw, "options": {"rps": 100, "async": True}})
+    assert kept_up(report) is (report.ok_rps >= 95)
 
 
 def test_a_report_knows_the_rate_it_was_offered() -> None:

@@ -4,6 +4,7 @@ change with `UPDATE_GOLDEN=1 pytest tests/test_study_reports.py`."""
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
@@ -16,9 +17,10 @@ import pytest
 
 from harness.cli import main
 from harness.report import answer, write_report
-from harness.results import RunMeta, StudyEntry, Thresholds, load_study
+from harness.results import CellRecord, RunMeta, StudyEntry, Thresholds, load_study, write_json_atomic
 from harness.runner import Chosen, failed_gates, finished_entry
 from harness.studies import STUDIES, plan, study
+from harness.studies.comparing import same_workloads
 from harness.tools import ROOT
 from tests.runs import (
     make_capacity_run,
@@ -28,6 +30,7 @@ from tests.runs import (
     make_rounds_run,
     make_run,
     make_streaming_run,
+    write_rounds,
 )
 from tests.test_report import check_golden
 
@@ -222,3 +225,22 @@ def test_verdicts_prints_every_comparison_of_the_newest_run(tmp_path: Path, caps
     assert found[0]["low"] < found[0]["ratio"] < found[0]["high"]
     assert main(["verdicts", "20260106T000000Z", "--out", str(tmp_path)]) == 0
     assert "aio-uvloop" in capsys.readouterr().out
+
+
+def test_one_workload_measured_by_two_studies_of_a_run_is_set_side_by_side(tmp_path: Path) -> None:
+    run_dir = make_rounds_run(tmp_path)  # the stacks study: hello/aio-uvloop/c50 among others, by ghz
+    meta = json.loads((run_dir / "run.json").read_text())
+    meta["studies"]["streaming"] = copy.deepcopy(meta["studies"]["stacks"]) | {"question": "streaming?"}
+    meta["studies"]["streaming"]["matrix"]["driver"] = "loadgen"
+    write_json_atomic(run_dir / "run.json", meta)
+    cells = {
+        "unary": CellRecord("hello", "aio-uvloop", 50, "ok", seconds=60.0),
+        "stream": CellRecord("hello-stream", "aio-uvloop", 50, "ok", seconds=60.0),
+    }
+    noise = {"unary": [1.0, 1.01, 0.99, 1.0, 1.02], "unary~aa": [0.99, 1.0, 1.01, 1.02, 0.99]}
+    noise["stream"] = [1.0, 1.0, 0.99, 1.01, 1.0]
+    write_rounds(run_dir / "streaming", "one-message/aio-uvloop/c50", cells, {"unary": 3100, "stream": 2900}, noise, {})
+    lines = same_workloads([load_study(run_dir, "stacks"), load_study(run_dir, "streaming")])
+    (shared,) = [line for line in lines if line.startswith("| hello/aio-uvloop/c50 |")]
+    assert "stacks (ghz): 3," in shared and "streaming (loadgen): 3," in shared
+    assert shared.endswith("| 0.80 [0.65, 0.98] | unresolved: by loadgen against ghz |")

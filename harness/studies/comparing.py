@@ -12,7 +12,16 @@ from harness.results import StudyRun
 from harness.studies.base import Decision, StudyReport
 from harness.studies.reading import Judged, judged_comparisons, pick_over
 from harness.summaries import chart_title, driver_share, figure, header, not_ok_mark, png, rate, row, style
-from harness.verdicts import TIE, Interval, Outcome, interval, ratio_text, spread_between_rounds
+from harness.verdicts import (
+    TIE,
+    Interval,
+    Outcome,
+    interval,
+    ratio_text,
+    spread_between_rounds,
+    unpaired_interval,
+    verdict,
+)
 
 SPREAD_FOR_LOG = 20  # a panel whose ratios span more than this factor gets a log scale
 
@@ -274,3 +283,50 @@ def with_rounds(report: StudyReport, telling: Telling) -> StudyReport:
         return rounds_decisions(runs, telling) if in_rounds(runs[0]) else report.decisions(runs)
 
     return replace(report, render=render, section=section, answer=answer, decisions=decisions)
+
+
+def _driver(run: StudyRun) -> str:
+    """The driver a study's run used (runs before drivers were recorded: ghz, the stacks study's)."""
+    return str(run.matrix.get("driver") or "ghz")
+
+
+def same_workloads(runs: Sequence[StudyRun]) -> list[str]:
+    """Where two studies of one run measured the same cell in rounds (hello on aio-uvloop at c=50, by ghz in
+    one and by our driver in the other, say): each study's rate with its interval, and the ratio of the two
+    with Welch's interval. Inside the tie band they agree; else the table says they differ, and by which
+    driver each was measured."""
+    found: dict[tuple[str, str], list[tuple[StudyRun, list[float]]]] = {}
+    for run in runs:
+        for judged in judged_comparisons(run):
+            for label, cell in judged.cells.items():
+                rates = list(judged.rates.get(label, {}).values())
+                if len(rates) >= 2:
+                    found.setdefault((run.run_id, cell.record.key), []).append((run, rates))
+    shared = {key: each for key, each in found.items() if len({run.study for run, _ in each}) >= 2}
+    if not shared:
+        return []
+    lines = [
+        "One workload measured by two studies of one run, each in its own rounds: their rates should agree "
+        "within the tie band.",
+        "",
+        *header(
+            ["run", "first study: OK calls/s [95% CI]", "second study", "second × first [95% CI]", "verdict"], "cell"
+        ),
+    ]
+    for (run_id, key), ((first, mine), (second, theirs), *_) in shared.items():
+        ratio = unpaired_interval(mine, theirs)
+        outcome = verdict(ratio, first.thresholds.tie)
+        said = "agree" if outcome == TIE else f"{outcome}: by {_driver(second)} against {_driver(first)}"
+        lines.append(
+            row(
+                key,
+                [
+                    f"`{run_id}`",
+                    f"{first.study} ({_driver(first)}): {_rate_text(interval(mine))}",
+                    f"{second.study} ({_driver(second)}): {_rate_text(interval(theirs))}",
+                    ratio_text(ratio),
+                    said,
+                ],
+            )
+        )
+    return [*lines, ""]

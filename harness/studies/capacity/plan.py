@@ -1,5 +1,6 @@
 """The capacity study's plan: per stack and scenario a closed-loop run at c=50, then an open-loop search for the
-highest rate that holds the SLO (doubling, then bisection), then a run at low load."""
+highest rate that holds the SLO (doubling, then bisection; each rate taken until two steps agree), the same
+search for the saturation throughput without the SLO, then a run at low load."""
 
 from __future__ import annotations
 
@@ -14,15 +15,16 @@ from harness.options import RunOptions
 from harness.processes import Child
 from harness.results import CellRecord, Repeat
 from harness.studies.capacity import (
+    AGREEING,
     JITTER,
     LOW_LOAD_SHARE,
     NAME,
     PRECISION,
     SEARCHED,
-    STEP_CALLS,
     STEP_SECONDS,
     WORKERS,
     held,
+    kept_up,
 )
 from harness.studies.planning import Axis, StudyPlan
 
@@ -75,9 +77,18 @@ def rate_search(
     return Search(low, high, tuple(steps))
 
 
+def agreed(step: Callable[[], bool], agreeing: int = AGREEING) -> bool:
+    """Steps at one rate until `agreeing` of them agree (a majority of 2 * agreeing - 1 at most): True when
+    they held."""
+    outcomes: list[bool] = []
+    while outcomes.count(True) < agreeing and outcomes.count(False) < agreeing:
+        outcomes.append(step())
+    return outcomes.count(True) >= agreeing
+
+
 def step_calls(offered: int) -> int:
-    """Calls in an open-loop step: 2,000 or 10 s of them, whichever is fewer."""
-    return max(MIN_CALLS, min(STEP_CALLS, round(offered * STEP_SECONDS)))
+    """Calls in an open-loop step: STEP_SECONDS of them."""
+    return max(MIN_CALLS, round(offered * STEP_SECONDS))
 
 
 def open_loop_cell(cell: Cell, calls: int) -> Cell:
@@ -113,7 +124,10 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
             else measured_requests(record.warmup_ok_rps, cell.concurrency, cell.scenario.run_seconds)
         )
         argv = driver.argv(context.tool, cell, target, closed)
-        repeats.append(sampled_run(argv, child, context, f"{record.stem}-closed.json", closed, "closed-loop")[0])
+        closed_run, closed_report = sampled_run(
+            argv, child, context, f"{record.stem}-closed.json", closed, "closed-loop"
+        )
+        repeats.append(closed_run)
         if cell.scenario.name not in SEARCHED:
             return record
         slo, start = SEARCHED[cell.scenario.name]
@@ -125,10 +139,18 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
             repeats.append(repeat)
             return report
 
+        if not options.requests and closed_report.ok_rps >= 2:  # half the closed loop's rate: one doubling past it
+            start = round(closed_report.ok_rps / 2)
+        steps = SMOKE_STEPS if options.requests else MAX_STEPS
         search = rate_search(
-            lambda offered: held(open_loop(offered, f"step{len(repeats):02d}", "step"), slo),
+            lambda offered: agreed(lambda: held(open_loop(offered, f"step{len(repeats):02d}", "step"), slo)),
             start,
-            max_steps=SMOKE_STEPS if options.requests else MAX_STEPS,
+            max_steps=steps,
+        )
+        rate_search(
+            lambda offered: agreed(lambda: kept_up(open_loop(offered, f"step{len(repeats):02d}", "saturation"))),
+            max(1, search.capacity or start),
+            max_steps=steps,
         )
         open_loop(max(1, round(search.capacity * LOW_LOAD_SHARE)), "low-load", "low-load")
         return record

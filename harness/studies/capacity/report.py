@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from math import inf
 from typing import Any
 
 from harness.bounds import server_cpus
@@ -14,18 +15,21 @@ from harness.matrix import scenario
 from harness.results import CellRecord, CellResult, Repeat, StudyRun, Target, thresholds_of
 from harness.studies.base import Decision, StudyReport
 from harness.studies.capacity import (
+    AGREEING,
     JITTER,
     JITTER_MS,
+    KEPT_UP,
     LOW_LOAD_SHARE,
     NAME,
     PRECISION,
     QUESTION,
     SEARCHED,
-    STEP_CALLS,
     STEP_SECONDS,
     WORKERS,
     held,
+    kept_up,
     p99,
+    settled,
 )
 from harness.summaries import driver_share, figure, header, ms, not_ok_mark, or_dash, png, rate, row
 
@@ -33,11 +37,13 @@ TARGET_SCENARIOS = ("hello", "s3-unary-100ms")
 # The values this report judges by, recorded in every run.
 SETTINGS = {
     "slo_seconds": {name: slo for name, (slo, _) in SEARCHED.items()},
-    "step_calls": STEP_CALLS,
+    "step_calls": None,  # no cap on a step's calls (runs before repeated steps: 2,000)
     "step_seconds": STEP_SECONDS,
+    "agreeing": AGREEING,
+    "kept_up": KEPT_UP,
     "precision": PRECISION,
     "low_load_share": LOW_LOAD_SHARE,
-    "target_share": 0.80,  # capacity at SLO against the low-load CPU bound, on TARGET_SCENARIOS
+    "target_share": 0.80,  # capacity at SLO against the saturation throughput, on TARGET_SCENARIOS
     "convoy": 1.10,  # open loop (or jitter) this far above the closed loop: the closed loop was held back
     "wait_bound_share": 0.80,  # capacity this close to the wait bound: the workers, not the core, set it
     "saturated": 0.90,  # server CPU at this share of its cores or more: the knee is the CPU
@@ -103,30 +109,62 @@ class CapacityCell:
 
     @property
     def steps(self) -> list[tuple[Repeat, LoadReport]]:
+        """The SLO search's steps, in the order tried."""
         return self._runs("step")
 
     @property
-    def at_capacity(self) -> tuple[Repeat, LoadReport] | None:
-        """The passing step with the highest offered rate."""
+    def saturation_steps(self) -> list[tuple[Repeat, LoadReport]]:
+        """The saturation search's steps (none in runs before it)."""
+        return self._runs("saturation")
+
+    def holds(self, report: LoadReport) -> bool:
         slo = self.slo
-        passing = [(r, report) for r, report in self.steps if slo is not None and held(report, slo)]
-        return max(passing, key=lambda pair: pair[1].offered_rps or 0.0, default=None)
+        return slo is not None and held(report, slo)
+
+    @property
+    def verdicts(self) -> dict[float, bool]:
+        """Each offered rate of the SLO search, held or failed, as its steps settled it."""
+        outcomes: dict[float, list[bool]] = {}
+        for _, report in self.steps:
+            outcomes.setdefault(report.offered_rps or 0.0, []).append(self.holds(report))
+        return {offered: settled(found) for offered, found in outcomes.items()}
 
     @property
     def capacity(self) -> float:
-        best = self.at_capacity
-        return (best[1].offered_rps or 0.0) if best else 0.0
+        """The highest rate held (0 when none was)."""
+        return max((offered for offered, ok in self.verdicts.items() if ok), default=0.0)
+
+    @property
+    def failed_at(self) -> float:
+        """The lowest rate failed above the capacity (inf when none was): capacity lies below it."""
+        capacity = self.capacity
+        return min((offered for offered, ok in self.verdicts.items() if not ok and offered > capacity), default=inf)
+
+    @property
+    def at_capacity(self) -> tuple[Repeat, LoadReport] | None:
+        """The held step at the capacity with the highest p99."""
+        found = [pair for pair in self.steps if pair[1].offered_rps == self.capacity and self.holds(pair[1])]
+        return max(found, key=lambda pair: p99(pair[1]) or 0.0, default=None)
 
     @property
     def knee(self) -> tuple[Repeat, LoadReport] | None:
-        """The failing step with the lowest offered rate above the capacity: where the SLO gave way."""
-        slo, capacity = self.slo, self.capacity
-        failing = [
-            (r, report)
-            for r, report in self.steps
-            if slo is not None and not held(report, slo) and (report.offered_rps or 0.0) > capacity
-        ]
-        return min(failing, key=lambda pair: pair[1].offered_rps or 0.0, default=None)
+        """The first failing step at the lowest rate failed above the capacity: where the SLO gave way."""
+        failed_at = self.failed_at
+        found = [pair for pair in self.steps if pair[1].offered_rps == failed_at and not self.holds(pair[1])]
+        return found[0] if found else None
+
+    @property
+    def saturation(self) -> float:
+        """The highest OK rate any open-loop step delivered, at any latency."""
+        return max((report.ok_rps for _, report in self.steps + self.saturation_steps), default=0.0)
+
+    @property
+    def capacity_text(self) -> str:
+        """The capacity as the interval its steps settled: "2,100 to 2,200" (held to failed)."""
+        if not self.capacity:
+            low = min((report.offered_rps or 0.0 for _, report in self.steps), default=0.0)
+            return f"below {rate(low)}"
+        return rate(self.capacity) + ("" if self.failed_at == inf else f" to {rate(self.failed_at)}")
 
     @property
     def low_load(self) -> tuple[Repeat, LoadReport] | None:
@@ -213,6 +251,17 @@ def by_scenario(run: StudyRun) -> dict[str, list[CapacityCell]]:
     return grouped
 
 
+def _steps_text(settings: dict[str, Any]) -> str:
+    """How long a step lasted and how many had to agree, as the run recorded it."""
+    if settings.get("step_calls"):  # runs before steps were repeated
+        return f"each step {settings['step_calls']:,} calls or {settings['step_seconds']:g} s of them, taken once."
+    return (
+        f"each step at least {settings['step_seconds']:g} s of calls; a rate counts as held, or failed, once "
+        f"{settings['agreeing']} steps at it agree, so a capacity is the interval from the highest rate held to the "
+        "lowest failed."
+    )
+
+
 def _share(value: float, bound: float | None) -> str:
     return "—" if not bound else f"{value / bound:.0%}"
 
@@ -223,33 +272,33 @@ def _closed_text(cell: CapacityCell) -> str:
 
 
 def capacity_table(scenario_name: str, stacks: list[CapacityCell]) -> list[str]:
-    """One row per stack: capacity at SLO, its p99, the CPU bound at low load, their ratio, the closed loop."""
+    """One row per stack: capacity at SLO (held to failed), the worst p99 held there, the saturation throughput,
+    their ratio, the closed loop, and the steps each search took."""
     measured = [each for each in stacks if not each.failed]
     slo = stacks[0].slo if stacks else None
     lines = header(
         [
-            f"capacity at p99 ≤ {ms(slo)} (calls/s)",
+            f"capacity at p99 ≤ {ms(slo)}: held to failed (calls/s)",
             "p99 there",
-            "CPU bound at low load (calls/s)",
-            "capacity / CPU bound",
+            "saturation (OK calls/s, any latency)",
+            "capacity / saturation",
             f"closed loop c={WORKERS}: OK calls/s",
-            "steps",
+            "steps: SLO, saturation",
         ],
         "stack",
     )
     for each in measured:
         best = each.at_capacity
-        bound = each.cpu_bound
         lines.append(
             row(
                 each.name + (" **driver-busy**" if each.driver_busy else ""),
                 [
-                    rate(each.capacity) if best else f"below {rate(min(r.offered_rps or 0 for _, r in each.steps))}",
+                    each.capacity_text,
                     ms(p99(best[1])) if best else "—",
-                    rate(bound) if bound else "—",
-                    _share(each.capacity, bound),
+                    rate(each.saturation) if each.saturation else "—",
+                    _share(each.capacity, each.saturation),
                     _closed_text(each),
-                    str(len(each.steps)),
+                    f"{len(each.steps)}, {len(each.saturation_steps)}",
                 ],
             )
         )
@@ -303,22 +352,25 @@ KNEE_NOTE = (
 
 
 def steps_table(stacks: list[CapacityCell]) -> list[str]:
-    """Every step of every stack, in the order tried."""
-    lines = header(["offered calls/s", "OK calls/s", "non-OK", "p50", "p99", "server CPU", "held"], "stack")
+    """Every step of every stack, in the order tried: the SLO search's, then the saturation search's."""
+    labels = ["search", "offered calls/s", "OK calls/s", "non-OK", "p50", "p99", "server CPU", "held"]
+    lines = header(labels, "stack")
     for each in stacks:
-        slo = each.slo
-        for repeat, report in each.steps:
+        searched = [("SLO", pair, each.holds(pair[1])) for pair in each.steps]
+        searched += [("saturation", pair, kept_up(pair[1])) for pair in each.saturation_steps]
+        for search, (repeat, report), ok in searched:
             lines.append(
                 row(
                     each.name,
                     [
+                        search,
                         rate(report.offered_rps or 0.0),
                         rate(report.ok_rps),
                         str(report.non_ok),
                         ms(Latencies([report.histogram]).percentile(50) if report.histogram else None),
                         ms(p99(report)),
                         f"{repeat.resources.average_cpu_percent:.0f}%" if repeat.resources.sampled else "not sampled",
-                        "yes" if slo is not None and held(report, slo) else "no",
+                        "yes" if ok else "no",
                     ],
                 )
             )
@@ -330,9 +382,12 @@ def chart(scenario_name: str, stacks: list[CapacityCell], title: str) -> bytes:
     drawing, (median, tail) = figure(1, 2, figsize=(11, 4.4))
     for each in stacks:
         points = sorted(
-            (report.offered_rps or 0.0, Latencies([report.histogram]))
-            for _, report in each.steps
-            if report.histogram and report.ok
+            (
+                (report.offered_rps or 0.0, Latencies([report.histogram]))
+                for _, report in each.steps
+                if report.histogram and report.ok
+            ),
+            key=lambda point: point[0],
         )
         if not points:
             continue
@@ -406,9 +461,9 @@ def render(run: StudyRun) -> dict[str, bytes]:
             f"# Capacity, {scenario_name}: {run.title}",
             "",
             f"{scenario(scenario_name).description}. Open loop (ghz --async --rps, {WORKERS} workers taking the "
-            f"ticks), each step {settings['step_calls']:,} calls or {settings['step_seconds']:g} s of them. "
-            "A step holds when no call "
-            "fails and p99 is at or under the SLO. Percentiles are of each step's OK calls.",
+            f"ticks), {_steps_text(settings)} A step of the SLO search holds when no call fails and p99 is at or "
+            "under the SLO; a step of the saturation search when the OK calls/s reach "
+            f"{settings.get('kept_up', KEPT_UP):.0%} of the offered rate. Percentiles are of each step's OK calls.",
             "",
             *capacity_table(scenario_name, stacks),
             "",
@@ -431,9 +486,9 @@ def section(runs: Sequence[StudyRun]) -> str:
     lines = [
         f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Open loop: calls start "
         f"at a fixed rate whether or not earlier ones finished; the search brackets the highest rate with no "
-        f"failed call and p99 within the SLO (doubling, then bisection to {settings['precision']:.0%}). The CPU "
-        f"bound is one core over the CPU seconds per call measured at {settings['low_load_share']:.0%} of that "
-        "rate. ghz spaces the calls evenly; real "
+        f"failed call and p99 within the SLO (doubling, then bisection to {settings['precision']:.0%}); "
+        f"{_steps_text(settings)} The saturation throughput is the highest OK rate any step delivered, at any "
+        "latency, from the same search without the SLO. ghz spaces the calls evenly; real "
         "arrivals are burstier, so read each capacity as an upper bound for your traffic. Raw reports: "
         f"[`runs/{newest.run_id}`](runs/{newest.run_id}).",
         "",
@@ -462,32 +517,6 @@ def _convoy_verdict(run: StudyRun) -> str:
     return "; ".join(parts)
 
 
-def _cheaper_at_load(run: StudyRun) -> list[str]:
-    """Where capacities pass the low-load CPU bound, say so with what a call cost at the knee against low load."""
-    above, cells, costs, busy = 0, 0, [], []
-    grouped = by_scenario(run)
-    for scenario_name in TARGET_SCENARIOS:
-        for each in grouped.get(scenario_name, []):
-            bound = each.cpu_bound
-            knee, low = each.pressure(each.knee), each.pressure(each.low_load)
-            if each.failed or not bound:
-                continue
-            cells += 1
-            if each.capacity > bound and knee and low and low.cpu_ms_per_call:
-                above += 1
-                costs.append(knee.cpu_ms_per_call / low.cpu_ms_per_call)
-                busy.append(knee.cpu_share)
-    if not above:
-        return []
-    return [
-        f"On {above} of {cells} stacks and scenarios ({', '.join(TARGET_SCENARIOS)}) the capacity passed the CPU "
-        f"bound measured at low load: at the knee a call cost {min(costs):.2f}x to {max(costs):.2f}x the CPU it "
-        f"cost at {run.settings['low_load_share']:.0%} load (a busy server serves several calls per wake-up and "
-        "system call), so the low-load "
-        f"bound understates what a core takes; at the knee the core was {min(busy):.0%} to {max(busy):.0%} busy."
-    ]
-
-
 def answer(runs: Sequence[StudyRun]) -> str:
     """Capacity at SLO per scenario, its share of the CPU bound, and whether the closed loop hid capacity."""
     newest = runs[0]
@@ -502,15 +531,17 @@ def answer(runs: Sequence[StudyRun]) -> str:
             continue
         slo = settings["slo_seconds"][scenario_name]
         listing = ", ".join(
-            f"{each.name} {rate(each.capacity)}"
-            + (f" ({_share(each.capacity, each.cpu_bound)} of its CPU bound)" if each.cpu_bound else "")
+            f"{each.name} {each.capacity_text}"
+            + (f" ({_share(each.capacity, each.saturation)} of its saturation)" if each.saturation else "")
             for each in ranked
         )
         parts.append(f"{scenario_name} within p99 ≤ {slo * 1000:g} ms: {listing} calls/s.")
         if scenario_name in TARGET_SCENARIOS:
-            short = [each for each in ranked if each.cpu_bound and each.capacity < share * each.cpu_bound]
-            parts += [f"{each.name} fell short of {share:.0%} on {scenario_name}: {each.reason()}." for each in short]
-    parts += _cheaper_at_load(newest)
+            short = [each for each in ranked if each.saturation and each.capacity < share * each.saturation]
+            parts += [
+                f"{each.name} held the SLO below {share:.0%} of its saturation on {scenario_name}: {each.reason()}."
+                for each in short
+            ]
     verdict = _convoy_verdict(newest)
     if verdict:
         parts.append(
@@ -523,23 +554,23 @@ def answer(runs: Sequence[StudyRun]) -> str:
 
 
 def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Target]:
-    """Capacity at SLO at least the target share of the low-load CPU bound on TARGET_SCENARIOS, per stack
+    """Capacity at SLO at least the target share of the saturation throughput on TARGET_SCENARIOS, per stack
     (reported)."""
     grouped = by_scenario(run)
     share = run.settings["target_share"]
     shares: dict[str, float] = {}
     for scenario_name in TARGET_SCENARIOS:
         for each in grouped.get(scenario_name, []):
-            bound = each.cpu_bound
-            if not each.failed and bound:
-                shares[f"{scenario_name}/{each.name}"] = round(each.capacity / bound, 3)
+            if not each.failed and each.saturation:
+                shares[f"{scenario_name}/{each.name}"] = round(each.capacity / each.saturation, 3)
     met = all(v >= share for v in shares.values())
-    return {f"capacity_at_{share:.0%}_of_cpu_bound".replace("%", "_percent"): Target(met, {"by_cell": shares})}
+    return {f"capacity_at_{share:.0%}_of_saturation".replace("%", "_percent"): Target(met, {"by_cell": shares})}
 
 
 def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
-    """A row per SLO scenario of the newest run: the stack with the highest capacity at the SLO. One search per
-    stack gives no interval, and the row says so rather than call a winner."""
+    """A row per SLO scenario of the newest run: the stack with the highest capacity at the SLO. A capacity is the
+    interval between the highest rate held and the lowest failed; the pick is ahead only where its interval lies
+    wholly above the runner-up's, and the row says so."""
     newest = runs[0]
     found = []
     for scenario_name in TARGET_SCENARIOS:
@@ -557,9 +588,12 @@ def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
                 workload=f"{scenario_name}, open loop",
                 pick=top.name,
                 runner_up=runner.name,
-                over_runner_up=f"{top.capacity / runner.capacity:.2f} (no interval)",
+                over_runner_up=f"{top.capacity / runner.capacity:.2f} ({top.capacity_text} against "
+                f"{runner.capacity_text} calls/s)",
                 over_reference="—",
-                verdict="unresolved: one search per stack, no interval",
+                verdict="ahead: the capacities' intervals do not overlap"
+                if top.capacity >= runner.failed_at
+                else "unresolved: the capacities' intervals overlap",
                 avoid=f"{last.name} ({last.capacity / top.capacity:.2f} of the pick)",
                 evidence=f"[{NAME}](#{NAME}), run `{newest.run_id}`, {newest.cpu_model}",
             )
@@ -569,7 +603,7 @@ def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
 
 def search_steps(record: CellRecord, repeat: Repeat) -> bool:
     """A search step above the capacity fails calls when the server falls behind: that is how the knee shows."""
-    return repeat.role == "step"
+    return repeat.role in ("step", "saturation")
 
 
 REPORT = StudyReport(

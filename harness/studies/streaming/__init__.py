@@ -32,6 +32,7 @@ SERVERS = ("sync-w10", "grpclib-uvloop", "aio-uvloop")  # one variant per stack 
 # for a worker thread.
 COMPARED_ON = "aio-uvloop"
 FETCH_COMPARED_MS = 20  # the fetch patterns are compared with S3 this far away, one client fetching
+COMPARED_PATTERNS = ("paging", "stream", "parallel-10")  # parallel-4 with --full
 
 # Fetch all.
 FETCH_LATENCIES_MS = (0, 20)

@@ -25,10 +25,10 @@ from harness.studies.streaming import (
     BATCH_LEVEL,
     BATCH_SCENARIOS,
     COMPARED_ON,
+    COMPARED_PATTERNS,
     CROSS_CHECK_LEVEL,
     FETCH_CLIENTS,
     FETCH_COMPARED_MS,
-    FETCH_PATTERNS,
     FETCH_SCENARIOS,
     FETCHES_ALONE,
     FETCHES_EACH,
@@ -42,23 +42,20 @@ from harness.studies.streaming import (
     fetch_scenario,
 )
 
-FETCH_WINDOW_SECONDS = 9.0  # a server start, a warm-up fetch-all and two measured, each about 2.5 s of server CPU
-
 
 def comparisons(options: RunOptions) -> list[Comparison]:
     """On each chosen stack (by default COMPARED_ON): fetching all of the wide bucket, S3 FETCH_COMPARED_MS away,
-    by one stream and by the server fetching 4 or 10 prefixes at once against paging, one client; and a
+    by one stream and by the server fetching 10 prefixes at once against paging, one client; and a
     one-message reply as a stream against a unary call, at CROSS_CHECK_LEVEL."""
     found = []
     for server in options.servers or (server_variant(COMPARED_ON),):
-        fetches = {each: Cell(server, fetch_scenario(each, FETCH_COMPARED_MS), 1) for each in FETCH_PATTERNS}
+        fetches = {each: Cell(server, fetch_scenario(each, FETCH_COMPARED_MS), 1) for each in COMPARED_PATTERNS}
         paging = fetches.pop("paging")
         found.append(
             Comparison(
                 f"fetch-all-{FETCH_COMPARED_MS}ms/{server.name}/c1",
                 ("paging", paging),
                 tuple(fetches.items()),
-                window_seconds=FETCH_WINDOW_SECONDS,
             )
         )
         level = CROSS_CHECK_LEVEL
