@@ -170,9 +170,14 @@ def save_comparison(study_dir: Path, record: ComparisonRecord) -> None:
     write_json_atomic(comparison_file(study_dir, record.workload), record.to_json())
 
 
+def comparison_files(study_dir: Path) -> list[Path]:
+    """The files of the comparisons a study ran in rounds, sorted; none in runs before rounds."""
+    return sorted((study_dir / "comparisons").glob("*.json"))
+
+
 def load_comparisons(study_dir: Path) -> list[ComparisonRecord]:
-    """Every comparison a study ran in rounds, in the order their files sort; none in runs before rounds."""
-    return [ComparisonRecord.from_json(read_json(path)) for path in sorted((study_dir / "comparisons").glob("*.json"))]
+    """Every comparison a study ran in rounds, in the order their files sort."""
+    return [ComparisonRecord.from_json(read_json(path)) for path in comparison_files(study_dir)]
 
 
 def load_cells(study_dir: Path) -> list[CellResult]:

@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from harness.results import StudyRun
+from harness.results import StudyRun, comparison_files, study_dir
 from harness.studies.base import Decision, StudyReport
 from harness.studies.reading import Judged, judged_comparisons, pick_over
 from harness.summaries import chart_title, driver_share, figure, header, not_ok_mark, png, rate, row, style
@@ -166,16 +166,6 @@ def sentence(judged: Judged) -> str:
     return f"{judged.record.workload}, × {reference} [95% CI]: " + ", ".join(parts) + checked
 
 
-def controls_not_tie(runs: Sequence[StudyRun]) -> list[str]:
-    """The comparisons, over these runs, whose A/A control did not come out a tie."""
-    return [
-        f"{run.study} {judged.record.workload}"
-        for run in runs
-        for judged in judged_comparisons(run)
-        if judged.control is None or judged.control.verdict != TIE
-    ]
-
-
 # --- a study told from its comparisons ------------------------------------------------------------------------
 
 
@@ -197,11 +187,11 @@ class Telling:
         return self.describe(judged.record.workload.split("/")[0])
 
 
-def comparison_lines(run: StudyRun, telling: Telling) -> list[str]:
+def comparison_lines(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) -> list[str]:
     """Every comparison of a run in rounds: its question, what it measures, its table, the reading in a
     sentence."""
     lines: list[str] = []
-    for judged in judged_comparisons(run):
+    for judged in judgeds:
         lines += [f"### {judged.record.workload}: {telling.question(judged)}", ""]
         lines += [f"{telling.description(judged)}.", "", *comparison_table(run, judged, telling.what), ""]
         lines += [f"In a sentence: {sentence(judged)}.", ""]
@@ -210,10 +200,9 @@ def comparison_lines(run: StudyRun, telling: Telling) -> list[str]:
 
 def rounds_files(run: StudyRun, telling: Telling) -> dict[str, bytes]:
     """results/<study>/comparisons.md and charts/verdicts.png."""
-    text = (
-        "\n".join([f"# {telling.study.capitalize()} compared: {run.title}", "", *comparison_lines(run, telling)]) + "\n"
-    )
-    return {"comparisons.md": text.encode(), "charts/verdicts.png": verdict_chart(run, judged_comparisons(run))}
+    judgeds = judged_comparisons(run)
+    lines = [f"# {telling.study.capitalize()} compared: {run.title}", "", *comparison_lines(run, telling, judgeds)]
+    return {"comparisons.md": ("\n".join(lines) + "\n").encode(), "charts/verdicts.png": verdict_chart(run, judgeds)}
 
 
 def rounds_section(runs: Sequence[StudyRun], telling: Telling, more: Sequence[str] = ()) -> str:
@@ -234,7 +223,7 @@ def rounds_section(runs: Sequence[StudyRun], telling: Telling, more: Sequence[st
             "",
             f"*Ratios to each comparison's reference with 95% intervals: {newest.title}.*",
             "",
-            *comparison_lines(newest, telling),
+            *comparison_lines(newest, telling, judged_comparisons(newest)),
             *more,
         ]
     )
@@ -263,7 +252,7 @@ def rounds_decisions(runs: Sequence[StudyRun], telling: Telling) -> list[Decisio
 
 def in_rounds(run: StudyRun) -> bool:
     """True when the run measured the study's comparisons in rounds (not its full matrix)."""
-    return bool(judged_comparisons(run))
+    return bool(comparison_files(study_dir(run.run_dir, run.meta, run.study)))
 
 
 def with_rounds(report: StudyReport, telling: Telling) -> StudyReport:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from math import inf
 from typing import Any
 
@@ -121,7 +122,7 @@ class CapacityCell:
         slo = self.slo
         return slo is not None and held(report, slo)
 
-    @property
+    @cached_property
     def verdicts(self) -> dict[float, bool]:
         """Each offered rate of the SLO search, held or failed, as its steps settled it."""
         outcomes: dict[float, list[bool]] = {}
@@ -129,12 +130,12 @@ class CapacityCell:
             outcomes.setdefault(report.offered_rps or 0.0, []).append(self.holds(report))
         return {offered: settled(found) for offered, found in outcomes.items()}
 
-    @property
+    @cached_property
     def capacity(self) -> float:
         """The highest rate held (0 when none was)."""
         return max((offered for offered, ok in self.verdicts.items() if ok), default=0.0)
 
-    @property
+    @cached_property
     def failed_at(self) -> float:
         """The lowest rate failed above the capacity (inf when none was): capacity lies below it."""
         capacity = self.capacity
@@ -143,7 +144,8 @@ class CapacityCell:
     @property
     def at_capacity(self) -> tuple[Repeat, LoadReport] | None:
         """The held step at the capacity with the highest p99."""
-        found = [pair for pair in self.steps if pair[1].offered_rps == self.capacity and self.holds(pair[1])]
+        capacity = self.capacity
+        found = [pair for pair in self.steps if pair[1].offered_rps == capacity and self.holds(pair[1])]
         return max(found, key=lambda pair: p99(pair[1]) or 0.0, default=None)
 
     @property
