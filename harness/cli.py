@@ -360,7 +360,7 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results directory (default: results/)")
     rep.add_argument("--run", type=Path, help="the newest run directory to use (default: the newest under OUT/runs)")
 
-    ver = commands.add_parser("verdicts", help="every comparison of a run: ratios, 95% intervals, verdicts")
+    ver = commands.add_parser("verdicts", help="every comparison of a run: ratios, 95%% intervals, verdicts")
     ver.add_argument("run", nargs="?", help="a run id under OUT/runs, or a run directory (default: the newest)")
     ver.add_argument("--json", action="store_true", help="a JSON list, one object per alternative")
     ver.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results directory (default: results/)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,13 @@ def test_a_target_is_measured_alone_and_must_be_host_port(capsys: pytest.Capture
         run_options(parser().parse_args(["run-all", "--target", "h:1", "--servers", "sync-w1"]))
     with pytest.raises(ValueError, match="HOST:PORT"):
         run_options(parser().parse_args(["run-all", "--target", "nohost"]))
+
+
+def test_every_command_prints_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    root = parser()
+    commands = next(action for action in root._actions if isinstance(action, argparse._SubParsersAction))
+    for name in [None, *commands.choices]:
+        with pytest.raises(SystemExit) as exit_:
+            root.parse_args([*([name] if name else []), "--help"])
+        assert exit_.value.code == 0, name
+        assert "usage:" in capsys.readouterr().out
