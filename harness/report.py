@@ -64,8 +64,10 @@ def decide(chosen: dict[StudyReport, list[StudyRun]]) -> list[str]:
     lines = ["## Decide", ""]
     if not rows:
         return [*lines, "No comparison has run in rounds yet: `python -m harness run-all`.", ""]
-    controls = [judged.control for each in decided for judged in judged_comparisons(chosen[each][0])]
-    ties = sum(1 for control in controls if control is not None and control.verdict == TIE)
+    controls = [
+        control for each in decided for judged in judged_comparisons(chosen[each][0]) if (control := judged.control)
+    ]
+    ties = sum(1 for control in controls if control.verdict == TIE)
     lines += [
         "Each row compares alternatives in interleaved rounds on one workload; ratios are paired within a round and "
         "carry their 95% interval. **tie**: the interval lies inside the tie band, either will do; **faster**: "
@@ -76,12 +78,12 @@ def decide(chosen: dict[StudyReport, list[StudyRun]]) -> list[str]:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for _, each in rows:
-        trust = "" if each.trusted else " **untrustworthy: its A/A control was not a tie**"
+        trust = "" if each.trusted else " **untrustworthy: its study's A/A control was not a tie**"
         lines.append(
             f"| {each.question} | {each.workload} | **{each.pick}** | {each.runner_up} | {each.over_runner_up} | "
             f"{each.over_reference} | {each.verdict}{trust} | {each.avoid} | {each.evidence} |"
         )
-    lines += ["", f"A/A controls that came out a tie: {ties} of {len(controls)} comparisons.", ""]
+    lines += ["", f"A/A controls that came out a tie: {ties} of {len(controls)}.", ""]
     return lines + same_workloads([runs[0] for runs in chosen.values()])
 
 

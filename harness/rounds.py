@@ -37,11 +37,13 @@ class Budget:
 
 @dataclass(frozen=True)
 class Rounds:
-    """What to compare: the labels of the alternatives and of the reference, on one workload."""
+    """What to compare: the labels of the alternatives and of the reference, on one workload; whether the
+    reference also runs as its A/A twin."""
 
     workload: str
     reference: str
     alternatives: tuple[str, ...]
+    controlled: bool = True
 
     def __post_init__(self) -> None:
         if self.reference in self.alternatives or len(set(self.alternatives)) != len(self.alternatives):
@@ -59,15 +61,15 @@ def run_rounds(
     """Rounds until every alternative and the A/A twin have stopped, the cap of rounds, or the deadline (a
     clock() time): no round starts that would end past it, judged by the last round's length.
 
-    Each round measures every alternative still active, the reference and its A/A twin once, in an order
-    shuffled by a generator seeded with `seed`."""
+    Each round measures every alternative still active, the reference and its A/A twin (if it has one) once, in
+    an order shuffled by a generator seeded with `seed`."""
     begun = clock()
     shuffler = random.Random(seed)
-    control = control_of(rounds.reference)
+    twin = [control_of(rounds.reference)] if rounds.controlled else []
     # The A/A twin is judged like an alternative: the rounds go on until it too is known, so that a workload
     # whose starts scatter gets the rounds it needs before its control is read.
-    active = [*rounds.alternatives, control]
-    rates: dict[str, dict[int, float]] = {label: {} for label in (*rounds.alternatives, rounds.reference, control)}
+    active = [*rounds.alternatives, *twin]
+    rates: dict[str, dict[int, float]] = {label: {} for label in (*rounds.alternatives, rounds.reference, *twin)}
     failures = dict.fromkeys(rates, 0)
     orders: list[list[str]] = []
     stopped: dict[str, Stop] = {}
@@ -79,7 +81,7 @@ def run_rounds(
             out_of_time = True
             break
         number = len(orders) + 1
-        order = [*(label for label in active if label != control), rounds.reference, control]
+        order = [*(label for label in active if label not in twin), rounds.reference, *twin]
         shuffler.shuffle(order)
         orders.append(order)
         for label in order:
@@ -112,4 +114,5 @@ def run_rounds(
         orders,
         stopped,
         round(clock() - begun, 1),
+        controlled=rounds.controlled,
     )

@@ -42,7 +42,7 @@ from harness.rounds import Budget, Rounds, run_rounds
 from harness.serving import running_server
 from harness.studies import DEFAULT_STUDIES, StudyReport, plan, study
 from harness.studies.base import shared_targets
-from harness.studies.planning import Comparison, StudyPlan
+from harness.studies.planning import Comparison, StudyPlan, controlled_first
 from harness.tools import TOXIPROXY, ensure_tool
 from harness.verdicts import Method, control_of
 from scenarios.config import BackendConfig
@@ -84,7 +84,7 @@ def chosen_studies(options: RunOptions) -> list[Chosen]:
     found = []
     for name in options.studies or DEFAULT_STUDIES:
         planned = plan(name)
-        comparisons = [] if options.full else planned.comparisons(options)
+        comparisons = [] if options.full else controlled_first(planned.comparisons(options))
         found.append(Chosen(study(name), planned, planned.cells(options), comparisons))
     return found
 
@@ -226,7 +226,7 @@ def measure_comparison(
     runs: dict[str, list[Repeat]] = {label: [] for label in cells}
     failures: dict[str, str] = {}
     sizes: dict[str, int] = {}
-    estimate = (len(cells) + 1) * method.max_rounds
+    estimate = (len(cells) + comparison.controlled) * method.max_rounds
     measured = itertools.count(1)
 
     def window(label: str, number: int) -> float | None:
@@ -252,7 +252,9 @@ def measure_comparison(
 
     begun = time.monotonic()
     record = run_rounds(
-        Rounds(comparison.workload, reference, tuple(label for label, _ in comparison.alternatives)),
+        Rounds(
+            comparison.workload, reference, tuple(label for label, _ in comparison.alternatives), comparison.controlled
+        ),
         window,
         method,
         seed,

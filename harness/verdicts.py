@@ -41,7 +41,7 @@ class Method:
     precision: float = 0.03  # an alternative is known once its interval's half-width is at most log(1 + this)
     confidence: float = 0.95
     min_rounds: int = 5
-    max_rounds: int = 10
+    max_rounds: int = 20
 
     def __post_init__(self) -> None:
         if not 0 < self.tie < 1 or not 0 < self.precision < 1 or not 0.5 < self.confidence < 1:
@@ -161,7 +161,8 @@ class Outcome:
 def judge(
     study: str, workload: str, reference: str, rates: Mapping[str, Mapping[int, float]], method: Method
 ) -> list[Outcome]:
-    """Every alternative of a comparison (the A/A twin last) against the reference, from rates by round."""
+    """Every alternative of a comparison (the A/A twin last, where there is one) against the reference, from
+    rates by round."""
     found = []
     control = control_of(reference)
     for label in [each for each in rates if each not in (reference, control)] + [control]:
@@ -215,10 +216,13 @@ class ComparisonRecord:
     # label -> the key of the cell its windows are in (the A/A twin's are in the reference's); runs before
     # comparisons of other things than stacks have none: there a label is a server on the workload.
     cells: dict[str, str] = field(default_factory=dict)
+    # Whether the reference also ran as its A/A twin: in one comparison of each study (runs before that: all).
+    controlled: bool = True
 
     @property
-    def control(self) -> str:
-        return control_of(self.reference)
+    def control(self) -> str | None:
+        """The A/A twin's label, or None in a comparison without one."""
+        return control_of(self.reference) if self.controlled else None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -246,4 +250,5 @@ class ComparisonRecord:
             {label: Stop(**stop) for label, stop in raw["stopped"].items()},
             float(raw["wall_seconds"]),
             dict(raw.get("cells", {})),
+            raw.get("control", control_of(str(raw["reference"]))) is not None,
         )

@@ -499,16 +499,19 @@ def write_rounds(
     noise: dict[str, list[float]],
     stops: dict[str, Stop],
     name_cells: bool = True,
+    controlled: bool = True,
 ) -> None:
     """A comparison's five rounds into a study's directory: every label's windows (the first label is the
-    reference, its A/A twin's in its cell), drifting together round by round, each with its own noise. Without
-    name_cells, the record names no cells, as runs before comparisons of other things than stacks did."""
+    reference, its A/A twin's, if controlled, in its cell), drifting together round by round, each with its own
+    noise. Without name_cells, the record names no cells, as runs before comparisons of other things than stacks
+    did."""
     reference, *alternatives = cells
     control = reference + "~aa"
+    twin = [control] if controlled else []
     drift = [1.0, 0.8, 1.15, 0.9, 1.05]
     windows: dict[str, list[tuple[str, dict[str, Any]]]] = {label: [] for label in cells}
     for index, factor in enumerate(drift):
-        for label in (reference, control, *alternatives):
+        for label in (reference, *twin, *alternatives):
             owner, role = (reference, "control") if label == control else (label, "round")
             ok = round(base[owner] * factor * noise[label][index] * 2.5)
             windows[owner].append((role, ghz_report(ok, 2.5, 50_000 / ok)))
@@ -523,7 +526,9 @@ def write_rounds(
             usage = ResourceUsage(2.5, 2.4, 99.0, 50 * 1024 * 1024)
             repeats.append(Repeat(relative, raw["count"], usage, 0.8, role, None, number))
         save_cell(where, replace(record, repeats=repeats))
-    orders = [[*alternatives, control, reference]] * len(drift)
+    orders = [[*alternatives, *twin, reference]] * len(drift)
     named = {label: record.key for label, record in cells.items()} if name_cells else {}
-    compared = ComparisonRecord(workload, reference, tuple(alternatives), 42, Method(), orders, stops, 300.0, named)
+    compared = ComparisonRecord(
+        workload, reference, tuple(alternatives), 42, Method(), orders, stops, 300.0, named, controlled
+    )
     save_comparison(where, compared)

@@ -11,6 +11,7 @@ from harness.cli import parser, run_options
 from harness.matrix import measured_requests, scenario, server_variant
 from harness.options import RunOptions
 from harness.results import StudyRun, Target
+from harness.runner import chosen_studies
 from harness.studies.stacks.report import targets
 from harness.summaries import spread
 from tests.runs import meta
@@ -116,3 +117,12 @@ def test_every_command_prints_its_help(capsys: pytest.CaptureFixture[str]) -> No
             root.parse_args([*([name] if name else []), "--help"])
         assert exit_.value.code == 0, name
         assert "usage:" in capsys.readouterr().out
+
+
+def test_each_study_runs_its_a_a_control_in_its_first_comparison_only(tmp_path: Path) -> None:
+    studies = [each for each in chosen_studies(RunOptions(tmp_path)) if each.comparisons]
+    assert studies
+    for each in studies:
+        assert [comparison.controlled for comparison in each.comparisons] == [
+            index == 0 for index in range(len(each.comparisons))
+        ], each.name

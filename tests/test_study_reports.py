@@ -183,7 +183,7 @@ def test_a_run_in_rounds_tells_its_comparisons_with_intervals_and_decides(tmp_pa
         "| Handlers without I/O: which stack? | hello/c50 | **aio-uvloop** | grpclib-uvloop | 1.28 [1.26, 1.30] | "
         "1.29 [1.26, 1.33] | faster | sync-w10 (0.77 [0.75, 0.80] of the pick) |"
     ) in decide
-    assert "A/A controls that came out a tie: 1 of 1 comparisons." in decide
+    assert "A/A controls that came out a tie: 1 of 1." in decide
 
 
 def test_a_comparison_of_ways_to_connect_is_told_by_its_labels_and_joins_the_decision_table(tmp_path: Path) -> None:
@@ -243,4 +243,27 @@ def test_one_workload_measured_by_two_studies_of_a_run_is_set_side_by_side(tmp_p
     lines = same_workloads([load_study(run_dir, "stacks"), load_study(run_dir, "streaming")])
     (shared,) = [line for line in lines if line.startswith("| hello/aio-uvloop/c50 |")]
     assert "stacks (ghz): 3," in shared and "streaming (loadgen): 3," in shared
-    assert shared.endswith("| 0.80 [0.65, 0.98] | unresolved: by loadgen against ghz |")
+    assert shared.endswith("| 0.80 [0.65, 0.98] | unresolved: by loadgen against ghz | 0.244, 0.310 |")
+
+
+def test_a_study_s_rows_are_trusted_by_its_one_a_a_control(tmp_path: Path) -> None:
+    run_dir = make_rounds_run(tmp_path)  # hello/c50 with the study's control, a tie
+    servers = ("sync-w10", "aio-uvloop")
+    cells = {server: CellRecord("hello-wait", server, 50, "ok", seconds=60.0) for server in servers}
+    noise = {"sync-w10": [1.0, 1.01, 0.99, 1.0, 1.02], "aio-uvloop": [1.0, 1.0, 0.99, 1.01, 1.0]}
+    base = {"sync-w10": 95, "aio-uvloop": 460}
+    write_rounds(run_dir / "stacks", "hello-wait/c50", cells, base, noise, {}, controlled=False)
+
+    def decide() -> list[str]:
+        write_report(tmp_path)
+        text = (tmp_path / "README.md").read_text().split("## Decide", 1)[1].split("\n## ", 1)[0]
+        return [line for line in text.splitlines() if line.startswith("| Handlers")]
+
+    rows = decide()
+    assert len(rows) == 2 and not any("untrustworthy" in row for row in rows)
+    cells = {server: CellRecord("hello", server, 50, "ok", seconds=60.0) for server in servers}
+    noise = {"sync-w10": [1.0, 1.01, 0.99, 1.0, 1.02], "sync-w10~aa": [1.2, 0.85, 1.15, 0.9, 1.1]}
+    noise["aio-uvloop"] = [1.0, 1.0, 0.99, 1.01, 1.0]
+    write_rounds(run_dir / "stacks", "hello/c50", cells, {"sync-w10": 3000, "aio-uvloop": 3900}, noise, {})
+    rows = decide()
+    assert len(rows) == 2 and all("untrustworthy: its study's A/A control was not a tie" in row for row in rows)

@@ -203,3 +203,12 @@ def test_the_rounds_go_on_until_the_a_a_twin_is_known_too() -> None:
     assert record.stopped["far"].round == METHOD.min_rounds  # clear at once
     assert len(record.orders) == record.stopped["ref~aa"].round > METHOD.min_rounds  # the twin needed more
     assert all("far" not in order for order in record.orders[METHOD.min_rounds :])
+
+
+def test_a_comparison_without_the_control_runs_no_twin_and_says_so_in_its_record() -> None:
+    record = run_rounds(Rounds("w", "ref", ("a",), controlled=False), lambda label, number: 1.0, METHOD, 1)
+    assert all(control_of("ref") not in order for order in record.orders) and set(record.stopped) == {"a"}
+    assert record.control is None and record.to_json()["control"] is None
+    assert ComparisonRecord.from_json(record.to_json()) == record
+    controlled = run_rounds(Rounds("w", "ref", ("a",)), lambda label, number: 1.0, METHOD, 1)
+    assert ComparisonRecord.from_json(controlled.to_json()).control == control_of("ref")

@@ -23,7 +23,7 @@ class Decision:
     verdict: str  # tie (either will do), faster, or unresolved
     avoid: str
     evidence: str  # a link to the tables, and the run and machine it comes from
-    trusted: bool = True  # False when the comparison's A/A control did not come out a tie
+    trusted: bool = True  # False when its study's A/A control did not come out a tie
 
 
 def no_decisions(runs: Sequence[StudyRun]) -> list[Decision]:

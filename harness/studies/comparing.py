@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from harness.results import StudyRun, comparison_files, study_dir
+from harness.results import CellResult, StudyRun, comparison_files, study_dir
 from harness.studies.base import Decision, StudyReport
 from harness.studies.reading import Judged, judged_comparisons, pick_over
 from harness.summaries import chart_title, driver_share, figure, header, not_ok_mark, png, rate, row, style
@@ -47,7 +47,7 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
         "driver CPU",
     ]
     lines = header(labels, what)
-    for label in [name for name, _ in judged.ranked] + [record.control]:
+    for label in [name for name, _ in judged.ranked] + ([record.control] if record.control else []):
         found = judged.rates.get(label)
         if not found:
             continue
@@ -125,9 +125,10 @@ def pick(judged: Judged) -> tuple[str, str] | None:
     return (ranked[0][0], ranked[1][0]) if len(ranked) >= 2 else None
 
 
-def decision(question: str, judged: Judged, run: StudyRun, evidence: str) -> Decision | None:
+def decision(question: str, judged: Judged, run: StudyRun, evidence: str, trusted: bool) -> Decision | None:
     """The decision row of a comparison: the pick, the runner-up, the pick's ratios over it and over the
-    reference (95% intervals), whether that is a tie, and the alternative to avoid (the slowest, if slower)."""
+    reference (95% intervals), whether that is a tie, and the alternative to avoid (the slowest, if slower);
+    trusted when the study's A/A control came out a tie."""
     chosen = pick(judged)
     if chosen is None:
         return None
@@ -138,7 +139,6 @@ def decision(question: str, judged: Judged, run: StudyRun, evidence: str) -> Dec
     against = judged.outcome(top)
     slowest = judged.ranked[-1][0]
     worst = pick_over(judged, slowest, top, tie)
-    control = judged.control
     return Decision(
         question=question,
         workload=judged.record.workload,
@@ -149,7 +149,7 @@ def decision(question: str, judged: Judged, run: StudyRun, evidence: str) -> Dec
         verdict="—" if over is None else f"tie with {runner}" if over[1] == TIE else over[1],
         avoid=f"{slowest} ({ratio_text(worst[0])} of the pick)" if worst and worst[1] == "slower" else "—",
         evidence=f"{evidence}, run `{run.run_id}`, {run.cpu_model}",
-        trusted=control is not None and control.verdict == TIE,
+        trusted=trusted,
     )
 
 
@@ -214,10 +214,10 @@ def rounds_section(runs: Sequence[StudyRun], telling: Telling, more: Sequence[st
         [
             f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Each comparison sets "
             "alternatives against a reference in interleaved rounds: every round starts each alternative's server "
-            "afresh, in a shuffled order, warms it up and measures one window, and the reference runs twice (the "
-            "A/A control, which must come out a tie). A ratio is paired within its round; its 95% interval is the "
-            "t-interval of the log ratios. Figures count OK responses only. Raw reports: "
-            f"[`runs/{newest.run_id}`](runs/{newest.run_id}).",
+            "afresh, in a shuffled order, warms it up and measures one window; in the study's first comparison the "
+            "reference runs twice (the A/A control, which must come out a tie). A ratio is paired within its "
+            "round; its 95% interval is the t-interval of the log ratios. Figures count OK responses only. Raw "
+            f"reports: [`runs/{newest.run_id}`](runs/{newest.run_id}).",
             "",
             f"![verdicts]({name}/charts/verdicts.png)",
             "",
@@ -243,10 +243,14 @@ def rounds_answer(run: StudyRun, telling: Telling) -> str:
 
 
 def rounds_decisions(runs: Sequence[StudyRun], telling: Telling) -> list[Decision]:
-    """A row per comparison of the newest run, where it ran in rounds."""
+    """A row per comparison of the newest run, where it ran in rounds; each trusted when every A/A control of
+    the run's study came out a tie (one, in its first comparison; runs before that had one in each)."""
     newest = runs[0]
     evidence = f"[{telling.study}](#{telling.study})"
-    found = [decision(telling.question(each), each, newest, evidence) for each in judged_comparisons(newest)]
+    judgeds = judged_comparisons(newest)
+    controls = [control for each in judgeds if (control := each.control)]
+    trusted = bool(controls) and all(control.verdict == TIE for control in controls)
+    found = [decision(telling.question(each), each, newest, evidence, trusted) for each in judgeds]
     return [each for each in found if each is not None]
 
 
@@ -279,30 +283,49 @@ def _driver(run: StudyRun) -> str:
     return str(run.matrix.get("driver") or "ghz")
 
 
+def _server_ms_per_call(cell: CellResult) -> float | None:
+    """The median over a cell's round windows of the server's CPU milliseconds per OK call."""
+    costs = sorted(
+        repeat.resources.cpu_seconds * 1000 / report.ok
+        for repeat, report in zip(cell.record.repeats, cell.reports, strict=True)
+        if repeat.role == "round" and repeat.resources.sampled and report.ok
+    )
+    return costs[len(costs) // 2] if costs else None
+
+
 def same_workloads(runs: Sequence[StudyRun]) -> list[str]:
     """Where two studies of one run measured the same cell in rounds (hello on aio-uvloop at c=50, by ghz in
     one and by our driver in the other, say): each study's rate with its interval, and the ratio of the two
-    with Welch's interval. Inside the tie band they agree; else the table says they differ, and by which
-    driver each was measured."""
-    found: dict[tuple[str, str], list[tuple[StudyRun, list[float]]]] = {}
+    with Welch's interval. Inside the tie band they agree; else the table says they differ, by which driver
+    each was measured, and what the server's CPU per call was under each."""
+    found: dict[tuple[str, str], list[tuple[StudyRun, list[float], float | None]]] = {}
     for run in runs:
         for judged in judged_comparisons(run):
             for label, cell in judged.cells.items():
                 rates = list(judged.rates.get(label, {}).values())
                 if len(rates) >= 2:
-                    found.setdefault((run.run_id, cell.record.key), []).append((run, rates))
-    shared = {key: each for key, each in found.items() if len({run.study for run, _ in each}) >= 2}
+                    found.setdefault((run.run_id, cell.record.key), []).append((run, rates, _server_ms_per_call(cell)))
+    shared = {key: each for key, each in found.items() if len({run.study for run, _, _ in each}) >= 2}
     if not shared:
         return []
     lines = [
         "One workload measured by two studies of one run, each in its own rounds: their rates should agree "
-        "within the tie band.",
+        "within the tie band; where they do not, the server's CPU per call under each driver says whether the "
+        "server did more work a call or waited.",
         "",
         *header(
-            ["run", "first study: OK calls/s [95% CI]", "second study", "second × first [95% CI]", "verdict"], "cell"
+            [
+                "run",
+                "first study: OK calls/s [95% CI]",
+                "second study",
+                "second × first [95% CI]",
+                "verdict",
+                "server CPU ms per call: first, second",
+            ],
+            "cell",
         ),
     ]
-    for (run_id, key), ((first, mine), (second, theirs), *_) in shared.items():
+    for (run_id, key), ((first, mine, my_cost), (second, theirs, their_cost), *_) in shared.items():
         ratio = unpaired_interval(mine, theirs)
         outcome = verdict(ratio, first.thresholds.tie)
         said = "agree" if outcome == TIE else f"{outcome}: by {_driver(second)} against {_driver(first)}"
@@ -315,6 +338,7 @@ def same_workloads(runs: Sequence[StudyRun]) -> list[str]:
                     f"{second.study} ({_driver(second)}): {_rate_text(interval(theirs))}",
                     ratio_text(ratio),
                     said,
+                    ", ".join("—" if cost is None else f"{cost:.3f}" for cost in (my_cost, their_cost)),
                 ],
             )
         )

@@ -4,7 +4,7 @@ Measure-side: it imports the measuring modules, which a report never needs."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harness.matrix import SHARED, Cell, Scenario, ServerVariant, cell_name
 from harness.measure import CellContext
@@ -35,6 +35,9 @@ class Comparison:
     # About how long one window takes with its server start and warm-up: sizes the comparison's share of a time
     # budget (harness.runner), not its measurement.
     window_seconds: float = 4.0
+    # Whether the reference also runs as its A/A twin: the runner gives each study's first comparison the study's
+    # control (`controlled_first`), so that a study orders its comparisons with the one that suits it first.
+    controlled: bool = False
 
     def __post_init__(self) -> None:
         labels = [label for label, _ in (self.reference, *self.alternatives)]
@@ -55,11 +58,18 @@ class Comparison:
     @property
     def estimate_seconds(self) -> float:
         """About how long the comparison takes when every alternative is known at the least number of rounds and
-        the reference and its A/A twin go on to the cap: the usual case, where starts scatter more than stacks
-        differ."""
+        then the reference and its A/A twin go on to the cap (the usual case, where starts scatter more than
+        stacks differ), or, without a twin, one alternative goes on with the reference for half the rounds left."""
         method = Method()
-        windows = (len(self.alternatives) + 2) * method.min_rounds + 2 * (method.max_rounds - method.min_rounds)
+        left = method.max_rounds - method.min_rounds
+        windows = (len(self.alternatives) + 1 + self.controlled) * method.min_rounds
+        windows += 2 * left if self.controlled else left
         return self.window_seconds * windows
+
+
+def controlled_first(comparisons: Sequence[Comparison]) -> list[Comparison]:
+    """A study's comparisons with its A/A control in the first of them and in no other."""
+    return [replace(each, controlled=index == 0) for index, each in enumerate(comparisons)]
 
 
 def between_servers(

@@ -298,7 +298,7 @@ class Judged:
 
     @property
     def control(self) -> Outcome | None:
-        return self.outcome(self.record.control)
+        return self.outcome(control) if (control := self.record.control) else None
 
     @property
     def ranked(self) -> list[tuple[str, Interval]]:
@@ -343,9 +343,8 @@ def judged_comparisons(run: StudyRun) -> list[Judged]:
             for repeat, report in zip(cell.record.repeats, cell.reports, strict=True):
                 if repeat.round is None or report.ok_rps <= 0:
                     continue
-                rates.setdefault(record.control if repeat.role == "control" else label, {})[repeat.round] = (
-                    report.ok_rps
-                )
+                owner = record.control if repeat.role == "control" and record.control else label
+                rates.setdefault(owner, {})[repeat.round] = report.ok_rps
         outcomes = judge(run.study, record.workload, record.reference, rates, record.method)
         found.append(Judged(run.study, record, rates, outcomes, cells))
     return found
