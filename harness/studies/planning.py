@@ -57,13 +57,14 @@ class Comparison:
 
     @property
     def estimate_seconds(self) -> float:
-        """About how long the comparison takes when every alternative is known at the least number of rounds and
-        then the reference and its A/A twin go on to the cap (the usual case, where starts scatter more than
-        stacks differ), or, without a twin, one alternative goes on with the reference for half the rounds left."""
+        """About how long the comparison takes: the least number of rounds of every label, and, where the study's
+        A/A control runs, the reference and its twin on to the cap (the usual case: starts scatter more than
+        stacks differ, so a control needs the rounds). Comparisons share a run's budget by these estimates; an
+        alternative left unresolved at the least number of rounds goes on in the time others leave over."""
         method = Method()
-        left = method.max_rounds - method.min_rounds
         windows = (len(self.alternatives) + 1 + self.controlled) * method.min_rounds
-        windows += 2 * left if self.controlled else left
+        if self.controlled:
+            windows += 2 * (method.max_rounds - method.min_rounds)
         return self.window_seconds * windows
 
 
