@@ -15,6 +15,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from harness.matrix import ServerVariant
 from harness.processes import Child, Ready, free_port, managed_process
+from harness.tls import PLAIN, Wire
 from harness.tools import ROOT
 from servers.common import HEALTH_PATH
 
@@ -40,11 +41,11 @@ def every_process_listening(pid: int, port: int) -> bool:
         return False
 
 
-def health_serving(target: str) -> Ready:
+def health_serving(target: str, wire: Wire = PLAIN) -> Ready:
     """A readiness check that passes once the server's overall health is SERVING."""
 
     def check(pid: int) -> bool:
-        with grpc.insecure_channel(target) as channel:
+        with wire.channel(target) as channel:
             try:
                 reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=1)
             except grpc.RpcError:
@@ -54,11 +55,16 @@ def health_serving(target: str) -> Ready:
     return check
 
 
-def http_healthy(target: str) -> Ready:
+def http_healthy(target: str, wire: Wire = PLAIN) -> Ready:
     """A readiness check that passes once GET /healthz answers 200."""
 
     def check(pid: int) -> bool:
-        connection = http.client.HTTPConnection(target, timeout=1)
+        context = wire.ssl_context()
+        connection = (
+            http.client.HTTPConnection(target, timeout=1)
+            if context is None
+            else http.client.HTTPSConnection(target, timeout=1, context=context)
+        )
         try:
             connection.request("GET", HEALTH_PATH)
             return connection.getresponse().status == 200
@@ -78,15 +84,18 @@ def running_server(
     port: int | None = None,
     cpus: Sequence[int] = (),
     log_dir: Path | None = None,
+    wire: Wire = PLAIN,
 ) -> Iterator[tuple[str, Child]]:
-    """Start variant on a free port (pinned to cpus when given); yields its target and process."""
+    """Start variant on a free port (pinned to cpus when given), speaking the wire; yields its target and
+    process."""
     port = port or free_port()
     target = f"{HOST}:{port}"
-    argv = variant.argv(port, HOST)
+    files = wire.server_files()
+    argv = variant.argv(port, HOST) + (files.argv() if files else [])
     if cpus:
         argv = ["taskset", "-c", ",".join(map(str, cpus)), *argv]
     env = {**os.environ, **backend_env}
-    healthy = http_healthy(target) if variant.protocol == "http" else health_serving(target)
+    healthy = http_healthy(target, wire) if variant.protocol == "http" else health_serving(target, wire)
 
     def ready(pid: int) -> bool:
         return healthy(pid) and every_process_listening(pid, port)

@@ -42,6 +42,7 @@ from scenarios.objects import (
     object_info,
     page_objects,
     page_request,
+    reply_payload,
     s3_error,
     top_level_prefixes,
     unsettled_races,
@@ -113,12 +114,12 @@ class AsyncScenarios:
         """Close both clients and their connection pools."""
         await self._resources.aclose()
 
-    async def hello(self, name: str, delay_ms: int = 0) -> str:
-        """Greet after delay_ms, yielding the event loop meanwhile (no I/O, no CPU)."""
-        pause = delay_seconds(delay_ms)
+    async def hello(self, request: bench_pb2.HelloRequest) -> bench_pb2.HelloReply:
+        """Greet after delay_ms, yielding the event loop meanwhile (no I/O, no CPU), with reply_bytes of payload."""
+        pause, payload = delay_seconds(request.delay_ms), reply_payload(request.reply_bytes)
         if pause:
             await asyncio.sleep(pause)
-        return hello_message(name)
+        return bench_pb2.HelloReply(message=hello_message(request.name), payload=payload)
 
     async def list_objects(self, bucket: str, prefix: str) -> list[bench_pb2.ObjectInfo]:
         """Every object under prefix, in key order."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -21,6 +22,8 @@ from scenarios.errors import BackendUnavailable, InvalidArgument, NotFound, Scen
 
 MAX_BATCH_SIZE = 1000
 MAX_DELAY_MS = 60_000
+# The largest reply payload SayHello makes: with its envelope it stays under every stack's 4 MiB message limit.
+MAX_REPLY_BYTES = 4_000_000
 ARCHIVE_COLLECTION = "objects"
 DUPLICATE_KEY = 11000
 # Attempts at a bulk upsert before duplicate-key races count as a MongoDB failure.
@@ -40,6 +43,19 @@ def delay_seconds(delay_ms: int) -> float:
     if delay_ms > MAX_DELAY_MS:
         raise InvalidArgument("delay_ms", f"{delay_ms} is above the maximum of {MAX_DELAY_MS}")
     return delay_ms / 1000
+
+
+@functools.lru_cache(maxsize=8)
+def _payload(size: int) -> bytes:
+    return (bytes(range(256)) * (size // 256 + 1))[:size]
+
+
+def reply_payload(reply_bytes: int) -> bytes:
+    """The payload of a reply of reply_bytes bytes (at most MAX_REPLY_BYTES): every byte value in turn, so that
+    nothing on the way can shrink it; the same object for the same size."""
+    if reply_bytes > MAX_REPLY_BYTES:
+        raise InvalidArgument("reply_bytes", f"{reply_bytes} is above the maximum of {MAX_REPLY_BYTES}")
+    return _payload(reply_bytes)
 
 
 def validate_bucket(bucket: str) -> None:

@@ -45,6 +45,7 @@ from scenarios.objects import (
     object_info,
     page_objects,
     page_request,
+    reply_payload,
     s3_error,
     top_level_prefixes,
     unsettled_races,
@@ -151,12 +152,13 @@ class SyncScenarios:
         finally:
             session.close()
 
-    def hello(self, name: str, delay_ms: int = 0, stopped: threading.Event = NEVER) -> str:
-        """Greet after delay_ms, waiting on this worker thread (no I/O, no CPU) unless the caller stops first."""
-        pause = delay_seconds(delay_ms)
+    def hello(self, request: bench_pb2.HelloRequest, stopped: threading.Event = NEVER) -> bench_pb2.HelloReply:
+        """Greet after delay_ms, waiting on this worker thread (no I/O, no CPU) unless the caller stops first,
+        with reply_bytes of payload."""
+        pause, payload = delay_seconds(request.delay_ms), reply_payload(request.reply_bytes)
         if pause and stopped.wait(pause):
             raise Cancelled("the caller stopped waiting")
-        return hello_message(name)
+        return bench_pb2.HelloReply(message=hello_message(request.name), payload=payload)
 
     def list_objects(self, bucket: str, prefix: str, stopped: threading.Event = NEVER) -> list[bench_pb2.ObjectInfo]:
         """Every object under prefix, in key order."""

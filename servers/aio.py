@@ -24,6 +24,7 @@ from servers.common import (
     ReflectionPool,
     ServerConfig,
     StopSignal,
+    add_grpcio_port,
     archive_reply,
     info_reply,
     log,
@@ -79,7 +80,7 @@ class Greeter(bench_pb2_grpc.GreeterServicer):
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> bench_pb2.HelloReply:
         async with self._calls.call(context, "SayHello"):
-            return bench_pb2.HelloReply(message=await self._scenarios.hello(request.name, request.delay_ms))
+            return await self._scenarios.hello(request)
 
     async def SayHelloStream(
         self,
@@ -87,7 +88,7 @@ class Greeter(bench_pb2_grpc.GreeterServicer):
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> AsyncIterator[bench_pb2.HelloReply]:
         async with self._calls.call(context, "SayHelloStream"):
-            yield bench_pb2.HelloReply(message=await self._scenarios.hello(request.name, request.delay_ms))
+            yield await self._scenarios.hello(request)
 
 
 class ObjectStore(bench_pb2_grpc.ObjectStoreServicer):
@@ -196,7 +197,7 @@ async def serve(config: ServerConfig) -> None:
         pool=ReflectionPool(),  # type: ignore[arg-type]  # duck-typed pool
     )
     try:
-        port = server.add_insecure_port(f"{config.host}:{config.port}")
+        port = add_grpcio_port(server, config)
         await server.start()
         for name in ("", *SERVICE_NAMES):
             await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)

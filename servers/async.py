@@ -113,17 +113,13 @@ class Greeter(bench_grpc.GreeterBase):
         request = await stream.recv_message()
         assert request is not None
         async with self._calls.call("SayHello"):
-            await stream.send_message(
-                bench_pb2.HelloReply(message=await self._scenarios.hello(request.name, request.delay_ms))
-            )
+            await stream.send_message(await self._scenarios.hello(request))
 
     async def SayHelloStream(self, stream: Stream[bench_pb2.HelloRequest, bench_pb2.HelloReply]) -> None:
         request = await stream.recv_message()
         assert request is not None
         async with self._calls.call("SayHelloStream"):
-            await stream.send_message(
-                bench_pb2.HelloReply(message=await self._scenarios.hello(request.name, request.delay_ms))
-            )
+            await stream.send_message(await self._scenarios.hello(request))
 
 
 class ObjectStore(bench_grpc.ObjectStoreBase):
@@ -220,7 +216,8 @@ async def serve(config: ServerConfig) -> None:
     )
     try:
         # SO_REUSEPORT, as grpcio sets it: the processes of a multi-process server share the port.
-        await server.start(config.host, config.port, reuse_port=True)
+        tls = config.tls.ssl_context(["h2"]) if config.tls else None
+        await server.start(config.host, config.port, reuse_port=True, ssl=tls)
         serving.set(True)
         log.info(
             "grpclib server on %s (%s) serving on %s:%d", config.loop, config.mongo_driver, config.host, config.port

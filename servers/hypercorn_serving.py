@@ -22,10 +22,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import socket
+import ssl
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from servers.common import StopSignal
+from servers.common import StopSignal, TlsFiles
 
 KEEP_ALIVE_MAX_REQUESTS = 2**62
 
@@ -129,14 +130,22 @@ def patch_hypercorn_h2() -> None:
     H2Protocol.patched_by_bench = True  # type: ignore[attr-defined]
 
 
-async def serve_on_hypercorn(app: App, sock: socket.socket, grace: float, stop: StopSignal) -> None:
-    """Serve the ASGI app on hypercorn (HTTP/2 cleartext and HTTP/1.1) until stop; it takes the socket over."""
+async def serve_on_hypercorn(
+    app: App, sock: socket.socket, grace: float, stop: StopSignal, tls: TlsFiles | None = None
+) -> None:
+    """Serve the ASGI app on hypercorn (HTTP/2 and HTTP/1.1; cleartext, or TLS with ALPN h2 and http/1.1 when
+    given its files) until stop; it takes the socket over."""
     from hypercorn.asyncio import serve
     from hypercorn.config import Config
 
     patch_hypercorn_h2()
     settings = Config()
     settings.bind = [f"fd://{sock.detach()}"]
+    if tls:
+        settings.certfile, settings.keyfile = str(tls.cert), str(tls.key)
+        settings.alpn_protocols = ["h2", "http/1.1"]
+        if tls.client_ca:
+            settings.ca_certs, settings.verify_mode = str(tls.client_ca), ssl.CERT_REQUIRED
     settings.graceful_timeout = grace
     settings.accesslog = None
     settings.keep_alive_max_requests = KEEP_ALIVE_MAX_REQUESTS

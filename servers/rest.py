@@ -2,30 +2,35 @@
 
 The protocols study's REST side of the Info flow: `POST /v1/info` takes `{"name", "age", "height"}` and
 answers `{"success": true, "reason": ""}`, or 400 with `success` false and the reason for bad input;
-`GET /v1/hello?name=` answers `{"message": "Hello <name>"}`. `GET /healthz` is the readiness check.
+`GET /v1/hello?name=&reply_bytes=N` answers `{"message": "Hello <name>", "payload": "<N bytes, base64>"}`, or the N
+bytes alone with `Accept: application/octet-stream`; N above
+the maximum is 400 naming `reply_bytes`. `GET /healthz` is the readiness check.
 JSON in, JSON out, validated by pydantic as a FastAPI service would be.
 """
 
 from __future__ import annotations
 
+import base64
 import math
 import socket
+import ssl
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, StrictInt, StrictStr
 
 from scenarios.errors import InvalidArgument
 from scenarios.info import InfoStore
-from scenarios.objects import hello_message
+from scenarios.objects import hello_message, reply_payload
 from servers.common import (
     HEALTH_PATH,
     ServerConfig,
     StopSignal,
+    TlsFiles,
     listening_socket,
     log,
     parse_config,
@@ -34,6 +39,8 @@ from servers.common import (
     supervise,
 )
 from servers.hypercorn_serving import serve_on_hypercorn
+
+OCTET_STREAM = "application/octet-stream"
 
 
 class InfoIn(BaseModel):
@@ -49,6 +56,7 @@ class InfoOut(BaseModel):
 
 class HelloOut(BaseModel):
     message: str
+    payload: str = ""  # base64
 
 
 def _refused(reason: str) -> JSONResponse:
@@ -77,8 +85,15 @@ def create_app(store: InfoStore) -> FastAPI:
         return InfoOut(success=True)
 
     @app.get("/v1/hello", response_model=HelloOut)
-    async def hello(name: str = "") -> HelloOut:
-        return HelloOut(message=hello_message(name))
+    async def hello(request: Request, name: str = "", reply_bytes: int = Query(0, ge=0)) -> Any:
+        try:
+            payload = reply_payload(reply_bytes)
+        except InvalidArgument as error:
+            return _refused(str(error))
+        message = hello_message(name)
+        if request.headers.get("accept", "") == OCTET_STREAM:
+            return Response(payload, media_type=OCTET_STREAM)
+        return HelloOut(message=message, payload=base64.b64encode(payload).decode())
 
     @app.get(HEALTH_PATH)
     async def health() -> dict[str, str]:
@@ -92,16 +107,19 @@ async def serve_http1(app: FastAPI, sock: socket.socket, config: ServerConfig, s
     serves; then it restores stop's handler and raises the signal again, which stop only notes."""
     import uvicorn
 
+    cert, key, client_ca = TlsFiles.paths(config.tls)
     settings = uvicorn.Config(
         app, http="httptools", lifespan="off", access_log=False, log_config=None,
         timeout_graceful_shutdown=math.ceil(config.grace),
+        ssl_certfile=cert, ssl_keyfile=key, ssl_ca_certs=client_ca,
+        ssl_cert_reqs=ssl.CERT_REQUIRED if client_ca else ssl.CERT_NONE,
     )  # fmt: skip
     await uvicorn.Server(settings).serve(sockets=[sock])
 
 
 async def serve_http2(app: FastAPI, sock: socket.socket, config: ServerConfig, stop: StopSignal) -> None:
     """hypercorn: HTTP/2 over cleartext (prior knowledge or upgrade), HTTP/1.1 too. It takes the socket over."""
-    await serve_on_hypercorn(app, sock, config.grace, stop)
+    await serve_on_hypercorn(app, sock, config.grace, stop, config.tls)
 
 
 def serve(config: ServerConfig) -> None:

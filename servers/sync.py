@@ -24,6 +24,7 @@ from servers.common import (
     ReflectionPool,
     ServerConfig,
     StopSignal,
+    add_grpcio_port,
     archive_reply,
     info_reply,
     log,
@@ -62,15 +63,13 @@ class Greeter(bench_pb2_grpc.GreeterServicer):
 
     def SayHello(self, request: bench_pb2.HelloRequest, context: grpc.ServicerContext) -> bench_pb2.HelloReply:
         with grpc_errors(context, "SayHello"):
-            message = self._scenarios.hello(request.name, request.delay_ms, stopped_event(context))
-            return bench_pb2.HelloReply(message=message)
+            return self._scenarios.hello(request, stopped_event(context))
 
     def SayHelloStream(
         self, request: bench_pb2.HelloRequest, context: grpc.ServicerContext
     ) -> Iterator[bench_pb2.HelloReply]:
         with grpc_errors(context, "SayHelloStream"):
-            message = self._scenarios.hello(request.name, request.delay_ms, stopped_event(context))
-            yield bench_pb2.HelloReply(message=message)
+            yield self._scenarios.hello(request, stopped_event(context))
 
 
 class ObjectStore(bench_pb2_grpc.ObjectStoreServicer):
@@ -164,7 +163,7 @@ def serve(config: ServerConfig) -> None:
         server,
         pool=ReflectionPool(),  # type: ignore[arg-type]  # duck-typed pool
     )
-    port = server.add_insecure_port(f"{config.host}:{config.port}")
+    port = add_grpcio_port(server, config)
     server.start()
     for name in ("", *SERVICE_NAMES):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)

@@ -3,6 +3,7 @@ bodies for good and bad input, the version each one speaks, and a clean stop on 
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -12,6 +13,7 @@ import pytest
 
 from harness.matrix import REST_VARIANTS, ServerVariant
 from harness.serving import running_server
+from scenarios.objects import MAX_REPLY_BYTES, reply_payload
 from tests.conftest import CONNECTIONS, answering
 
 pytestmark = pytest.mark.usefixtures("tools")  # every test here starts a server or a tool
@@ -33,8 +35,35 @@ def rest(request: pytest.FixtureRequest) -> Iterator[tuple[ServerVariant, httpx.
 def test_each_server_speaks_its_http_version(rest: tuple[ServerVariant, httpx.Client]) -> None:
     variant, client = rest
     response = client.get("/v1/hello", params={"name": "ann"})
-    assert response.status_code == 200 and response.json() == {"message": "Hello ann"}
+    assert response.status_code == 200 and response.json() == {"message": "Hello ann", "payload": ""}
     assert response.http_version == ("HTTP/2" if variant.name == "rest-h2" else "HTTP/1.1")
+
+
+@pytest.mark.parametrize("size", [1, 64 * 1024, MAX_REPLY_BYTES])
+def test_hello_carries_the_bytes_asked_for_in_json_or_raw(rest: tuple[ServerVariant, httpx.Client], size: int) -> None:
+    _, client = rest
+    response = client.get("/v1/hello", params={"name": "p", "reply_bytes": size})
+    assert response.status_code == 200 and response.json()["message"] == "Hello p"
+    assert base64.b64decode(response.json()["payload"]) == reply_payload(size)
+    raw = client.get("/v1/hello", params={"reply_bytes": size}, headers={"Accept": "application/octet-stream"})
+    assert raw.status_code == 200 and raw.headers["content-type"] == "application/octet-stream"
+    assert raw.content == reply_payload(size)
+
+
+@pytest.mark.parametrize(
+    ("size", "reason"),
+    [
+        (MAX_REPLY_BYTES + 1, f"reply_bytes: {MAX_REPLY_BYTES + 1} is above the maximum of {MAX_REPLY_BYTES}"),
+        (-1, "query.reply_bytes: Input should be greater than or equal to 0"),
+        ("lots", "query.reply_bytes: Input should be a valid integer, unable to parse string as an integer"),
+    ],
+)
+def test_a_bad_reply_size_is_400_naming_the_field(
+    rest: tuple[ServerVariant, httpx.Client], size: int | str, reason: str
+) -> None:
+    _, client = rest
+    response = client.get("/v1/hello", params={"name": "p", "reply_bytes": size})
+    assert response.status_code == 400 and response.json() == {"success": False, "reason": reason}
 
 
 def test_good_info_is_kept(rest: tuple[ServerVariant, httpx.Client]) -> None:
@@ -89,7 +118,7 @@ def test_two_processes_share_the_port_and_sigterm_stops_them_all(variant: Server
         clients = [httpx.Client(base_url=f"http://{target}", timeout=10) for _ in range(CONNECTIONS)]
         try:
             for client in clients:  # a client each: a connection each
-                assert client.get("/v1/hello", params={"name": "p"}).json() == {"message": "Hello p"}
+                assert client.get("/v1/hello", params={"name": "p"}).json() == {"message": "Hello p", "payload": ""}
             assert answering(workers, port) == {worker.pid for worker in workers}
         finally:
             for client in clients:

@@ -15,6 +15,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from harness.backends import expected_etag, seed_objects
 from harness.matrix import BENCH_BUCKET, BENCH_OBJECTS
 from protos.bench.v1 import bench_pb2
+from scenarios.objects import MAX_REPLY_BYTES, reply_payload
 from tests.conftest import LARGE_BUCKET, LARGE_OBJECTS, Server
 
 
@@ -71,6 +72,24 @@ def test_a_delay_above_the_maximum_is_invalid(server: Server) -> None:
         server.greeter.SayHello(bench_pb2.HelloRequest(name="w", delay_ms=60_001), timeout=5)
     assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "delay_ms: 60001 is above the maximum of 60000" in str(raised.value.details())
+
+
+@pytest.mark.parametrize("size", [0, 1024, 64 * 1024, MAX_REPLY_BYTES])
+def test_a_reply_carries_the_bytes_asked_for_and_a_request_may_carry_bytes(server: Server, size: int) -> None:
+    asked = bench_pb2.HelloRequest(name="p", reply_bytes=size, payload=b"\x07" * size)
+    for reply in (server.greeter.SayHello(asked, timeout=10), *server.greeter.SayHelloStream(asked, timeout=10)):
+        assert reply.message == "Hello p" and reply.payload == reply_payload(size) and len(reply.payload) == size
+
+
+def test_a_reply_above_the_maximum_is_invalid_and_names_the_field(server: Server) -> None:
+    too_big = bench_pb2.HelloRequest(name="p", reply_bytes=MAX_REPLY_BYTES + 1)
+    for call in (server.greeter.SayHello, lambda asked, timeout: list(server.greeter.SayHelloStream(asked, timeout))):
+        with pytest.raises(grpc.RpcError) as raised:
+            call(too_big, timeout=5)
+        assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert f"reply_bytes: {MAX_REPLY_BYTES + 1} is above the maximum of {MAX_REPLY_BYTES}" in str(
+            raised.value.details()
+        )
 
 
 def test_list_objects_returns_every_object_in_key_order(server: Server) -> None:

@@ -28,7 +28,11 @@ type HelloRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Milliseconds to wait before answering, without using CPU (at most 60000).
-	DelayMs       uint32 `protobuf:"varint,2,opt,name=delay_ms,json=delayMs,proto3" json:"delay_ms,omitempty"`
+	DelayMs uint32 `protobuf:"varint,2,opt,name=delay_ms,json=delayMs,proto3" json:"delay_ms,omitempty"`
+	// The reply carries this many bytes in its payload (at most 4000000).
+	ReplyBytes uint32 `protobuf:"varint,4,opt,name=reply_bytes,json=replyBytes,proto3" json:"reply_bytes,omitempty"`
+	// Read and dropped: a request can carry bytes too.
+	Payload       []byte `protobuf:"bytes,5,opt,name=payload,proto3" json:"payload,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -77,9 +81,25 @@ func (x *HelloRequest) GetDelayMs() uint32 {
 	return 0
 }
 
+func (x *HelloRequest) GetReplyBytes() uint32 {
+	if x != nil {
+		return x.ReplyBytes
+	}
+	return 0
+}
+
+func (x *HelloRequest) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
 type HelloReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Message       string                 `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Message string                 `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	// reply_bytes bytes.
+	Payload       []byte `protobuf:"bytes,2,opt,name=payload,proto3" json:"payload,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -119,6 +139,13 @@ func (x *HelloReply) GetMessage() string {
 		return x.Message
 	}
 	return ""
+}
+
+func (x *HelloReply) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
 }
 
 type ListObjectsRequest struct {
@@ -924,13 +951,17 @@ var File_protos_bench_v1_bench_proto protoreflect.FileDescriptor
 
 const file_protos_bench_v1_bench_proto_rawDesc = "" +
 	"\n" +
-	"\x1bprotos/bench/v1/bench.proto\x12\bbench.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"=\n" +
+	"\x1bprotos/bench/v1/bench.proto\x12\bbench.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"x\n" +
 	"\fHelloRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
-	"\bdelay_ms\x18\x02 \x01(\rR\adelayMs\"&\n" +
+	"\bdelay_ms\x18\x02 \x01(\rR\adelayMs\x12\x1f\n" +
+	"\vreply_bytes\x18\x04 \x01(\rR\n" +
+	"replyBytes\x12\x18\n" +
+	"\apayload\x18\x05 \x01(\fR\apayload\"@\n" +
 	"\n" +
 	"HelloReply\x12\x18\n" +
-	"\amessage\x18\x01 \x01(\tR\amessage\"\x85\x01\n" +
+	"\amessage\x18\x01 \x01(\tR\amessage\x12\x18\n" +
+	"\apayload\x18\x02 \x01(\fR\apayload\"\x85\x01\n" +
 	"\x12ListObjectsRequest\x12\x16\n" +
 	"\x06bucket\x18\x01 \x01(\tR\x06bucket\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x1d\n" +

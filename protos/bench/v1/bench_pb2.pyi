@@ -10,18 +10,24 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class HelloRequest(_message.Message):
-    __slots__ = ("name", "delay_ms")
+    __slots__ = ("name", "delay_ms", "reply_bytes", "payload")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DELAY_MS_FIELD_NUMBER: _ClassVar[int]
+    REPLY_BYTES_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     name: str
     delay_ms: int
-    def __init__(self, name: _Optional[str] = ..., delay_ms: _Optional[int] = ...) -> None: ...
+    reply_bytes: int
+    payload: bytes
+    def __init__(self, name: _Optional[str] = ..., delay_ms: _Optional[int] = ..., reply_bytes: _Optional[int] = ..., payload: _Optional[bytes] = ...) -> None: ...
 
 class HelloReply(_message.Message):
-    __slots__ = ("message",)
+    __slots__ = ("message", "payload")
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     message: str
-    def __init__(self, message: _Optional[str] = ...) -> None: ...
+    payload: bytes
+    def __init__(self, message: _Optional[str] = ..., payload: _Optional[bytes] = ...) -> None: ...
 
 class ListObjectsRequest(_message.Message):
     __slots__ = ("bucket", "prefix", "batch_size", "parallelism")
