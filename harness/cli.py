@@ -47,6 +47,7 @@ from harness.soak import SOAK_SERVERS, SoakError, soak
 from harness.soak_verdict import load_line, passed
 from harness.studies import DEFAULT_STUDIES, STUDIES, plan, study
 from harness.studies.reading import run_verdicts
+from harness.tls import MTLS, PLAINTEXT, TLS
 from harness.tools import ROOT, MissingPrerequisite, ensure_all
 from harness.verdicts import ratio_text
 from scenarios.config import BackendConfig
@@ -321,7 +322,7 @@ def parser() -> argparse.ArgumentParser:
         help="every cell of each study's matrix, cell by cell, in place of the comparisons that decide its questions",
     )
     run.add_argument(
-        "--rounds", type=int, help="rounds of every comparison, fixed (default: until each is known, 5 to 10)"
+        "--rounds", type=int, help="rounds of every comparison, fixed (default: until each is known, 5 to 20)"
     )
     run.add_argument("--seed", type=int, help="the seed of the rounds' order (default: drawn, and recorded)")
     run.add_argument(
@@ -330,6 +331,17 @@ def parser() -> argparse.ArgumentParser:
         default=DEFAULT_BUDGET_MINUTES,
         help="the time every comparison of the run shares, each its part by its size; a comparison ends rather "
         "than start a round past its part (default: %(default)s; 0: none)",
+    )
+    secured = run.add_mutually_exclusive_group()
+    secured.add_argument(
+        "--tls",
+        action="store_const",
+        const=TLS,
+        dest="wire",
+        help="every server serves TLS only (a CA made for the run)",
+    )
+    secured.add_argument(
+        "--mtls", action="store_const", const=MTLS, dest="wire", help="mutual TLS: clients present a certificate too"
     )
     run.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default: results/)")
     run.add_argument("--objects", type=int, default=BENCH_OBJECTS, help="objects in the bucket (default: %(default)s)")
@@ -430,6 +442,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         rounds=args.rounds,
         seed=args.seed,
         budget_minutes=args.budget_minutes or None,
+        wire=args.wire or PLAINTEXT,
         **settings,
     )
 

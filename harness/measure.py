@@ -18,6 +18,7 @@ from harness.options import RunOptions
 from harness.processes import Child, ProcessError
 from harness.resources import ResourceSampler, ServerCounters
 from harness.results import CellRecord, Repeat, save_report
+from harness.tls import PLAIN, Wire
 from harness.tools import ensure_tool
 
 RUN_TIMEOUT = 600.0
@@ -40,6 +41,17 @@ class CellContext:
     study_dir: Path
     # Where servers write their own counters (GC, loop lag, context switches); None: they keep none.
     stats_dir: Path | None = None
+    wire: Wire = PLAIN  # what the servers speak, and so the driver
+
+    def argv(self, cell: Cell, target: str, requests: int) -> list[str]:
+        """The driver's command for `requests` calls of cell on target, over the run's wire."""
+        return self.driver.wire(self.driver.argv(self.tool, cell, target, requests), self.wire)
+
+    def open_loop_argv(self, cell: Cell, target: str, rate: int, requests: int, timeout: str) -> list[str]:
+        """The driver's open-loop command (`rate` calls/s), over the run's wire."""
+        build = self.driver.open_loop_argv
+        assert build is not None, f"{self.driver.name} has no open loop"
+        return self.driver.wire(build(self.tool, cell, target, rate, requests, timeout), self.wire)
 
 
 def sampled_run(
@@ -70,7 +82,7 @@ def sampled_run(
 def warm_up(cell: Cell, target: str, context: CellContext, record: CellRecord) -> CellRecord:
     """A closed-loop run that is thrown away; the record keeps its OK rate, which sizes what follows."""
     driver = context.driver
-    warmup = driver.run(driver.argv(context.tool, cell, target, record.warmup_requests), RUN_TIMEOUT).report
+    warmup = driver.run(context.argv(cell, target, record.warmup_requests), RUN_TIMEOUT).report
     if warmup.ok == 0:
         raise DriverError(f"no OK response in the warm-up: {warmup.status_codes} {warmup.errors}")
     return replace(record, warmup_ok_rps=warmup.ok_rps)
@@ -135,19 +147,17 @@ def measure_closed_loop(
     def runs(record: CellRecord, repeats: list[Repeat]) -> CellRecord:
         record = warm_up(cell, target, context, record)
         if cell.scenario.bounded and not record.probe_file:
-            alone = driver.run(
-                driver.argv(context.tool, replace(cell, concurrency=1), target, PROBE_REQUESTS), RUN_TIMEOUT
-            )
+            alone = driver.run(context.argv(replace(cell, concurrency=1), target, PROBE_REQUESTS), RUN_TIMEOUT)
             relative = f"cells/{cell.scenario.name}/{cell.server.name}/probe.json"
             record = replace(record, probe_file=save_report(context.study_dir, relative, alone.raw))
         requests = options.requests or measured_requests(
             record.warmup_ok_rps, cell.concurrency, cell.scenario.run_seconds
         )
         for number in range(1, context.repeats + 1):
-            argv = driver.argv(context.tool, cell, target, requests)
+            argv = context.argv(cell, target, requests)
             repeats.append(sampled_run(argv, child, context, f"{record.stem}-r{number}.json", requests)[0])
             for role, other, stated in alongside:
-                argv = other.driver.argv(other.tool, stated, target, requests)
+                argv = other.argv(stated, target, requests)
                 stem = f"{record.stem}-{role}{number}.json"
                 repeats.append(sampled_run(argv, child, other, stem, requests, role)[0])
         return record

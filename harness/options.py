@@ -17,6 +17,7 @@ from harness.matrix import (
     ServerVariant,
     connection_count,
 )
+from harness.tls import WIRES
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,9 @@ class RunOptions:
     seed: int | None = None  # the seed of the rounds' order; None: one drawn for the run (and recorded)
     # The time the run's comparisons share: none starts a round that would end past it. None: no budget.
     budget_minutes: float | None = None
+    # What every server of the run speaks: plaintext, tls, or mtls (a client certificate too), with certificates
+    # made for the run (harness.tls).
+    wire: str = "plaintext"
 
     @property
     def target(self) -> str:
@@ -68,6 +72,8 @@ class RunOptions:
             raise ValueError("rounds must be >= 2: a ratio's interval needs two")
         if self.budget_minutes is not None and self.budget_minutes <= 0:
             raise ValueError("the budget must be > 0 minutes")
+        if self.wire not in WIRES:
+            raise ValueError(f"the wire is one of {', '.join(WIRES)}, got {self.wire!r}")
         if self.repeats is not None and self.repeats < 1:
             raise ValueError("repeats must be >= 1")
         if self.requests is not None and self.levels and self.requests < max(self.levels):

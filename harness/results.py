@@ -120,6 +120,8 @@ class CellRecord:
     jitter_ms: int = 0
     probe_file: str = ""  # the report of calls made one at a time, for the cell's bounds
     connections: str = SHARED  # how the driver's workers held their connections (harness.matrix)
+    # What a handshake with the cell's server settled (protocol, cipher suite, ALPN); "" over plaintext.
+    tls: str = ""
     schema: int = SCHEMA
 
     @property
@@ -409,6 +411,8 @@ class RunMeta:
     target: dict[str, str] | None = None  # the server measured when the harness did not start it
     wall_seconds: float = 0.0
     budget_seconds: float | None = None  # the time the run's comparisons shared (--budget-minutes), or none
+    # What the servers spoke: {"name": plaintext, tls or mtls} and, over TLS, the certificates' key type.
+    wire: dict[str, str] = field(default_factory=lambda: {"name": "plaintext"})
     schema: int = SCHEMA
 
     def to_json(self) -> dict[str, Any]:

@@ -43,6 +43,7 @@ from harness.serving import running_server
 from harness.studies import DEFAULT_STUDIES, StudyReport, plan, study
 from harness.studies.base import shared_targets
 from harness.studies.planning import Comparison, StudyPlan, controlled_first
+from harness.tls import MTLS, PLAIN, PLAINTEXT, Wire, make_certificates, negotiated
 from harness.tools import TOXIPROXY, ensure_tool
 from harness.verdicts import Method, control_of
 from scenarios.config import BackendConfig
@@ -116,12 +117,13 @@ def serve_and_measure(
         try:
             if context.stats_dir is not None:
                 env = {**env, STATS_DIR_VARIABLE: str(context.stats_dir)}
-            with running_server(pending[0].server, env, cpus=context.options.server_cpus) as (target, child):
-                probe_file = ""
+            server = running_server(pending[0].server, env, cpus=context.options.server_cpus, wire=context.wire)
+            with server as (target, child):
+                probe_file, settled = "", negotiated(target, context.wire)
                 while pending:
                     cell = pending.pop(0)
                     started(cell)
-                    record = each.measure(cell, target, child, context, probe_file)
+                    record = replace(each.measure(cell, target, child, context, probe_file), tls=settled)
                     probe_file = record.probe_file
                     yield cell, record
                     if child.process.poll() is not None:
@@ -138,7 +140,7 @@ def probe_target(context: CellContext, cell: Cell) -> str:
     """One call of the cell's RPC to a target; why the target cannot serve the scenario, or ""."""
     address = cell.server.address
     try:
-        run = context.driver.run(context.driver.argv(context.tool, replace(cell, concurrency=1), address, 1), 60.0)
+        run = context.driver.run(context.argv(replace(cell, concurrency=1), address, 1), 60.0)
     except DriverError as error:
         return f"the target at {address} could not be reached: {str(error).splitlines()[0][:300]}"
     if run.report.ok != 1:
@@ -198,6 +200,7 @@ class StudyEnvironment:
     routes: LatencyRoutes | None
     tool: Path
     run_dir: Path
+    wire: Wire = PLAIN
 
     def server_env(self, scenario: Scenario) -> dict[str, str]:
         """The backend variables a server of this scenario gets (through a latency proxy where it has one)."""
@@ -234,13 +237,15 @@ def measure_comparison(
         cell, role = cells[owner], "control" if label == control else "round"
         progress.cell_started(cell, next(measured), estimate)
         try:
-            with running_server(cell.server, where.server_env(cell.scenario), cpus=where.options.server_cpus) as (
-                target,
-                child,
-            ):
+            server = running_server(
+                cell.server, where.server_env(cell.scenario), cpus=where.options.server_cpus, wire=where.wire
+            )
+            with server as (target, child):
+                if not records[owner].tls:
+                    records[owner] = replace(records[owner], tls=negotiated(target, where.wire))
                 warmed = warm_up(cell, target, context, records[owner])
                 requests = sizes.setdefault(label, window_requests(warmed.warmup_ok_rps, cell, where.options.requests))
-                argv = context.driver.argv(context.tool, cell, target, requests)
+                argv = context.argv(cell, target, requests)
                 relative = f"{records[owner].stem}-{role}{number}.json"
                 repeat, report = sampled_run(argv, child, context, relative, requests, role, number)
         except (ProcessError, DriverError, OSError) as error:
@@ -300,6 +305,7 @@ def run_study(
         options.repeats or each.repeats,
         where.run_dir / each.name,
         Path(stats.name) if stats else None,
+        where.wire,
     )
     count = itertools.count(1)
 
@@ -388,13 +394,18 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
                     routes = LatencyRoutes(stack.enter_context(toxiproxy()), config)
                     described["latency_proxy"] = tool_version(TOXIPROXY)
                 meta = replace(meta, backends=described)
+            wire = PLAIN
+            if options.wire != PLAINTEXT:  # a CA and certificates for this run only, gone when it ends
+                made = make_certificates(Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-tls-"))))
+                wire = Wire(made, mutual=options.wire == MTLS)
+                meta = replace(meta, wire={"name": wire.name, "key_type": made.key_type})
             meta.save(run_dir)
             budget = Budget(
                 begun + meta.budget_seconds if meta.budget_seconds else None,
                 sum(comparison.estimate_seconds for each in plans for comparison in each.comparisons),
             )
             for each in plans:
-                where = StudyEnvironment(options, config, routes, tools[each.name], run_dir)
+                where = StudyEnvironment(options, config, routes, tools[each.name], run_dir, wire)
                 meta = run_study(each, where, meta, progress, budget)
         status = "complete"
     finally:

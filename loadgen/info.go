@@ -72,10 +72,10 @@ func runInfo(args []string) (any, error) {
 		}
 		defer client.CloseIdleConnections()
 		if *shape == shapeREST {
-			run = restInfo(client, "http://"+*target+"/v1/info", nil)
+			run = restInfo(client, scheme()+*target+"/v1/info", nil)
 		} else {
 			header := http.Header{connectProtocolHeader: {connectProtocolVersion}}
-			run = restInfo(client, "http://"+*target+connectSetInfoPath, header)
+			run = restInfo(client, scheme()+*target+connectSetInfoPath, header)
 		}
 	default:
 		return nil, fmt.Errorf("info: unknown -shape %q: unary, lockstep, pipelined, rest or connect", *shape)
@@ -242,27 +242,40 @@ func closeAndEnd(stream infoStream) error {
 	return nil
 }
 
-// restClient keeps one connection per worker over HTTP/1.1, or one multiplexed connection over
-// cleartext HTTP/2 (prior knowledge, as h2load and gRPC clients speak it).
+// restClient keeps one connection per worker over HTTP/1.1, or one multiplexed connection over HTTP/2:
+// cleartext by prior knowledge, as h2load and gRPC clients speak it, or TLS with ALPN when the run speaks it.
 func restClient(version string, workers int, timeout time.Duration) (*http.Client, error) {
 	transport := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: workers,
 		MaxConnsPerHost:     workers,
 		DisableCompression:  true,
+		TLSClientConfig:     clientTLS,
 	}
 	protocols := new(http.Protocols)
 	switch version {
 	case "1.1":
 		protocols.SetHTTP1(true)
 	case "2":
-		protocols.SetUnencryptedHTTP2(true)
+		if clientTLS != nil {
+			protocols.SetHTTP2(true)
+		} else {
+			protocols.SetUnencryptedHTTP2(true)
+		}
 		transport.MaxConnsPerHost = 1
 	default:
 		return nil, fmt.Errorf("info: unknown -http %q: 1.1 or 2", version)
 	}
 	transport.Protocols = protocols
 	return &http.Client{Transport: transport, Timeout: timeout}, nil
+}
+
+// scheme is the URL scheme of the run's REST requests.
+func scheme() string {
+	if clientTLS != nil {
+		return "https://"
+	}
+	return "http://"
 }
 
 type restInfoReply struct {

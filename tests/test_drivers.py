@@ -13,6 +13,8 @@ from harness.drivers.histogram import Latencies, encode_latencies
 from harness.drivers.registry import DRIVERS
 from harness.drivers.report import HISTOGRAM_KEY, DriverError, LoadReport
 from harness.matrix import Cell, scenario, server_variant
+from harness.studies.protocols import info_scenario
+from harness.tls import PLAIN, Certificates, Wire
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -161,3 +163,22 @@ def test_run_ghz_measures_its_cpu(tmp_path: Path) -> None:
     busy = "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; "
     run = run_ghz([fake_ghz(tmp_path, busy + f"cat {tmp_path / 'report.json'}")], timeout=60)
     assert run.cpu_seconds > 0.05
+
+
+def test_every_driver_speaks_tls_by_its_own_flags_and_h2load_refuses_mutual_tls(tmp_path: Path) -> None:
+    ca, client_chain, client_key = tmp_path / "ca", tmp_path / "c.pem", tmp_path / "c.key"
+    certificates = Certificates(ca, tmp_path / "s.pem", tmp_path / "s.key", client_chain, client_key, "ECDSA")
+    tls, mtls = Wire(certificates), Wire(certificates, mutual=True)
+    hello = Cell(server_variant("aio-uvloop"), scenario("hello"), 2)
+    ghz = ghz_argv("ghz", hello, "127.0.0.1:1", 10)
+    assert DRIVERS["ghz"].wire(ghz, PLAIN) == ghz
+    secured = DRIVERS["ghz"].wire(ghz, mtls)
+    assert "--insecure" not in secured and secured[-1] == "127.0.0.1:1"
+    assert secured[1:7] == ["--cacert", str(ca), "--cert", str(client_chain), "--key", str(client_key)]
+    loadgen = DRIVERS["loadgen"].argv("loadgen", hello, "127.0.0.1:1", 10)
+    assert DRIVERS["loadgen"].wire(loadgen, tls)[:4] == ["loadgen", "call", "-cacert", str(ca)]
+    rest = Cell(server_variant("rest-h2"), info_scenario("rest", "2"), 2)
+    h2load = DRIVERS["h2load"].argv("h2load", rest, "127.0.0.1:1", 10)
+    assert DRIVERS["h2load"].wire(h2load, tls)[-1].startswith("https://127.0.0.1:1/")
+    with pytest.raises(ValueError, match="h2load cannot present a client certificate"):
+        DRIVERS["h2load"].wire(h2load, mtls)

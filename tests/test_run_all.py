@@ -191,3 +191,23 @@ def test_the_default_studies_compare_fetch_patterns_call_shapes_and_ways_to_conn
     decide = (tmp_path / "README.md").read_text().split("## Decide", 1)[1].split("\n## ", 1)[0]
     assert "| How should clients hold connections? | hello/aio-uvloop/c100 |" in decide
     assert (tmp_path / "protocols" / "comparisons.md").is_file()
+
+
+@pytest.mark.parametrize(
+    ("wire", "args"),
+    [
+        ("tls", ["--study", "stacks", "--servers", "sync-w10,connect-pyvoy", "--scenarios", "hello"]),
+        ("mtls", ["--study", "protocols"]),  # loadgen's gRPC shapes, REST on HTTP/1.1 and 2, Connect JSON
+    ],
+)
+def test_a_run_over_tls_serves_and_drives_every_cell_over_it(tmp_path: Path, wire: str, args: list[str]) -> None:
+    harness(
+        "run-all", f"--{wire}", *args, "--concurrency", "2", "--requests", "20", "--rounds", "2", "--out", str(tmp_path)
+    )
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert meta["status"] == "complete" and meta["wire"] == {"name": wire, "key_type": "ECDSA"}
+    cells = [json.loads(path.read_text()) for path in run_dir.glob("*/cells/*/*/c*.json") if "-" not in path.stem]
+    assert cells and all(cell["status"] == "ok" for cell in cells)
+    assert all(cell["tls"].startswith("TLSv1.") for cell in cells), {cell["server"]: cell["tls"] for cell in cells}
+    assert not list(run_dir.rglob("*.key")) and not list(run_dir.rglob("*.pem"))  # the certificates are not kept

@@ -16,6 +16,7 @@ from typing import Any
 from harness.drivers.histogram import Latencies, encode_latencies
 from harness.drivers.report import HISTOGRAM_KEY, NANOSECONDS, DriverError, DriverRun, LoadReport
 from harness.matrix import SHARED, Cell, connection_count
+from harness.tls import Wire
 
 CALL_TIMEOUT = "120s"
 
@@ -47,6 +48,15 @@ def ghz_argv(ghz: Path | str, cell: Cell, target: str, requests: int) -> list[st
         *spread,
         target,
     ]
+
+
+def ghz_wire(argv: list[str], wire: Wire) -> list[str]:
+    """argv speaking the wire: over TLS, trusting the run's CA (and presenting the client certificate under
+    mutual TLS) in place of --insecure."""
+    if wire.certificates is None:
+        return argv
+    at = argv.index("--insecure")
+    return [*argv[:at], *wire.client_flags("--"), *argv[at + 1 :]]
 
 
 def ghz_open_loop_argv(

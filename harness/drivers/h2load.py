@@ -21,6 +21,7 @@ from harness.drivers.ghz import run_tool
 from harness.drivers.histogram import Latencies, encode_latencies
 from harness.drivers.report import HISTOGRAM_KEY, NANOSECONDS, PERCENTILES, DriverError, DriverRun, LoadReport
 from harness.matrix import SHARED, Cell
+from harness.tls import Wire
 from harness.tools import TOOLS_DIR
 
 REST_INFO_PATH = "/v1/info"
@@ -63,6 +64,16 @@ def h2load_argv(h2load: Path | str, cell: Cell, target: str, requests: int) -> l
         "--header=content-type: application/json",
         f"http://{target}{REST_INFO_PATH}",
     ]
+
+
+def h2load_wire(argv: list[str], wire: Wire) -> list[str]:
+    """argv over TLS (an https URL; h2load negotiates h2 by ALPN and does not check the server's certificate).
+    h2load cannot present a client certificate: mutual TLS is a ValueError that says so."""
+    if wire.certificates is None:
+        return argv
+    if wire.mutual:
+        raise ValueError("h2load cannot present a client certificate: it does not drive mutual TLS")
+    return [*argv[:-1], argv[-1].replace("http://", "https://", 1)]
 
 
 def h2load_report(stdout: str, log: str) -> dict[str, object]:

@@ -27,6 +27,7 @@ from harness.matrix import (
     Cell,
     connection_count,
 )
+from harness.tls import Wire
 
 CALL_METHODS = {
     "bench.v1.Greeter.SayHello": "hello",
@@ -67,6 +68,11 @@ def info_argv(loadgen: Path | str, cell: Cell, target: str, requests: int) -> li
     if shape in HTTP_SHAPES:
         argv += ["-http", str(data["http"])]
     return [*argv, "-workers", str(cell.concurrency), "-total", str(requests), "-timeout", CALL_TIMEOUT]
+
+
+def loadgen_wire(argv: list[str], wire: Wire) -> list[str]:
+    """argv speaking the wire: -cacert for TLS, and -cert and -key for mutual TLS (every mode takes them)."""
+    return [*argv[:2], *wire.client_flags("-"), *argv[2:]]
 
 
 def loadgen_argv(loadgen: Path | str, cell: Cell, target: str, requests: int) -> list[str]:

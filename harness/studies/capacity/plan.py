@@ -113,8 +113,7 @@ def cells(options: RunOptions) -> list[Cell]:
 def measure(cell: Cell, target: str, child: Child | None, context: CellContext, probe_file: str) -> CellRecord:
     """Warm-up, a closed-loop run at c=50, then (on searched scenarios) the rate search and a low-load run."""
     driver, options = context.driver, context.options
-    open_loop_argv = driver.open_loop_argv
-    assert open_loop_argv is not None, f"{driver.name} has no open loop"
+    assert driver.open_loop_argv is not None, f"{driver.name} has no open loop"
 
     def runs(record: CellRecord, repeats: list[Repeat]) -> CellRecord:
         record = warm_up(cell, target, context, record)
@@ -123,7 +122,7 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
             if options.requests
             else measured_requests(record.warmup_ok_rps, cell.concurrency, cell.scenario.run_seconds)
         )
-        argv = driver.argv(context.tool, cell, target, closed)
+        argv = context.argv(cell, target, closed)
         closed_run, closed_report = sampled_run(
             argv, child, context, f"{record.stem}-closed.json", closed, "closed-loop"
         )
@@ -134,7 +133,7 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
 
         def open_loop(offered: int, name: str, role: str) -> LoadReport:
             calls = options.requests or step_calls(offered)
-            argv = open_loop_argv(context.tool, open_loop_cell(cell, calls), target, offered, calls, CALL_TIMEOUT)
+            argv = context.open_loop_argv(open_loop_cell(cell, calls), target, offered, calls, CALL_TIMEOUT)
             repeat, report = sampled_run(argv, child, context, f"{record.stem}-{name}.json", calls, role)
             repeats.append(repeat)
             return report

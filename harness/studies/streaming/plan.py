@@ -105,12 +105,12 @@ def measure_fetch(cell: Cell, target: str, child: Child | None, context: CellCon
     driver, clients = context.driver, cell.concurrency
 
     def runs(record: CellRecord, repeats: list[Repeat]) -> CellRecord:
-        warmup = driver.run(driver.argv(context.tool, cell, target, clients), RUN_TIMEOUT)
+        warmup = driver.run(context.argv(cell, target, clients), RUN_TIMEOUT)
         save_report(context.study_dir, f"{record.stem}-{WARMUP}.json", warmup.raw)
         if warmup.report.ok == 0:
             raise DriverError(f"no warm-up fetch-all was OK: {warmup.report.status_codes} {warmup.report.errors}")
         total = clients if context.options.requests else (FETCHES_ALONE if clients == 1 else FETCHES_EACH * clients)
-        argv = driver.argv(context.tool, cell, target, total)
+        argv = context.argv(cell, target, total)
         repeats.append(sampled_run(argv, child, context, f"{record.stem}-r1.json", total)[0])
         return record
 
@@ -124,7 +124,7 @@ def measure_watch(cell: Cell, target: str, child: Child | None, context: CellCon
         watched = replace(cell, scenario=replace(cell.scenario, data={**cell.scenario.data, "seconds": 2}))
 
     def runs(record: CellRecord, repeats: list[Repeat]) -> CellRecord:
-        argv = context.driver.argv(context.tool, watched, target, cell.concurrency)
+        argv = context.argv(watched, target, cell.concurrency)
         repeats.append(sampled_run(argv, child, context, f"{record.stem}-r1.json", cell.concurrency)[0])
         return record
 
