@@ -10,6 +10,7 @@ import sys
 from dataclasses import dataclass
 from typing import TypeVar
 
+from harness.tls import MTLS, PLAINTEXT, TLS, WIRES
 from servers.common import ServerConfig
 
 THREAD_POOL_MODULE = "servers.sync"  # the one server module that serves on a thread pool
@@ -303,12 +304,19 @@ def connection_count(connections: str, concurrency: int) -> int | None:
 
 
 # A cell's name, as cell_name gives it; a driver's report of the cell adds a suffix ("-r1") it never matches.
-CELL_NAME = re.compile(rf"c\d+(\+({re.escape(PER_WORKER)}|{re.escape(PER_CALL)}|{re.escape(POOL_PREFIX)}\d+))?")
+CELL_NAME = re.compile(
+    rf"c\d+(\+({re.escape(PER_WORKER)}|{re.escape(PER_CALL)}|{re.escape(POOL_PREFIX)}\d+))?(\+({TLS}|{MTLS}))?"
+)
 
 
-def cell_name(concurrency: int, connections: str) -> str:
-    """c<N>, and +<connections> unless the workers share one: the last part of a cell's key and file stem."""
-    return f"c{concurrency}" + ("" if connections == SHARED else f"+{connections}")
+def cell_name(concurrency: int, connections: str, wire: str = PLAINTEXT) -> str:
+    """c<N>, +<connections> unless the workers share one, and +<wire> over TLS: the last part of a cell's key and
+    file stem."""
+    return (
+        f"c{concurrency}"
+        + ("" if connections == SHARED else f"+{connections}")
+        + ("" if wire == PLAINTEXT else f"+{wire}")
+    )
 
 
 @dataclass(frozen=True)
@@ -320,14 +328,18 @@ class Cell:
     scenario: Scenario
     concurrency: int
     connections: str = SHARED
+    wire: str = PLAINTEXT  # what the server and driver speak: plaintext, tls or mtls (harness.tls)
 
     def __post_init__(self) -> None:
         connection_count(self.connections, self.concurrency)
+        if self.wire not in WIRES:
+            raise ValueError(f"a cell's wire is one of {', '.join(WIRES)}, got {self.wire!r}")
 
     @property
     def key(self) -> str:
-        """A stable, path-safe name: scenario/server/c<N>, with +<connections> where they are not shared."""
-        return f"{self.scenario.name}/{self.server.name}/{cell_name(self.concurrency, self.connections)}"
+        """A stable, path-safe name: scenario/server/c<N>, with +<connections> where they are not shared and
+        +<wire> over TLS."""
+        return f"{self.scenario.name}/{self.server.name}/{cell_name(self.concurrency, self.connections, self.wire)}"
 
 
 def expand(servers: tuple[ServerVariant, ...], scenarios: tuple[Scenario, ...], levels: tuple[int, ...]) -> list[Cell]:

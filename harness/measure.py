@@ -6,9 +6,9 @@ A study names its measurement (`Study.measure`); the run loop gives it a running
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness.drivers.registry import DRIVERS, Driver
@@ -18,7 +18,7 @@ from harness.options import RunOptions
 from harness.processes import Child, ProcessError
 from harness.resources import ResourceSampler, ServerCounters
 from harness.results import CellRecord, Repeat, save_report
-from harness.tls import PLAIN, Wire
+from harness.tls import PLAIN, PLAINTEXT, Wire
 from harness.tools import ensure_tool
 
 RUN_TIMEOUT = 600.0
@@ -41,17 +41,21 @@ class CellContext:
     study_dir: Path
     # Where servers write their own counters (GC, loop lag, context switches); None: they keep none.
     stats_dir: Path | None = None
-    wire: Wire = PLAIN  # what the servers speak, and so the driver
+    # The run's wires by name (harness.tls): a cell's server and driver speak the one the cell names.
+    wires: Mapping[str, Wire] = field(default_factory=lambda: {PLAINTEXT: PLAIN})
+
+    def wire(self, cell: Cell) -> Wire:
+        return self.wires[cell.wire]
 
     def argv(self, cell: Cell, target: str, requests: int) -> list[str]:
-        """The driver's command for `requests` calls of cell on target, over the run's wire."""
-        return self.driver.wire(self.driver.argv(self.tool, cell, target, requests), self.wire)
+        """The driver's command for `requests` calls of cell on target, over the cell's wire."""
+        return self.driver.wire(self.driver.argv(self.tool, cell, target, requests), self.wire(cell))
 
     def open_loop_argv(self, cell: Cell, target: str, rate: int, requests: int, timeout: str) -> list[str]:
-        """The driver's open-loop command (`rate` calls/s), over the run's wire."""
+        """The driver's open-loop command (`rate` calls/s), over the cell's wire."""
         build = self.driver.open_loop_argv
         assert build is not None, f"{self.driver.name} has no open loop"
-        return self.driver.wire(build(self.tool, cell, target, rate, requests, timeout), self.wire)
+        return self.driver.wire(build(self.tool, cell, target, rate, requests, timeout), self.wire(cell))
 
 
 def sampled_run(
@@ -102,6 +106,7 @@ def new_record(cell: Cell, options: RunOptions, probe_file: str = "") -> CellRec
         jitter_ms=jitter_ms,
         probe_file=probe_file,
         connections=cell.connections,
+        wire=cell.wire,
     )
 
 

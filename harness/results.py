@@ -26,6 +26,7 @@ from typing import Any
 
 from harness.drivers.report import LoadReport
 from harness.matrix import CELL_NAME, SHARED, cell_name
+from harness.tls import PLAINTEXT
 from harness.verdicts import ComparisonRecord
 
 SCHEMA = 3
@@ -120,6 +121,7 @@ class CellRecord:
     jitter_ms: int = 0
     probe_file: str = ""  # the report of calls made one at a time, for the cell's bounds
     connections: str = SHARED  # how the driver's workers held their connections (harness.matrix)
+    wire: str = PLAINTEXT  # plaintext, tls or mtls
     # What a handshake with the cell's server settled (protocol, cipher suite, ALPN); "" over plaintext.
     tls: str = ""
     schema: int = SCHEMA
@@ -134,7 +136,7 @@ class CellRecord:
     @property
     def key(self) -> str:
         """scenario/server/c<N>[+connections]: the cell's name within its study, as Cell.key."""
-        return f"{self.scenario}/{self.server}/{cell_name(self.concurrency, self.connections)}"
+        return f"{self.scenario}/{self.server}/{cell_name(self.concurrency, self.connections, self.wire)}"
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> CellRecord:

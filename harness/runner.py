@@ -12,7 +12,7 @@ import os
 import random
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -43,7 +43,7 @@ from harness.serving import running_server
 from harness.studies import DEFAULT_STUDIES, StudyReport, plan, study
 from harness.studies.base import shared_targets
 from harness.studies.planning import Comparison, StudyPlan, controlled_first
-from harness.tls import MTLS, PLAIN, PLAINTEXT, Wire, make_certificates, negotiated
+from harness.tls import MTLS, PLAIN, PLAINTEXT, TLS, Wire, make_certificates, negotiated
 from harness.tools import TOXIPROXY, ensure_tool
 from harness.verdicts import Method, control_of
 from scenarios.config import BackendConfig
@@ -80,19 +80,35 @@ class Chosen:
         return self.report.name
 
 
+def compared_cells(chosen: Chosen) -> list[Cell]:
+    return [cell for comparison in chosen.comparisons for cell in comparison.cells]
+
+
 def chosen_studies(options: RunOptions) -> list[Chosen]:
-    """The studies options name, or the default ones, each with its cells."""
+    """The studies options name, or the default ones, each with its cells; with --tls or --mtls, every cell over
+    that wire."""
     found = []
     for name in options.studies or DEFAULT_STUDIES:
         planned = plan(name)
         comparisons = [] if options.full else controlled_first(planned.comparisons(options))
-        found.append(Chosen(study(name), planned, planned.cells(options), comparisons))
+        cells = planned.cells(options)
+        if options.wire != PLAINTEXT:
+            cells = [replace(cell, wire=options.wire) for cell in cells]
+            comparisons = [each.over(options.wire) for each in comparisons]
+        found.append(Chosen(study(name), planned, cells, comparisons))
     return found
 
 
-def _failed(cell: Cell, reason: str) -> CellRecord:
+def _failed(cell: Cell, reason: str, status: str = "failed") -> CellRecord:
+    """A cell's record when it was not measured: failed or skipped, with the reason."""
     return CellRecord(
-        cell.scenario.name, cell.server.name, cell.concurrency, "failed", reason, connections=cell.connections
+        cell.scenario.name,
+        cell.server.name,
+        cell.concurrency,
+        status,
+        reason,
+        connections=cell.connections,
+        wire=cell.wire,
     )
 
 
@@ -100,12 +116,7 @@ def skipped(group: list[Cell], reason: str, started: Callable[[Cell], None]) -> 
     """Cells recorded as skipped, with the reason."""
     for cell in group:
         started(cell)
-        yield (
-            cell,
-            CellRecord(
-                cell.scenario.name, cell.server.name, cell.concurrency, "skipped", reason, connections=cell.connections
-            ),
-        )
+        yield cell, _failed(cell, reason, "skipped")
 
 
 def serve_and_measure(
@@ -117,9 +128,10 @@ def serve_and_measure(
         try:
             if context.stats_dir is not None:
                 env = {**env, STATS_DIR_VARIABLE: str(context.stats_dir)}
-            server = running_server(pending[0].server, env, cpus=context.options.server_cpus, wire=context.wire)
+            wire = context.wire(pending[0])  # the cells of a group share their server, and so its wire
+            server = running_server(pending[0].server, env, cpus=context.options.server_cpus, wire=wire)
             with server as (target, child):
-                probe_file, settled = "", negotiated(target, context.wire)
+                probe_file, settled = "", negotiated(target, wire)
                 while pending:
                     cell = pending.pop(0)
                     started(cell)
@@ -200,7 +212,7 @@ class StudyEnvironment:
     routes: LatencyRoutes | None
     tool: Path
     run_dir: Path
-    wire: Wire = PLAIN
+    wires: Mapping[str, Wire] = field(default_factory=lambda: {PLAINTEXT: PLAIN})
 
     def server_env(self, scenario: Scenario) -> dict[str, str]:
         """The backend variables a server of this scenario gets (through a latency proxy where it has one)."""
@@ -237,12 +249,13 @@ def measure_comparison(
         cell, role = cells[owner], "control" if label == control else "round"
         progress.cell_started(cell, next(measured), estimate)
         try:
+            wire = context.wire(cell)
             server = running_server(
-                cell.server, where.server_env(cell.scenario), cpus=where.options.server_cpus, wire=where.wire
+                cell.server, where.server_env(cell.scenario), cpus=where.options.server_cpus, wire=wire
             )
             with server as (target, child):
                 if not records[owner].tls:
-                    records[owner] = replace(records[owner], tls=negotiated(target, where.wire))
+                    records[owner] = replace(records[owner], tls=negotiated(target, wire))
                 warmed = warm_up(cell, target, context, records[owner])
                 requests = sizes.setdefault(label, window_requests(warmed.warmup_ok_rps, cell, where.options.requests))
                 argv = context.argv(cell, target, requests)
@@ -305,7 +318,7 @@ def run_study(
         options.repeats or each.repeats,
         where.run_dir / each.name,
         Path(stats.name) if stats else None,
-        where.wire,
+        where.wires,
     )
     count = itertools.count(1)
 
@@ -319,9 +332,15 @@ def run_study(
             budget = budget or Budget(None, 0.0)
             for comparison in chosen.comparisons:
                 deadline = budget.deadline(comparison.estimate_seconds)
-                measure_comparison(comparison, where, context, method, seed, progress, deadline)
+                driven = context
+                if comparison.driver and comparison.driver != each.driver:  # a comparison the study's driver cannot run
+                    driver = DRIVERS[comparison.driver]
+                    driven = replace(context, driver=driver, tool=ensure_tool(driver.tool))
+                measure_comparison(comparison, where, driven, method, seed, progress, deadline)
         else:
-            for (server, scenario), grouped in itertools.groupby(cells, key=lambda c: (c.server, c.scenario)):
+            for (server, scenario, _), grouped in itertools.groupby(
+                cells, key=lambda c: (c.server, c.scenario, c.wire)
+            ):
                 group = list(grouped)
                 skip = options.skip_reason(server, scenario)
                 if skip:
@@ -394,18 +413,20 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
                     routes = LatencyRoutes(stack.enter_context(toxiproxy()), config)
                     described["latency_proxy"] = tool_version(TOXIPROXY)
                 meta = replace(meta, backends=described)
-            wire = PLAIN
-            if options.wire != PLAINTEXT:  # a CA and certificates for this run only, gone when it ends
+            wires = {PLAINTEXT: PLAIN}
+            spoken = {cell.wire for each in plans for cell in [*each.cells, *compared_cells(each)]}
+            if spoken - {PLAINTEXT}:  # a CA and certificates for this run only, gone when it ends
                 made = make_certificates(Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-tls-"))))
-                wire = Wire(made, mutual=options.wire == MTLS)
-                meta = replace(meta, wire={"name": wire.name, "key_type": made.key_type})
+                wires |= {TLS: Wire(made), MTLS: Wire(made, mutual=True)}
+                name = options.wire if options.wire != PLAINTEXT else "per cell"  # the wire study's: each says
+                meta = replace(meta, wire={"name": name, "key_type": made.key_type})
             meta.save(run_dir)
             budget = Budget(
                 begun + meta.budget_seconds if meta.budget_seconds else None,
                 sum(comparison.estimate_seconds for each in plans for comparison in each.comparisons),
             )
             for each in plans:
-                where = StudyEnvironment(options, config, routes, tools[each.name], run_dir, wire)
+                where = StudyEnvironment(options, config, routes, tools[each.name], run_dir, wires)
                 meta = run_study(each, where, meta, progress, budget)
         status = "complete"
     finally:

@@ -491,6 +491,41 @@ def make_connections_rounds_run(root: Path) -> Path:
     return run_dir
 
 
+def make_wire_run(root: Path) -> Path:
+    """A wire run in rounds: hello on sync-w10 in plaintext (the reference, with the study's A/A twin), TLS 8%
+    slower, mutual TLS 9% slower; 1 MiB replies from sync-w10 and aio-uvloop, each in plaintext and TLS."""
+    run_id = "20260108T000000Z"
+    run_dir = root / "runs" / run_id
+    data = meta(run_id, "Test CPU A") | {"schema": 3, "thresholds": Thresholds().to_json()}
+    entry = data["studies"].pop("stacks")
+    entry["matrix"] |= {"servers": ["sync-w10", "aio-uvloop"], "scenarios": ["hello", "reply-1MiB"]}
+    entry["question"] = "What do TLS and large messages cost, and how should clients hold connections under TLS?"
+    data["studies"]["wire"] = entry
+    data["wire"] = {"name": "per cell", "key_type": "ECDSA"}
+    write_json_atomic(run_dir / "run.json", data)
+    handshake = "TLSv1.3 TLS_AES_128_GCM_SHA256, h2"
+    wires = {"plaintext": "plaintext", "tls": "tls", "mtls": "mtls"}
+    cells = {
+        label: CellRecord(
+            "hello", "sync-w10", 50, "ok", seconds=60.0, wire=wire, tls="" if wire == "plaintext" else handshake
+        )
+        for label, wire in wires.items()
+    }
+    base = {"plaintext": 6000, "tls": 5520, "mtls": 5460}
+    noise = {"plaintext": [1.0, 1.01, 0.99, 1.0, 1.02], "plaintext~aa": [0.99, 1.0, 1.01, 1.02, 0.99]}
+    noise |= {"tls": [1.0, 1.0, 0.99, 1.01, 1.0], "mtls": [1.01, 0.98, 1.0, 1.02, 0.99]}
+    write_rounds(run_dir / "wire", "tls/sync-w10/c50", cells, base, noise, {"tls": Stop(5, "clear")})
+    sized = {
+        f"{server}{suffix}": CellRecord("reply-1MiB", server, 10, "ok", seconds=60.0, wire=wire)
+        for server in ("sync-w10", "aio-uvloop")
+        for suffix, wire in (("", "plaintext"), ("+tls", "tls"))
+    }
+    base = {"sync-w10": 400, "sync-w10+tls": 300, "aio-uvloop": 500, "aio-uvloop+tls": 350}
+    noise = {label: [1.0, 1.01, 0.99, 1.0, 1.02] for label in sized}
+    write_rounds(run_dir / "wire", "reply-1MiB/c10", sized, base, noise, {}, controlled=False)
+    return run_dir
+
+
 def write_rounds(
     where: Path,
     workload: str,

@@ -211,3 +211,22 @@ def test_a_run_over_tls_serves_and_drives_every_cell_over_it(tmp_path: Path, wir
     assert cells and all(cell["status"] == "ok" for cell in cells)
     assert all(cell["tls"].startswith("TLSv1.") for cell in cells), {cell["server"]: cell["tls"] for cell in cells}
     assert not list(run_dir.rglob("*.key")) and not list(run_dir.rglob("*.pem"))  # the certificates are not kept
+
+
+def test_the_wire_study_compares_wires_ways_and_sizes_in_rounds(tmp_path: Path) -> None:
+    args = ["--study", "wire", "--servers", "sync-w10,aio-uvloop", "--requests", "20", "--rounds", "2"]
+    harness("run-all", *args, "--seed", "5", "--out", str(tmp_path), timeout=900)
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert meta["wire"] == {"name": "per cell", "key_type": "ECDSA"}
+    found = {
+        (each["workload"], each["alternative"])
+        for each in json.loads(harness("verdicts", "--json", "--out", str(tmp_path), timeout=60).stdout)
+    }
+    assert {("tls/sync-w10/c50", "tls"), ("tls/aio-uvloop/c50", "mtls")} <= found
+    assert ("connections-tls/aio-uvloop/c100", "per-call+tls") in found
+    assert ("reply-1MiB/c10", "aio-uvloop+tls") in found
+    tls = json.loads((run_dir / "wire" / "cells" / "hello" / "sync-w10" / "c50+tls.json").read_text())
+    assert tls["wire"] == "tls" and tls["tls"].startswith("TLSv1.3")
+    assert (tmp_path / "wire" / "charts" / "sizes.png").is_file()
+    assert "Which stack moves 1MiB replies" in (tmp_path / "README.md").read_text()

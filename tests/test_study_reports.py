@@ -30,6 +30,7 @@ from tests.runs import (
     make_rounds_run,
     make_run,
     make_streaming_run,
+    make_wire_run,
     write_rounds,
 )
 from tests.test_report import check_golden
@@ -40,6 +41,7 @@ MAKERS: dict[str, Callable[[Path], Path]] = {
     "streaming": make_streaming_run,
     "protocols": make_protocols_run,
     "connections": make_connections_run,
+    "wire": make_wire_run,
 }
 
 

@@ -16,11 +16,12 @@ from harness.studies.connections.report import REPORT as CONNECTIONS
 from harness.studies.protocols.report import REPORT as PROTOCOLS
 from harness.studies.stacks.report import REPORT as STACKS
 from harness.studies.streaming.report import REPORT as STREAMING
+from harness.studies.wire.report import REPORT as WIRE
 
 if TYPE_CHECKING:  # the plan halves' type, without importing the measuring modules
     from harness.studies.planning import StudyPlan
 
-STUDIES: tuple[StudyReport, ...] = (STACKS, CAPACITY, STREAMING, PROTOCOLS, CONNECTIONS)
+STUDIES: tuple[StudyReport, ...] = (STACKS, CAPACITY, STREAMING, PROTOCOLS, CONNECTIONS, WIRE)
 DEFAULT_STUDIES: tuple[str, ...] = tuple(each.name for each in STUDIES if each.default)
 
 

@@ -38,12 +38,21 @@ class Comparison:
     # Whether the reference also runs as its A/A twin: the runner gives each study's first comparison the study's
     # control (`controlled_first`), so that a study orders its comparisons with the one that suits it first.
     controlled: bool = False
+    # The driver of its windows, where not the study's (a pattern the study's driver cannot express); None: the
+    # study's. The study lists it among its checkers, so that the run records its version.
+    driver: str | None = None
 
     def __post_init__(self) -> None:
         labels = [label for label, _ in (self.reference, *self.alternatives)]
         cells = [cell.key for _, cell in (self.reference, *self.alternatives)]
         if len(set(labels)) != len(labels) or len(set(cells)) != len(cells):
             raise ValueError(f"{self.workload}: labels and cells must be distinct: {labels}")
+
+    def over(self, wire: str) -> Comparison:
+        """The same comparison with every cell over wire (run-all --tls, --mtls)."""
+        reference, cell = self.reference
+        alternatives = tuple((label, replace(each, wire=wire)) for label, each in self.alternatives)
+        return replace(self, reference=(reference, replace(cell, wire=wire)), alternatives=alternatives)
 
     @property
     def labelled(self) -> dict[str, Cell]:

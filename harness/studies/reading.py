@@ -321,7 +321,7 @@ def without_controls(result: CellResult) -> CellResult:
 
 def workload_of(record: CellRecord) -> str:
     """A cell's workload, as a comparison names it: scenario/c<N>[+connections]."""
-    return f"{record.scenario}/{cell_name(record.concurrency, record.connections)}"
+    return f"{record.scenario}/{cell_name(record.concurrency, record.connections, record.wire)}"
 
 
 def labelled_cells(run: StudyRun, record: ComparisonRecord) -> dict[str, CellResult]:

@@ -1,0 +1,72 @@
+"""The wire study's plan: its comparisons in rounds (TLS cost per stack, connections under TLS, reply sizes);
+with --full the same cells, each measured on its own."""
+
+from __future__ import annotations
+
+from harness.matrix import PER_CALL, SHARED, Cell, server_variant
+from harness.measure import measure_closed_loop
+from harness.options import RunOptions
+from harness.studies.planning import Axis, Comparison, StudyPlan
+from harness.studies.wire import (
+    CLIENTS,
+    CONNECTIONS_ON,
+    HELLO,
+    LEVEL,
+    NAME,
+    SIZE_LEVEL,
+    SIZE_SCENARIOS,
+    STACK_NAMES,
+    WAYS,
+)
+from harness.tls import MTLS, PLAINTEXT, TLS
+
+
+def comparisons(options: RunOptions) -> list[Comparison]:
+    """Plaintext against TLS and mutual TLS on each stack; the ways of holding connections under TLS; each reply
+    size from every stack in plaintext and TLS against sync-w10 in plaintext."""
+    stacks = options.servers or tuple(server_variant(name) for name in STACK_NAMES)
+    found = [
+        Comparison(
+            f"tls/{server.name}/c{LEVEL}",
+            (PLAINTEXT, Cell(server, HELLO, LEVEL)),
+            tuple((wire, Cell(server, HELLO, LEVEL, wire=wire)) for wire in (TLS, MTLS)),
+        )
+        for server in stacks
+    ]
+    on = server_variant(CONNECTIONS_ON)
+    ways = [(f"{way}+{TLS}", Cell(on, HELLO, CLIENTS, way, TLS)) for way in WAYS]
+    found.append(
+        Comparison(
+            f"connections-tls/{on.name}/c{CLIENTS}",
+            (SHARED, Cell(on, HELLO, CLIENTS)),
+            (*ways, (WAYS[-1], Cell(on, HELLO, CLIENTS, WAYS[-1]))),
+            driver="loadgen",  # ghz cannot open a connection per call
+        )
+    )
+    for each in SIZE_SCENARIOS:
+        labelled = [
+            (server.name + ("" if wire == PLAINTEXT else f"+{wire}"), Cell(server, each, SIZE_LEVEL, wire=wire))
+            for server in stacks
+            for wire in (PLAINTEXT, TLS)
+        ]
+        found.append(Comparison(f"{each.name}/c{SIZE_LEVEL}", labelled[0], tuple(labelled[1:])))
+    return found
+
+
+def cells(options: RunOptions) -> list[Cell]:
+    """The comparisons' cells; with --full each measured on its own by ghz, which cannot open a connection per
+    call (those cells are left out)."""
+    found = {cell.key: cell for comparison in comparisons(options) for cell in comparison.cells}
+    return [cell for cell in found.values() if not (options.full and cell.connections == PER_CALL)]
+
+
+PLAN = StudyPlan(
+    name=NAME,
+    axes=(Axis("server", STACK_NAMES, "--servers"),),
+    driver="ghz",
+    repeats=3,
+    cells=cells,
+    measure=measure_closed_loop,
+    checkers=("loadgen",),
+    comparisons=comparisons,
+)

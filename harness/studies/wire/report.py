@@ -1,0 +1,188 @@
+"""The wire study's report: its comparisons in rounds (tables with intervals, verdicts, decision rows), and what
+the reply sizes moved: MB/s with its interval and the server's CPU per MB, by stack and wire, charted against
+size."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+from harness.results import StudyRun, Target
+from harness.studies.base import StudyReport
+from harness.studies.comparing import Telling, in_rounds, rounds_files, rounds_section, with_rounds
+from harness.studies.reading import Judged, busiest_window, failed_cells, judged_comparisons, medians, study_readme
+from harness.studies.wire import (
+    BYTES,
+    CLIENTS,
+    CONNECTIONS_ON,
+    LEVEL,
+    NAME,
+    QUESTION,
+    SIZE_LEVEL,
+    SIZE_SCENARIOS,
+    size_label,
+)
+from harness.summaries import chart_title, figure, header, png, row, style
+from harness.verdicts import Interval, interval
+
+MB = 1e6
+
+
+def _sized(judgeds: Sequence[Judged]) -> list[tuple[str, str, Interval, float | None]]:
+    """(scenario, label, OK calls/s with its interval, the server's median CPU ms per call) for every label of
+    the reply-size comparisons."""
+    found = []
+    for judged in judgeds:
+        for label, cell in judged.cells.items():
+            rates = list(judged.rates.get(label, {}).values())
+            if cell.record.scenario not in BYTES or not rates:
+                continue
+            costs = sorted(
+                repeat.resources.cpu_seconds * 1000 / report.ok
+                for repeat, report in zip(cell.record.repeats, cell.reports, strict=True)
+                if repeat.role == "round" and repeat.resources.sampled and report.ok
+            )
+            found.append((cell.record.scenario, label, interval(rates), costs[len(costs) // 2] if costs else None))
+    return found
+
+
+def size_table(run: StudyRun) -> list[str]:
+    """MB/s of reply payload by stack and wire (rows) and size (columns), with the server's CPU per MB."""
+    sized = _sized(judged_comparisons(run))
+    if not sized:
+        return []
+    names = [each.name for each in SIZE_SCENARIOS if any(found[0] == each.name for found in sized)]
+    lines = header([f"{size_label(BYTES[name])}: MB/s [95% CI], server CPU ms per MB" for name in names], "stack")
+    for label in dict.fromkeys(found[1] for found in sized):
+        values = []
+        for name in names:
+            match = [(rates, cost) for scenario, each, rates, cost in sized if (scenario, each) == (name, label)]
+            if not match:
+                values.append("—")
+                continue
+            rates, cost = match[0]
+            megabytes = BYTES[name] / MB
+            per_mb = "—" if cost is None else f"{cost / megabytes:,.1f}"
+            values.append(
+                f"{rates.value * megabytes:,.1f} [{rates.low * megabytes:,.1f}, "
+                f"{rates.high * megabytes if math.isfinite(rates.high) else math.inf:,.1f}], {per_mb}"
+            )
+        lines.append(row(label, values))
+    return [
+        f"Reply payload moved, at {SIZE_LEVEL} workers on one connection (ghz), by stack in plaintext and over TLS: "
+        "the OK calls/s times the reply's bytes, with the interval of the label's rate over its rounds, and the "
+        "server's CPU milliseconds per MB moved (median over its windows).",
+        "",
+        *lines,
+        "",
+    ]
+
+
+def size_chart(run: StudyRun) -> bytes:
+    """MB/s against reply size, one line per stack and wire (TLS dashed), error bars the 95% intervals."""
+    drawing, axes = figure(1, 1, figsize=(7.5, 4.8))
+    sized = _sized(judged_comparisons(run))
+    for index, label in enumerate(dict.fromkeys(found[1] for found in sized)):
+        points = sorted(
+            (BYTES[scenario], rates) for scenario, each, rates, _ in sized if each == label and rates.value > 0
+        )
+        sizes = [size for size, _ in points]
+        values = [rates.value * size / MB for size, rates in points]
+        low = [(rates.value - rates.low) * size / MB for size, rates in points]
+        high = [
+            ((rates.high if math.isfinite(rates.high) else rates.value) - rates.value) * size / MB
+            for size, rates in points
+        ]
+        axes.errorbar(
+            sizes,
+            values,
+            yerr=[low, high],
+            capsize=3,
+            linestyle="--" if "+" in label else "-",
+            label=label,
+            **style(index),
+        )
+    axes.set_xscale("log", base=2)
+    axes.set_yscale("log")
+    axes.set(xlabel="reply payload, bytes", ylabel="MB/s of payload (OK calls only), 95% CI")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=7)
+    return png(drawing, chart_title(run, f"Reply payload moved at {SIZE_LEVEL} workers"))
+
+
+def render(run: StudyRun) -> dict[str, bytes]:
+    if in_rounds(run):
+        return {**rounds_files(run, TELLING), "charts/sizes.png": size_chart(run)}
+    return {"README.md": study_readme(NAME, f"# Wire: {run.title}", matrix_tables(run))}
+
+
+def matrix_tables(run: StudyRun) -> list[str]:
+    """A --full run: each cell's median OK calls/s."""
+    lines = header(["OK calls/s", "handshake"], "cell")
+    for each in medians(run):
+        lines.append(
+            row(each.result.record.key, [f"{each.report.ok_rps:,.0f}{each.not_ok}", each.result.record.tls or "—"])
+        )
+    return [*lines, "", *failed_cells(run)]
+
+
+def section(runs: Sequence[StudyRun]) -> str:
+    newest = runs[0]
+    if not in_rounds(newest):
+        return "\n".join(matrix_tables(newest))
+    more = [f"![sizes]({NAME}/charts/sizes.png)", "", *size_table(newest)]
+    return rounds_section(runs, TELLING, more)
+
+
+def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Target]:
+    """The driver never the limit: below the busy threshold in every window (reported)."""
+    highest = busiest_window(run)
+    return {"driver_not_busy": Target(highest < run.thresholds.driver_busy, {"highest": round(highest, 3)})}
+
+
+def _question(topic: str) -> str:
+    if topic == "tls":
+        return "What TLS costs: plaintext, TLS or mutual TLS?"
+    if topic == "connections-tls":
+        return "Under TLS, how should clients hold connections?"
+    return f"Which stack moves {size_label(BYTES[topic])} replies, in plaintext or TLS?"
+
+
+def _description(topic: str) -> str:
+    if topic == "tls":
+        return (
+            f"SayHello by {LEVEL} ghz workers on one connection, in plaintext, over TLS and over mutual TLS (a CA "
+            "made for the run; ECDSA P-256 keys), each on a fresh server start"
+        )
+    if topic == "connections-tls":
+        return (
+            f"SayHello by {CLIENTS} clients (loadgen) on {CONNECTIONS_ON} over TLS, sharing one connection, holding "
+            "one each, sharing a pool of 10, or opening a new connection (and so a handshake) for every call, beside "
+            "plaintext's shared connection and new connection per call; a new connection per call over TLS serves "
+            "about as many calls/s as the server's core completes handshakes"
+        )
+    return f"SayHello replying with {size_label(BYTES[topic])} of payload, {SIZE_LEVEL} ghz workers on one connection"
+
+
+TELLING = Telling(
+    NAME,
+    {topic: _question(topic) for topic in ("tls", "connections-tls", *BYTES)},
+    _description,
+    "stack or wire",
+)
+
+REPORT = with_rounds(
+    StudyReport(
+        name=NAME,
+        question=QUESTION,
+        follows="no public comparison: the stacks measured over TLS and with large messages for the first time here",
+        render=render,
+        section=section,
+        answer=lambda runs: "Not measured in rounds yet.",
+        targets=targets,
+        default=False,
+    ),
+    TELLING,
+)
+REPORT = replace(REPORT, render=render, section=section)  # its rounds with the sizes' table and chart
