@@ -34,6 +34,7 @@ from scenarios.objects import (
     PageTokens,
     archive_operations,
     bulk_outcome,
+    compute,
     delay_seconds,
     effective_batch_size,
     effective_parallelism,
@@ -47,6 +48,7 @@ from scenarios.objects import (
     top_level_prefixes,
     unsettled_races,
     validate_bucket,
+    work_units,
 )
 from scenarios.sensors import DEFAULT_INTERVAL_MS, SensorHub, WatchSession, interval_seconds
 
@@ -115,8 +117,10 @@ class AsyncScenarios:
         await self._resources.aclose()
 
     async def hello(self, request: bench_pb2.HelloRequest) -> bench_pb2.HelloReply:
-        """Greet after delay_ms, yielding the event loop meanwhile (no I/O, no CPU), with reply_bytes of payload."""
+        """Greet after `work` units of computation and delay_ms, yielding the event loop while it waits (no I/O,
+        no CPU), with reply_bytes of payload."""
         pause, payload = delay_seconds(request.delay_ms), reply_payload(request.reply_bytes)
+        compute(work_units(request.work))  # on the loop, as a handler that computes would
         if pause:
             await asyncio.sleep(pause)
         return bench_pb2.HelloReply(message=hello_message(request.name), payload=payload)

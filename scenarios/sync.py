@@ -37,6 +37,7 @@ from scenarios.objects import (
     PageTokens,
     archive_operations,
     bulk_outcome,
+    compute,
     delay_seconds,
     effective_batch_size,
     effective_parallelism,
@@ -50,6 +51,7 @@ from scenarios.objects import (
     top_level_prefixes,
     unsettled_races,
     validate_bucket,
+    work_units,
 )
 from scenarios.sensors import DEFAULT_INTERVAL_MS, SensorHub, WatchSession, interval_seconds
 
@@ -153,9 +155,10 @@ class SyncScenarios:
             session.close()
 
     def hello(self, request: bench_pb2.HelloRequest, stopped: threading.Event = NEVER) -> bench_pb2.HelloReply:
-        """Greet after delay_ms, waiting on this worker thread (no I/O, no CPU) unless the caller stops first,
-        with reply_bytes of payload."""
+        """Greet after `work` units of computation and delay_ms, waiting on this worker thread (no I/O, no CPU)
+        unless the caller stops first, with reply_bytes of payload."""
         pause, payload = delay_seconds(request.delay_ms), reply_payload(request.reply_bytes)
+        compute(work_units(request.work))
         if pause and stopped.wait(pause):
             raise Cancelled("the caller stopped waiting")
         return bench_pb2.HelloReply(message=hello_message(request.name), payload=payload)

@@ -2,9 +2,10 @@
 
 The protocols study's REST side of the Info flow: `POST /v1/info` takes `{"name", "age", "height"}` and
 answers `{"success": true, "reason": ""}`, or 400 with `success` false and the reason for bad input;
-`GET /v1/hello?name=&reply_bytes=N` answers `{"message": "Hello <name>", "payload": "<N bytes, base64>"}`, or the N
-bytes alone with `Accept: application/octet-stream`; N above
-the maximum is 400 naming `reply_bytes`. `GET /healthz` is the readiness check.
+`GET /v1/hello?name=&reply_bytes=N&work=W` computes W units (as SayHello's `work`) and answers
+`{"message": "Hello <name>", "payload": "<N bytes, base64>"}`, or the N bytes alone with
+`Accept: application/octet-stream`; N or W above its maximum is 400 naming the field. `GET /healthz` is the
+readiness check.
 JSON in, JSON out, validated by pydantic as a FastAPI service would be.
 """
 
@@ -25,7 +26,7 @@ from pydantic import BaseModel, StrictInt, StrictStr
 
 from scenarios.errors import InvalidArgument
 from scenarios.info import InfoStore
-from scenarios.objects import hello_message, reply_payload
+from scenarios.objects import compute, hello_message, reply_payload, work_units
 from servers.common import (
     HEALTH_PATH,
     ServerConfig,
@@ -85,11 +86,14 @@ def create_app(store: InfoStore) -> FastAPI:
         return InfoOut(success=True)
 
     @app.get("/v1/hello", response_model=HelloOut)
-    async def hello(request: Request, name: str = "", reply_bytes: int = Query(0, ge=0)) -> Any:
+    async def hello(
+        request: Request, name: str = "", reply_bytes: int = Query(0, ge=0), work: int = Query(0, ge=0)
+    ) -> Any:
         try:
-            payload = reply_payload(reply_bytes)
+            payload, units = reply_payload(reply_bytes), work_units(work)
         except InvalidArgument as error:
             return _refused(str(error))
+        compute(units)
         message = hello_message(name)
         if request.headers.get("accept", "") == OCTET_STREAM:
             return Response(payload, media_type=OCTET_STREAM)

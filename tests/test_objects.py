@@ -12,13 +12,16 @@ from pymongo.errors import BulkWriteError
 from protos.bench.v1 import bench_pb2
 from scenarios.errors import BackendUnavailable, InvalidArgument, NotFound
 from scenarios.objects import (
+    MAX_WORK,
     Batcher,
     archive_operations,
     bulk_outcome,
+    compute,
     effective_batch_size,
     object_info,
     s3_error,
     validate_bucket,
+    work_units,
 )
 
 ENTRY: dict[str, Any] = {
@@ -121,3 +124,10 @@ def test_s3_errors_map_to_domain_errors() -> None:
         assert isinstance(mapped, BackendUnavailable)
         assert mapped.backend == "S3"
         assert str(mapped).startswith("S3 is unavailable")
+
+
+def test_work_is_the_same_computation_for_the_same_units_and_has_a_maximum() -> None:
+    assert compute(0) == 0 and compute(2) == compute(2) > compute(1) > 0
+    assert work_units(MAX_WORK) == MAX_WORK
+    with pytest.raises(InvalidArgument, match="work: 1001 is above the maximum of 1000"):
+        work_units(MAX_WORK + 1)

@@ -13,7 +13,7 @@ import pytest
 
 from harness.matrix import REST_VARIANTS, ServerVariant
 from harness.serving import running_server
-from scenarios.objects import MAX_REPLY_BYTES, reply_payload
+from scenarios.objects import MAX_REPLY_BYTES, MAX_WORK, reply_payload
 from tests.conftest import CONNECTIONS, answering
 
 pytestmark = pytest.mark.usefixtures("tools")  # every test here starts a server or a tool
@@ -64,6 +64,14 @@ def test_a_bad_reply_size_is_400_naming_the_field(
     _, client = rest
     response = client.get("/v1/hello", params={"name": "p", "reply_bytes": size})
     assert response.status_code == 400 and response.json() == {"success": False, "reason": reason}
+
+
+def test_hello_computes_the_work_asked_for_and_refuses_too_much(rest: tuple[ServerVariant, httpx.Client]) -> None:
+    _, client = rest
+    assert client.get("/v1/hello", params={"name": "w", "work": 5}).json()["message"] == "Hello w"
+    response = client.get("/v1/hello", params={"name": "w", "work": MAX_WORK + 1})
+    assert response.status_code == 400
+    assert response.json()["reason"] == f"work: {MAX_WORK + 1} is above the maximum of {MAX_WORK}"
 
 
 def test_good_info_is_kept(rest: tuple[ServerVariant, httpx.Client]) -> None:

@@ -14,8 +14,9 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from harness.backends import expected_etag, seed_objects
 from harness.matrix import BENCH_BUCKET, BENCH_OBJECTS
+from harness.serving import serving_processes
 from protos.bench.v1 import bench_pb2
-from scenarios.objects import MAX_REPLY_BYTES, reply_payload
+from scenarios.objects import MAX_REPLY_BYTES, MAX_WORK, reply_payload
 from tests.conftest import LARGE_BUCKET, LARGE_OBJECTS, Server
 
 
@@ -90,6 +91,18 @@ def test_a_reply_above_the_maximum_is_invalid_and_names_the_field(server: Server
         assert f"reply_bytes: {MAX_REPLY_BYTES + 1} is above the maximum of {MAX_REPLY_BYTES}" in str(
             raised.value.details()
         )
+
+
+def test_a_handler_that_computes_takes_cpu_and_refuses_work_above_the_maximum(server: Server) -> None:
+    before = sum(process.cpu_times().user for process in serving_processes(server.child.pid))
+    for call in (server.greeter.SayHello, lambda asked, timeout: next(server.greeter.SayHelloStream(asked, timeout))):
+        assert call(bench_pb2.HelloRequest(name="w", work=20), timeout=10).message == "Hello w"
+    used = sum(process.cpu_times().user for process in serving_processes(server.child.pid)) - before
+    assert used > 0.005  # 40 units of about 1 ms: some of it, however fast the machine (not a speed check)
+    with pytest.raises(grpc.RpcError) as raised:
+        server.greeter.SayHello(bench_pb2.HelloRequest(name="w", work=MAX_WORK + 1), timeout=5)
+    assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert f"work: {MAX_WORK + 1} is above the maximum of {MAX_WORK}" in str(raised.value.details())
 
 
 def test_list_objects_returns_every_object_in_key_order(server: Server) -> None:

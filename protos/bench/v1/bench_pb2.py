@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bprotos/bench/v1/bench.proto\x12\x08\x62\x65nch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"T\n\x0cHelloRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08\x64\x65lay_ms\x18\x02 \x01(\r\x12\x13\n\x0breply_bytes\x18\x04 \x01(\r\x12\x0f\n\x07payload\x18\x05 \x01(\x0c\".\n\nHelloReply\x12\x0f\n\x07message\x18\x01 \x01(\t\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\"]\n\x12ListObjectsRequest\x12\x0e\n\x06\x62ucket\x18\x01 \x01(\t\x12\x0e\n\x06prefix\x18\x02 \x01(\t\x12\x12\n\nbatch_size\x18\x03 \x01(\r\x12\x13\n\x0bparallelism\x18\x04 \x01(\r\"_\n\x16ListObjectsPageRequest\x12\x0e\n\x06\x62ucket\x18\x01 \x01(\t\x12\x0e\n\x06prefix\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\"V\n\x14ListObjectsPageReply\x12%\n\x07objects\x18\x01 \x03(\x0b\x32\x14.bench.v1.ObjectInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"h\n\nObjectInfo\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\x12\x31\n\rlast_modified\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"9\n\x10ListObjectsReply\x12%\n\x07objects\x18\x01 \x03(\x0b\x32\x14.bench.v1.ObjectInfo\"A\n\x0c\x41rchiveReply\x12\x0e\n\x06listed\x18\x01 \x01(\r\x12\x10\n\x08inserted\x18\x02 \x01(\r\x12\x0f\n\x07updated\x18\x03 \x01(\r\"\xbb\x01\n\x0cWatchRequest\x12\x36\n\x0e\x63reate_request\x18\x01 \x01(\x0b\x32\x1c.bench.v1.WatchCreateRequestH\x00\x12\x36\n\x0e\x63\x61ncel_request\x18\x02 \x01(\x0b\x32\x1c.bench.v1.WatchCancelRequestH\x00\x12\x30\n\x0bnow_request\x18\x03 \x01(\x0b\x32\x19.bench.v1.WatchNowRequestH\x00\x42\t\n\x07request\"\'\n\x12WatchCreateRequest\x12\x11\n\tsensor_id\x18\x01 \x01(\t\"\'\n\x12WatchCancelRequest\x12\x11\n\tsensor_id\x18\x01 \x01(\t\"$\n\x0fWatchNowRequest\x12\x11\n\tsensor_id\x18\x01 \x01(\t\"\x92\x01\n\rWatchResponse\x12\x11\n\tsensor_id\x18\x01 \x01(\t\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\x12\x10\n\x08\x63\x61nceled\x18\x03 \x01(\x08\x12\r\n\x05\x65rror\x18\x04 \x01(\t\x12-\n\ttimestamp\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05value\x18\x06 \x01(\x05\"8\n\x0bInfoRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03\x61ge\x18\x02 \x01(\x03\x12\x0e\n\x06height\x18\x03 \x01(\x03\",\n\tInfoReply\x12\x0f\n\x07success\x18\x01 \x01(\x08\x12\x0e\n\x06reason\x18\x02 \x01(\t2\x85\x01\n\x07Greeter\x12\x38\n\x08SayHello\x12\x16.bench.v1.HelloRequest\x1a\x14.bench.v1.HelloReply\x12@\n\x0eSayHelloStream\x12\x16.bench.v1.HelloRequest\x1a\x14.bench.v1.HelloReply0\x01\x32\xc0\x02\n\x0bObjectStore\x12G\n\x0bListObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x1a.bench.v1.ListObjectsReply\x12K\n\rStreamObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x1a.bench.v1.ListObjectsReply0\x01\x12\x46\n\x0e\x41rchiveObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x16.bench.v1.ArchiveReply\x12S\n\x0fListObjectsPage\x12 .bench.v1.ListObjectsPageRequest\x1a\x1e.bench.v1.ListObjectsPageReply2F\n\x06Sensor\x12<\n\x05Watch\x12\x16.bench.v1.WatchRequest\x1a\x17.bench.v1.WatchResponse(\x01\x30\x01\x32y\n\x04Info\x12\x35\n\x07SetInfo\x12\x15.bench.v1.InfoRequest\x1a\x13.bench.v1.InfoReply\x12:\n\x08SetInfos\x12\x15.bench.v1.InfoRequest\x1a\x13.bench.v1.InfoReply(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bprotos/bench/v1/bench.proto\x12\x08\x62\x65nch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"b\n\x0cHelloRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08\x64\x65lay_ms\x18\x02 \x01(\r\x12\x0c\n\x04work\x18\x03 \x01(\r\x12\x13\n\x0breply_bytes\x18\x04 \x01(\r\x12\x0f\n\x07payload\x18\x05 \x01(\x0c\".\n\nHelloReply\x12\x0f\n\x07message\x18\x01 \x01(\t\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\"]\n\x12ListObjectsRequest\x12\x0e\n\x06\x62ucket\x18\x01 \x01(\t\x12\x0e\n\x06prefix\x18\x02 \x01(\t\x12\x12\n\nbatch_size\x18\x03 \x01(\r\x12\x13\n\x0bparallelism\x18\x04 \x01(\r\"_\n\x16ListObjectsPageRequest\x12\x0e\n\x06\x62ucket\x18\x01 \x01(\t\x12\x0e\n\x06prefix\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\"V\n\x14ListObjectsPageReply\x12%\n\x07objects\x18\x01 \x03(\x0b\x32\x14.bench.v1.ObjectInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"h\n\nObjectInfo\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x03\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\x12\x31\n\rlast_modified\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"9\n\x10ListObjectsReply\x12%\n\x07objects\x18\x01 \x03(\x0b\x32\x14.bench.v1.ObjectInfo\"A\n\x0c\x41rchiveReply\x12\x0e\n\x06listed\x18\x01 \x01(\r\x12\x10\n\x08inserted\x18\x02 \x01(\r\x12\x0f\n\x07updated\x18\x03 \x01(\r\"\xbb\x01\n\x0cWatchRequest\x12\x36\n\x0e\x63reate_request\x18\x01 \x01(\x0b\x32\x1c.bench.v1.WatchCreateRequestH\x00\x12\x36\n\x0e\x63\x61ncel_request\x18\x02 \x01(\x0b\x32\x1c.bench.v1.WatchCancelRequestH\x00\x12\x30\n\x0bnow_request\x18\x03 \x01(\x0b\x32\x19.bench.v1.WatchNowRequestH\x00\x42\t\n\x07request\"\'\n\x12WatchCreateRequest\x12\x11\n\tsensor_id\x18\x01 \x01(\t\"\'\n\x12WatchCancelRequest\x12\x11\n\tsensor_id\x18\x01 \x01(\t\"$\n\x0fWatchNowRequest\x12\x11\n\tsensor_id\x18\x01 \x01(\t\"\x92\x01\n\rWatchResponse\x12\x11\n\tsensor_id\x18\x01 \x01(\t\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\x12\x10\n\x08\x63\x61nceled\x18\x03 \x01(\x08\x12\r\n\x05\x65rror\x18\x04 \x01(\t\x12-\n\ttimestamp\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05value\x18\x06 \x01(\x05\"8\n\x0bInfoRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03\x61ge\x18\x02 \x01(\x03\x12\x0e\n\x06height\x18\x03 \x01(\x03\",\n\tInfoReply\x12\x0f\n\x07success\x18\x01 \x01(\x08\x12\x0e\n\x06reason\x18\x02 \x01(\t2\x85\x01\n\x07Greeter\x12\x38\n\x08SayHello\x12\x16.bench.v1.HelloRequest\x1a\x14.bench.v1.HelloReply\x12@\n\x0eSayHelloStream\x12\x16.bench.v1.HelloRequest\x1a\x14.bench.v1.HelloReply0\x01\x32\xc0\x02\n\x0bObjectStore\x12G\n\x0bListObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x1a.bench.v1.ListObjectsReply\x12K\n\rStreamObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x1a.bench.v1.ListObjectsReply0\x01\x12\x46\n\x0e\x41rchiveObjects\x12\x1c.bench.v1.ListObjectsRequest\x1a\x16.bench.v1.ArchiveReply\x12S\n\x0fListObjectsPage\x12 .bench.v1.ListObjectsPageRequest\x1a\x1e.bench.v1.ListObjectsPageReply2F\n\x06Sensor\x12<\n\x05Watch\x12\x16.bench.v1.WatchRequest\x1a\x17.bench.v1.WatchResponse(\x01\x30\x01\x32y\n\x04Info\x12\x35\n\x07SetInfo\x12\x15.bench.v1.InfoRequest\x1a\x13.bench.v1.InfoReply\x12:\n\x08SetInfos\x12\x15.bench.v1.InfoRequest\x1a\x13.bench.v1.InfoReply(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,41 +33,41 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'protos.bench.v1.bench_pb2',
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_HELLOREQUEST']._serialized_start=74
-  _globals['_HELLOREQUEST']._serialized_end=158
-  _globals['_HELLOREPLY']._serialized_start=160
-  _globals['_HELLOREPLY']._serialized_end=206
-  _globals['_LISTOBJECTSREQUEST']._serialized_start=208
-  _globals['_LISTOBJECTSREQUEST']._serialized_end=301
-  _globals['_LISTOBJECTSPAGEREQUEST']._serialized_start=303
-  _globals['_LISTOBJECTSPAGEREQUEST']._serialized_end=398
-  _globals['_LISTOBJECTSPAGEREPLY']._serialized_start=400
-  _globals['_LISTOBJECTSPAGEREPLY']._serialized_end=486
-  _globals['_OBJECTINFO']._serialized_start=488
-  _globals['_OBJECTINFO']._serialized_end=592
-  _globals['_LISTOBJECTSREPLY']._serialized_start=594
-  _globals['_LISTOBJECTSREPLY']._serialized_end=651
-  _globals['_ARCHIVEREPLY']._serialized_start=653
-  _globals['_ARCHIVEREPLY']._serialized_end=718
-  _globals['_WATCHREQUEST']._serialized_start=721
-  _globals['_WATCHREQUEST']._serialized_end=908
-  _globals['_WATCHCREATEREQUEST']._serialized_start=910
-  _globals['_WATCHCREATEREQUEST']._serialized_end=949
-  _globals['_WATCHCANCELREQUEST']._serialized_start=951
-  _globals['_WATCHCANCELREQUEST']._serialized_end=990
-  _globals['_WATCHNOWREQUEST']._serialized_start=992
-  _globals['_WATCHNOWREQUEST']._serialized_end=1028
-  _globals['_WATCHRESPONSE']._serialized_start=1031
-  _globals['_WATCHRESPONSE']._serialized_end=1177
-  _globals['_INFOREQUEST']._serialized_start=1179
-  _globals['_INFOREQUEST']._serialized_end=1235
-  _globals['_INFOREPLY']._serialized_start=1237
-  _globals['_INFOREPLY']._serialized_end=1281
-  _globals['_GREETER']._serialized_start=1284
-  _globals['_GREETER']._serialized_end=1417
-  _globals['_OBJECTSTORE']._serialized_start=1420
-  _globals['_OBJECTSTORE']._serialized_end=1740
-  _globals['_SENSOR']._serialized_start=1742
-  _globals['_SENSOR']._serialized_end=1812
-  _globals['_INFO']._serialized_start=1814
-  _globals['_INFO']._serialized_end=1935
+  _globals['_HELLOREQUEST']._serialized_end=172
+  _globals['_HELLOREPLY']._serialized_start=174
+  _globals['_HELLOREPLY']._serialized_end=220
+  _globals['_LISTOBJECTSREQUEST']._serialized_start=222
+  _globals['_LISTOBJECTSREQUEST']._serialized_end=315
+  _globals['_LISTOBJECTSPAGEREQUEST']._serialized_start=317
+  _globals['_LISTOBJECTSPAGEREQUEST']._serialized_end=412
+  _globals['_LISTOBJECTSPAGEREPLY']._serialized_start=414
+  _globals['_LISTOBJECTSPAGEREPLY']._serialized_end=500
+  _globals['_OBJECTINFO']._serialized_start=502
+  _globals['_OBJECTINFO']._serialized_end=606
+  _globals['_LISTOBJECTSREPLY']._serialized_start=608
+  _globals['_LISTOBJECTSREPLY']._serialized_end=665
+  _globals['_ARCHIVEREPLY']._serialized_start=667
+  _globals['_ARCHIVEREPLY']._serialized_end=732
+  _globals['_WATCHREQUEST']._serialized_start=735
+  _globals['_WATCHREQUEST']._serialized_end=922
+  _globals['_WATCHCREATEREQUEST']._serialized_start=924
+  _globals['_WATCHCREATEREQUEST']._serialized_end=963
+  _globals['_WATCHCANCELREQUEST']._serialized_start=965
+  _globals['_WATCHCANCELREQUEST']._serialized_end=1004
+  _globals['_WATCHNOWREQUEST']._serialized_start=1006
+  _globals['_WATCHNOWREQUEST']._serialized_end=1042
+  _globals['_WATCHRESPONSE']._serialized_start=1045
+  _globals['_WATCHRESPONSE']._serialized_end=1191
+  _globals['_INFOREQUEST']._serialized_start=1193
+  _globals['_INFOREQUEST']._serialized_end=1249
+  _globals['_INFOREPLY']._serialized_start=1251
+  _globals['_INFOREPLY']._serialized_end=1295
+  _globals['_GREETER']._serialized_start=1298
+  _globals['_GREETER']._serialized_end=1431
+  _globals['_OBJECTSTORE']._serialized_start=1434
+  _globals['_OBJECTSTORE']._serialized_end=1754
+  _globals['_SENSOR']._serialized_start=1756
+  _globals['_SENSOR']._serialized_end=1826
+  _globals['_INFO']._serialized_start=1828
+  _globals['_INFO']._serialized_end=1949
 # @@protoc_insertion_point(module_scope)

@@ -10,16 +10,18 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class HelloRequest(_message.Message):
-    __slots__ = ("name", "delay_ms", "reply_bytes", "payload")
+    __slots__ = ("name", "delay_ms", "work", "reply_bytes", "payload")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DELAY_MS_FIELD_NUMBER: _ClassVar[int]
+    WORK_FIELD_NUMBER: _ClassVar[int]
     REPLY_BYTES_FIELD_NUMBER: _ClassVar[int]
     PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     name: str
     delay_ms: int
+    work: int
     reply_bytes: int
     payload: bytes
-    def __init__(self, name: _Optional[str] = ..., delay_ms: _Optional[int] = ..., reply_bytes: _Optional[int] = ..., payload: _Optional[bytes] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., delay_ms: _Optional[int] = ..., work: _Optional[int] = ..., reply_bytes: _Optional[int] = ..., payload: _Optional[bytes] = ...) -> None: ...
 
 class HelloReply(_message.Message):
     __slots__ = ("message", "payload")
