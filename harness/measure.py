@@ -44,6 +44,13 @@ class CellContext:
     # The run's wires by name (harness.tls): a cell's server and driver speak the one the cell names.
     wires: Mapping[str, Wire] = field(default_factory=lambda: {PLAINTEXT: PLAIN})
 
+    def driven_by(self, name: str) -> CellContext:
+        """This context with another registered driver (installed if need be) in place of its own."""
+        if name == self.driver.name:
+            return self
+        driver = DRIVERS[name]
+        return replace(self, driver=driver, tool=ensure_tool(driver.tool))
+
     def wire(self, cell: Cell) -> Wire:
         return self.wires[cell.wire]
 
@@ -187,6 +194,5 @@ def measure_against(
         context = replace(context, repeats=CROSS_CHECK_REPEATS)
     cell = replace(cell, scenario=replace(cell.scenario, run_seconds=CROSS_CHECK_SECONDS))
     stated = cell if request is None else replace(cell, scenario=replace(cell.scenario, data=request))
-    driver = DRIVERS[checker]
-    other = replace(context, driver=driver, tool=ensure_tool(driver.tool))
+    other = context.driven_by(checker)
     return measure_closed_loop(cell, target, child, context, probe_file, alongside=[(checker, other, stated)])

@@ -17,7 +17,7 @@ from harness.matrix import (
     ServerVariant,
     connection_count,
 )
-from harness.tls import WIRES
+from harness.tls import PLAINTEXT, WIRES
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class RunOptions:
             raise ValueError("the budget must be > 0 minutes")
         if self.wire not in WIRES:
             raise ValueError(f"the wire is one of {', '.join(WIRES)}, got {self.wire!r}")
-        if self.wire != WIRES[0] and "wire" in self.studies:
+        if self.wire != PLAINTEXT and "wire" in self.studies:
             raise ValueError("the wire study sets each cell's wire itself: run it without --tls or --mtls")
         if self.repeats is not None and self.repeats < 1:
             raise ValueError("repeats must be >= 1")

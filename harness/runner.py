@@ -80,10 +80,6 @@ class Chosen:
         return self.report.name
 
 
-def compared_cells(chosen: Chosen) -> list[Cell]:
-    return [cell for comparison in chosen.comparisons for cell in comparison.cells]
-
-
 def chosen_studies(options: RunOptions) -> list[Chosen]:
     """The studies options name, or the default ones, each with its cells; with --tls or --mtls, every cell over
     that wire."""
@@ -332,10 +328,7 @@ def run_study(
             budget = budget or Budget(None, 0.0)
             for comparison in chosen.comparisons:
                 deadline = budget.deadline(comparison.estimate_seconds)
-                driven = context
-                if comparison.driver and comparison.driver != each.driver:  # a comparison the study's driver cannot run
-                    driver = DRIVERS[comparison.driver]
-                    driven = replace(context, driver=driver, tool=ensure_tool(driver.tool))
+                driven = context.driven_by(comparison.driver) if comparison.driver else context
                 measure_comparison(comparison, where, driven, method, seed, progress, deadline)
         else:
             for (server, scenario, _), grouped in itertools.groupby(
@@ -414,7 +407,7 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
                     described["latency_proxy"] = tool_version(TOXIPROXY)
                 meta = replace(meta, backends=described)
             wires = {PLAINTEXT: PLAIN}
-            spoken = {cell.wire for each in plans for cell in [*each.cells, *compared_cells(each)]}
+            spoken = {cell.wire for each in plans for cell in each.cells}  # a study's cells hold its comparisons'
             if spoken - {PLAINTEXT}:  # a CA and certificates for this run only, gone when it ends
                 made = make_certificates(Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-tls-"))))
                 wires |= {TLS: Wire(made), MTLS: Wire(made, mutual=True)}

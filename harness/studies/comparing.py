@@ -283,7 +283,7 @@ def _driver(run: StudyRun) -> str:
     return str(run.matrix.get("driver") or "ghz")
 
 
-def _server_ms_per_call(cell: CellResult) -> float | None:
+def round_ms_per_call(cell: CellResult) -> float | None:
     """The median over a cell's round windows of the server's CPU milliseconds per OK call."""
     costs = sorted(
         repeat.resources.cpu_seconds * 1000 / report.ok
@@ -304,7 +304,7 @@ def same_workloads(runs: Sequence[StudyRun]) -> list[str]:
             for label, cell in judged.cells.items():
                 rates = list(judged.rates.get(label, {}).values())
                 if len(rates) >= 2:
-                    found.setdefault((run.run_id, cell.record.key), []).append((run, rates, _server_ms_per_call(cell)))
+                    found.setdefault((run.run_id, cell.record.key), []).append((run, rates, round_ms_per_call(cell)))
     shared = {key: each for key, each in found.items() if len({run.study for run, _, _ in each}) >= 2}
     if not shared:
         return []

@@ -10,7 +10,14 @@ from dataclasses import replace
 
 from harness.results import StudyRun, Target
 from harness.studies.base import StudyReport
-from harness.studies.comparing import Telling, in_rounds, rounds_files, rounds_section, with_rounds
+from harness.studies.comparing import (
+    Telling,
+    in_rounds,
+    round_ms_per_call,
+    rounds_files,
+    rounds_section,
+    with_rounds,
+)
 from harness.studies.reading import Judged, busiest_window, failed_cells, judged_comparisons, medians, study_readme
 from harness.studies.wire import (
     BYTES,
@@ -38,18 +45,12 @@ def _sized(judgeds: Sequence[Judged]) -> list[tuple[str, str, Interval, float | 
             rates = list(judged.rates.get(label, {}).values())
             if cell.record.scenario not in BYTES or not rates:
                 continue
-            costs = sorted(
-                repeat.resources.cpu_seconds * 1000 / report.ok
-                for repeat, report in zip(cell.record.repeats, cell.reports, strict=True)
-                if repeat.role == "round" and repeat.resources.sampled and report.ok
-            )
-            found.append((cell.record.scenario, label, interval(rates), costs[len(costs) // 2] if costs else None))
+            found.append((cell.record.scenario, label, interval(rates), round_ms_per_call(cell)))
     return found
 
 
-def size_table(run: StudyRun) -> list[str]:
+def size_table(sized: Sequence[tuple[str, str, Interval, float | None]]) -> list[str]:
     """MB/s of reply payload by stack and wire (rows) and size (columns), with the server's CPU per MB."""
-    sized = _sized(judged_comparisons(run))
     if not sized:
         return []
     names = [each.name for each in SIZE_SCENARIOS if any(found[0] == each.name for found in sized)]
@@ -79,10 +80,9 @@ def size_table(run: StudyRun) -> list[str]:
     ]
 
 
-def size_chart(run: StudyRun) -> bytes:
+def size_chart(run: StudyRun, sized: Sequence[tuple[str, str, Interval, float | None]]) -> bytes:
     """MB/s against reply size, one line per stack and wire (TLS dashed), error bars the 95% intervals."""
     drawing, axes = figure(1, 1, figsize=(7.5, 4.8))
-    sized = _sized(judged_comparisons(run))
     for index, label in enumerate(dict.fromkeys(found[1] for found in sized)):
         points = sorted(
             (BYTES[scenario], rates) for scenario, each, rates, _ in sized if each == label and rates.value > 0
@@ -113,7 +113,7 @@ def size_chart(run: StudyRun) -> bytes:
 
 def render(run: StudyRun) -> dict[str, bytes]:
     if in_rounds(run):
-        return {**rounds_files(run, TELLING), "charts/sizes.png": size_chart(run)}
+        return {**rounds_files(run, TELLING), "charts/sizes.png": size_chart(run, _sized(judged_comparisons(run)))}
     return {"README.md": study_readme(NAME, f"# Wire: {run.title}", matrix_tables(run))}
 
 
@@ -131,7 +131,7 @@ def section(runs: Sequence[StudyRun]) -> str:
     newest = runs[0]
     if not in_rounds(newest):
         return "\n".join(matrix_tables(newest))
-    more = [f"![sizes]({NAME}/charts/sizes.png)", "", *size_table(newest)]
+    more = [f"![sizes]({NAME}/charts/sizes.png)", "", *size_table(_sized(judged_comparisons(newest)))]
     return rounds_section(runs, TELLING, more)
 
 
