@@ -22,6 +22,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from harness import pythons
 from harness.backends import seed_bucket, start_backends
 from harness.compare import compare
 from harness.matrix import (
@@ -40,6 +41,7 @@ from harness.matrix import (
 )
 from harness.options import RunOptions
 from harness.processes import ProcessError
+from harness.pythons import BUILDABLE, DEFAULT_PYTHONS, NotFound
 from harness.report import write_report
 from harness.results import CellRecord, all_runs, resolve_run
 from harness.runner import default_server_cpus, failed_gates, run_all
@@ -291,6 +293,21 @@ def _cpu_list(text: str) -> tuple[int, ...]:
     return tuple(sorted(set(cpus)))
 
 
+def pythons_command(command: str, names: Sequence[str], venv: bool) -> int:
+    """List interpreters (where each is, how it was configured), or build the ones the machine lacks."""
+    for name in names:
+        interpreter = pythons.build(name) if command == "build" else pythons.find(name)
+        described = pythons.describe(interpreter.executable, "sysconfig") if command == "list" else {}
+        print(f"{interpreter.name}: {interpreter.executable} ({interpreter.origin}) {described.get('version', '')}")
+        if described:
+            print(f"  configured: {described['config_args']}")
+        if venv:
+            made = pythons.environment(interpreter)
+            for package, why in made.missing.items():
+                print(f"  no {package}: {why}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     """The command-line grammar."""
     root = argparse.ArgumentParser(prog="python -m harness", description="Python gRPC server benchmark harness")
@@ -331,6 +348,12 @@ def parser() -> argparse.ArgumentParser:
         default=DEFAULT_BUDGET_MINUTES,
         help="the time every comparison of the run shares, each its part by its size; a comparison ends rather "
         "than start a round past its part (default: %(default)s; 0: none)",
+    )
+    run.add_argument(
+        "--pythons",
+        type=_names,
+        help="interpreters the interpreters study runs the servers under: 3.X, 3.Xt or paths, comma-separated "
+        f"(default: {','.join(DEFAULT_PYTHONS)}, those found or built; `pythons build` builds 3.14 and 3.14t)",
     )
     secured = run.add_mutually_exclusive_group()
     secured.add_argument(
@@ -388,6 +411,15 @@ def parser() -> argparse.ArgumentParser:
     commands.add_parser("servers", help="list the server variants")
     commands.add_parser("scenarios", help="list the scenarios")
     commands.add_parser("tools", help="install the pinned tools (ghz, versitygw, toxiproxy, mongo-java-server)")
+    interpreters = commands.add_parser("pythons", help="find, build and prepare the interpreters servers run under")
+    pythons_commands = interpreters.add_subparsers(dest="pythons_command", required=True)
+    pythons_list = pythons_commands.add_parser("list", help="where each named interpreter is, and how it was built")
+    pythons_list.add_argument("names", nargs="*", default=list(DEFAULT_PYTHONS), help="3.X, 3.Xt or a path")
+    pythons_build = pythons_commands.add_parser(
+        "build", help=f"build CPython from Debian's source package into .cache/pythons ({', '.join(BUILDABLE)})"
+    )
+    pythons_build.add_argument("names", nargs="+", choices=BUILDABLE)
+    pythons_build.add_argument("--venv", action="store_true", help="also make its virtualenv of server packages")
     soaking = commands.add_parser(
         "soak", help="a mixed load for minutes while faults are injected; checks the criteria"
     )
@@ -443,6 +475,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         seed=args.seed,
         budget_minutes=args.budget_minutes or None,
         wire=args.wire or PLAINTEXT,
+        pythons=tuple(args.pythons or ()),
         **settings,
     )
 
@@ -470,6 +503,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return tools()
         if args.command == "servers":
             return servers()
+        if args.command == "pythons":
+            return pythons_command(args.pythons_command, args.names, getattr(args, "venv", False))
         if args.command == "scenarios":
             return scenarios()
         if args.command == "soak":
@@ -484,7 +519,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "seed":
             return seed(args.bucket, args.objects)
         return backends(args.bucket, args.objects)
-    except (MissingPrerequisite, ProcessError, FileNotFoundError, SoakError) as error:
+    except (MissingPrerequisite, ProcessError, FileNotFoundError, SoakError, NotFound) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from harness.tls import MTLS, PLAINTEXT, TLS, WIRES
@@ -34,6 +34,14 @@ class ServerVariant:
     address: str = ""
     # What it speaks, and so how the harness sees it is ready: "grpc" (gRPC health) or "http" (GET /healthz).
     protocol: str = "grpc"
+    # The interpreter it runs under (a virtualenv's python, harness.pythons); "": the harness's own.
+    python: str = ""
+
+    def under(self, interpreter: str, python: str) -> ServerVariant:
+        """The same variant run by another interpreter, named `<name>@<interpreter>`."""
+        return replace(
+            self, name=f"{self.name}@{interpreter}", python=python, description=f"{self.description}, {interpreter}"
+        )
 
     def runs(self, scenario_name: str) -> bool:
         """Whether this variant takes part in a scenario."""
@@ -41,7 +49,7 @@ class ServerVariant:
 
     def argv(self, port: int, host: str = "127.0.0.1") -> list[str]:
         """The command that starts this variant on host:port."""
-        return [sys.executable, "-m", self.module, *self.args, "--host", host, "--port", str(port)]
+        return [self.python or sys.executable, "-m", self.module, *self.args, "--host", host, "--port", str(port)]
 
     def _flag(self, *names: str) -> str | None:
         """The value the variant's arguments give one of these flags, or None."""
@@ -49,6 +57,11 @@ class ServerVariant:
             if arg in names:
                 return self.args[index + 1]
         return None
+
+    @property
+    def http_version(self) -> str:
+        """The HTTP version a REST or Connect server speaks (its --http flag; its default, 2, if silent)."""
+        return self._flag("--http") or "2"
 
     @property
     def shape(self) -> dict[str, object]:

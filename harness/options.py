@@ -17,6 +17,7 @@ from harness.matrix import (
     ServerVariant,
     connection_count,
 )
+from harness.pythons import Prepared
 from harness.tls import PLAINTEXT, WIRES
 
 
@@ -48,6 +49,10 @@ class RunOptions:
     # What every server of the run speaks: plaintext, tls, or mtls (a client certificate too), with certificates
     # made for the run (harness.tls).
     wire: str = "plaintext"
+    # The interpreters the servers run under where a study compares them (3.X, 3.Xt or a path; () the study's
+    # own), and each as prepared for the run (harness.pythons): filled by the runner before it plans.
+    pythons: tuple[str, ...] = ()
+    interpreters: tuple[Prepared, ...] = ()
 
     @property
     def target(self) -> str:

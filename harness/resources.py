@@ -24,6 +24,17 @@ def process_tree(root: psutil.Process) -> list[psutil.Process]:
         return []
 
 
+def _cpu_by_process(processes: list[psutil.Process]) -> dict[int, float]:
+    found = {}
+    for process in processes:
+        try:
+            times = process.cpu_times()
+        except psutil.Error:
+            continue
+        found[process.pid] = times.user + times.system
+    return found
+
+
 def _cpu_and_rss(processes: list[psutil.Process]) -> tuple[float, int]:
     cpu, rss = 0.0, 0
     for process in processes:
@@ -52,6 +63,7 @@ class ResourceSampler:
         self._start_wall = time.monotonic()
         if self._root is not None:
             self._start_cpu, self._peak_rss = _cpu_and_rss(process_tree(self._root))
+            self._start_each = _cpu_by_process(process_tree(self._root))
             self._thread.start()
         return self
 
@@ -63,12 +75,17 @@ class ResourceSampler:
             return
         self._stop.set()
         self._thread.join()
-        cpu, rss = _cpu_and_rss(process_tree(self._root))
+        tree = process_tree(self._root)
+        cpu, rss = _cpu_and_rss(tree)
+        each = {pid: used - self._start_each.get(pid, 0.0) for pid, used in _cpu_by_process(tree).items()}
         self.usage = ResourceUsage(
             wall_seconds=time.monotonic() - self._start_wall,
             cpu_seconds=max(0.0, cpu - self._start_cpu),
             peak_cpu_percent=self._peak_cpu,
             peak_rss_bytes=max(self._peak_rss, rss),
+            process_cpu_seconds=sorted((round(used, 3) for used in each.values()), reverse=True)
+            if len(each) > 1
+            else [],
         )
 
     def _sample(self) -> None:

@@ -70,6 +70,8 @@ class ResourceUsage:
     peak_cpu_percent: float
     peak_rss_bytes: int
     sampled: bool = True  # False for a server the harness did not start: only the wall time is known
+    # The CPU seconds of each process of a server with several (largest first): how its port spread the load.
+    process_cpu_seconds: list[float] = field(default_factory=list)
 
     @property
     def average_cpu_percent(self) -> float:
@@ -415,6 +417,8 @@ class RunMeta:
     budget_seconds: float | None = None  # the time the run's comparisons shared (--budget-minutes), or none
     # What the servers spoke: {"name": plaintext, tls or mtls} and, over TLS, the certificates' key type.
     wire: dict[str, str] = field(default_factory=lambda: {"name": "plaintext"})
+    # Each interpreter the servers ran under (harness.pythons.Prepared.to_json), where a study compared them.
+    interpreters: dict[str, Any] = field(default_factory=dict)
     schema: int = SCHEMA
 
     def to_json(self) -> dict[str, Any]:

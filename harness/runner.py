@@ -22,11 +22,12 @@ from typing import Any, Protocol
 from harness.backends import LatencyRoutes, backend_env, seed_bucket, start_backends, toxiproxy
 from harness.drivers.registry import DRIVERS
 from harness.drivers.report import DriverError
-from harness.matrix import BUCKET_PREFIXES, Cell, Scenario, window_requests
+from harness.matrix import BUCKET_PREFIXES, REST_VARIANTS, SERVER_VARIANTS, Cell, Scenario, window_requests
 from harness.measure import CellContext, failure_reason, new_record, sampled_run, warm_up
 from harness.options import RunOptions
 from harness.processes import ProcessError, off_cpus
 from harness.provenance import environment, tool_version
+from harness.pythons import DEFAULT_PYTHONS, prepare
 from harness.results import (
     CellRecord,
     Repeat,
@@ -42,6 +43,7 @@ from harness.rounds import Budget, Rounds, run_rounds
 from harness.serving import running_server
 from harness.studies import DEFAULT_STUDIES, StudyReport, plan, study
 from harness.studies.base import shared_targets
+from harness.studies.interpreters import NAME as INTERPRETERS_STUDY
 from harness.studies.planning import Comparison, StudyPlan, controlled_first
 from harness.tls import MTLS, PLAIN, PLAINTEXT, TLS, Wire, make_certificates, negotiated
 from harness.tools import TOXIPROXY, ensure_tool
@@ -78,6 +80,16 @@ class Chosen:
     @property
     def name(self) -> str:
         return self.report.name
+
+
+def with_interpreters(options: RunOptions) -> RunOptions:
+    """The options with every interpreter they compare prepared: found or built, given its virtualenv, and
+    asked which server modules it can run (a study that compares none leaves them as they are)."""
+    names = options.pythons or (DEFAULT_PYTHONS if INTERPRETERS_STUDY in options.studies else ())
+    if not names or options.interpreters:
+        return options
+    modules = sorted({variant.module for variant in (*SERVER_VARIANTS, *REST_VARIANTS)})
+    return replace(options, pythons=tuple(names), interpreters=tuple(prepare(name, modules) for name in names))
 
 
 def chosen_studies(options: RunOptions) -> list[Chosen]:
@@ -246,9 +258,8 @@ def measure_comparison(
         progress.cell_started(cell, next(measured), estimate)
         try:
             wire = context.wire(cell)
-            server = running_server(
-                cell.server, where.server_env(cell.scenario), cpus=where.options.server_cpus, wire=wire
-            )
+            cpus = () if comparison.unpinned else where.options.server_cpus
+            server = running_server(cell.server, where.server_env(cell.scenario), cpus=cpus, wire=wire)
             with server as (target, child):
                 if not records[owner].tls:
                     records[owner] = replace(records[owner], tls=negotiated(target, wire))
@@ -361,6 +372,7 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
     begun = time.monotonic()
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     run_dir = options.out_dir / "runs" / run_id
+    options = with_interpreters(options)
     plans = chosen_studies(options)
     drivers = {name for each in plans for name in (each.plan.driver, *each.plan.checkers)}
     tools = {each.name: ensure_tool(DRIVERS[each.plan.driver].tool) for each in plans}
@@ -372,6 +384,7 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
         drivers={each.plan.driver: versions[each.plan.driver] for each in plans},
         pinning={"server_cpus": list(options.server_cpus), "ghz_and_backend_cpus": list(options.other_cpus)},
         thresholds=Thresholds(),
+        interpreters={each.name: each.to_json() for each in options.interpreters},
         budget_seconds=options.budget_minutes * 60 if options.budget_minutes else None,
         studies={
             each.name: StudyEntry(

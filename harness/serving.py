@@ -94,7 +94,8 @@ def running_server(
     argv = variant.argv(port, HOST) + (files.argv() if files else [])
     if cpus:
         argv = ["taskset", "-c", ",".join(map(str, cpus)), *argv]
-    env = {**os.environ, **backend_env}
+    # A server under another interpreter finds the repository's own packages beside its virtualenv's.
+    env = {**os.environ, **backend_env, **({"PYTHONPATH": str(ROOT)} if variant.python else {})}
     healthy = http_healthy(target, wire) if variant.protocol == "http" else health_serving(target, wire)
 
     def ready(pid: int) -> bool:

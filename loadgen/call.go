@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,10 @@ func runCall(args []string) (any, error) {
 	bucket := set.String("bucket", "", "list-objects and stream-objects: the bucket")
 	batch := set.Uint("batch", 1, "stream-objects: objects per message")
 	delay := set.Uint("delay-ms", 0, "hello: milliseconds the server waits before it answers")
+	work := set.Uint("work", 0, "hello: units of the server's fixed computation before it answers")
+	replyBytes := set.Uint("reply-bytes", 0, "hello: bytes of payload in each reply")
+	httpVersion := set.String("http", "", "hello over REST (GET /v1/hello) on HTTP 1.1 or 2, not gRPC; one "+
+		"connection per worker over 1.1, one multiplexed over 2")
 	concurrency := set.Int("concurrency", 1, "workers")
 	total := set.Int("total", 100, "calls in all")
 	timeout := set.Duration("timeout", 120*time.Second, "deadline of each call")
@@ -34,10 +39,20 @@ func runCall(args []string) (any, error) {
 	if *concurrency < 1 || *total < *concurrency {
 		return nil, fmt.Errorf("call: need 1 <= -concurrency <= -total, got %d and %d", *concurrency, *total)
 	}
-	if _, err := caller(nil, *method, *bucket, uint32(*batch), uint32(*delay)); err != nil {
+	spec := callSpec{*method, *bucket, uint32(*batch), uint32(*delay), uint32(*work), uint32(*replyBytes)}
+	if _, err := caller(nil, spec); err != nil {
 		return nil, err
 	}
-	perWorker, closeAll, err := workerCallers(*target, *connections, *concurrency, *method, *bucket, uint32(*batch), uint32(*delay))
+	var (
+		perWorker func(int) func(context.Context) error
+		closeAll  func()
+		err       error
+	)
+	if *httpVersion != "" {
+		perWorker, closeAll, err = restCallers(*target, *httpVersion, *connections, *concurrency, *timeout, spec)
+	} else {
+		perWorker, closeAll, err = workerCallers(*target, *connections, *concurrency, spec)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +82,7 @@ func runCall(args []string) (any, error) {
 	workers.Wait()
 	options := map[string]any{
 		"method": *method, "concurrency": *concurrency, "total": *total, "batch": *batch, "delay_ms": *delay,
-		"connections": *connections,
+		"connections": *connections, "work": *work, "reply_bytes": *replyBytes, "http": *httpVersion,
 	}
 	return record.summary(time.Since(begun), options), nil
 }
@@ -75,7 +90,7 @@ func runCall(args []string) (any, error) {
 // workerCallers gives each worker its call: on connection worker mod N of N shared ones, or, for
 // "per-call", on a connection dialled for that call alone and closed when it ends.
 func workerCallers(
-	target, connections string, concurrency int, method, bucket string, batch, delay uint32,
+	target, connections string, concurrency int, spec callSpec,
 ) (perWorker func(int) func(context.Context) error, closeAll func(), err error) {
 	if connections == "per-call" {
 		call := func(ctx context.Context) error {
@@ -84,7 +99,7 @@ func workerCallers(
 				return err
 			}
 			defer conn.Close()
-			once, _ := caller(conn, method, bucket, batch, delay) // the method was checked before
+			once, _ := caller(conn, spec) // the method was checked before
 			return once(ctx)
 		}
 		return func(int) func(context.Context) error { return call }, func() {}, nil
@@ -99,15 +114,49 @@ func workerCallers(
 	}
 	calls := make([]func(context.Context) error, n)
 	for i, conn := range conns {
-		calls[i], _ = caller(conn, method, bucket, batch, delay)
+		calls[i], _ = caller(conn, spec)
 	}
 	return func(worker int) func(context.Context) error { return calls[worker%n] }, closeAll, nil
 }
 
+// callSpec is what every call of a run asks: the RPC, and its request's fields.
+type callSpec struct {
+	method, bucket                 string
+	batch, delay, work, replyBytes uint32
+}
+
+// restCallers gives each worker REST's hello (GET /v1/hello), on the connections the HTTP version holds: one
+// per worker over HTTP/1.1, one shared over HTTP/2. A call is OK when the answer is 200 and read to its end.
+func restCallers(
+	target, version, connections string, concurrency int, timeout time.Duration, spec callSpec,
+) (perWorker func(int) func(context.Context) error, closeAll func(), err error) {
+	if spec.method != "hello" || spec.delay != 0 || connections != "1" {
+		return nil, nil, fmt.Errorf("call: -http calls hello alone, with no -delay-ms or -connections")
+	}
+	client, err := restClient(version, concurrency, timeout)
+	if err != nil {
+		return nil, nil, err
+	}
+	url := fmt.Sprintf("%s%s/v1/hello?name=loadgen&work=%d&reply_bytes=%d", scheme(), target, spec.work, spec.replyBytes)
+	call := func(ctx context.Context) error {
+		request, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		status, data, err := exchange(client, request)
+		if err == nil && status != http.StatusOK {
+			err = httpError{fmt.Sprintf("HTTP %d", status), string(data)}
+		}
+		return err
+	}
+	return func(int) func(context.Context) error { return call }, client.CloseIdleConnections, nil
+}
+
 // caller is one call of the named RPC; a stream counts as one call, read to its end.
-func caller(conn *grpc.ClientConn, method, bucket string, batch, delay uint32) (func(context.Context) error, error) {
+func caller(conn *grpc.ClientConn, spec callSpec) (func(context.Context) error, error) {
 	greeter, store := pb.NewGreeterClient(conn), pb.NewObjectStoreClient(conn)
-	hello := &pb.HelloRequest{Name: "loadgen", DelayMs: delay}
+	method, bucket, batch := spec.method, spec.bucket, spec.batch
+	hello := &pb.HelloRequest{Name: "loadgen", DelayMs: spec.delay, Work: spec.work, ReplyBytes: spec.replyBytes}
 	switch method {
 	case "hello":
 		return func(ctx context.Context) error {

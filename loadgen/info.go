@@ -310,6 +310,22 @@ type httpError struct {
 
 func (e httpError) Error() string { return e.message }
 
+// exchange sends a request and reads its answer to the end: its status and body, or an Unavailable error when
+// the connection failed.
+func exchange(client *http.Client, request *http.Request) (int, []byte, error) {
+	response, err := client.Do(request)
+	if err != nil {
+		return 0, nil, httpError{"Unavailable", err.Error()}
+	}
+	defer response.Body.Close()
+	data, err := io.ReadAll(response.Body)
+	if err != nil {
+		return 0, nil, httpError{"Unavailable", err.Error()}
+	}
+	return response.StatusCode, data, nil
+}
+
+// postInfo posts one Info message as JSON; nil when the answer is 200 with success true.
 func postInfo(client *http.Client, url string, header http.Header, body []byte) error {
 	request, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -320,21 +336,16 @@ func postInfo(client *http.Client, url string, header http.Header, body []byte) 
 		request.Header = http.Header{}
 	}
 	request.Header.Set("Content-Type", "application/json")
-	response, err := client.Do(request)
+	status, data, err := exchange(client, request)
 	if err != nil {
-		return httpError{"Unavailable", err.Error()}
-	}
-	defer response.Body.Close()
-	data, err := io.ReadAll(response.Body)
-	if err != nil {
-		return httpError{"Unavailable", err.Error()}
+		return err
 	}
 	var reply restInfoReply
 	if err := json.Unmarshal(data, &reply); err != nil {
-		return httpError{fmt.Sprintf("HTTP %d", response.StatusCode), fmt.Sprintf("not an Info reply: %q", data)}
+		return httpError{fmt.Sprintf("HTTP %d", status), fmt.Sprintf("not an Info reply: %q", data)}
 	}
-	if response.StatusCode != http.StatusOK || !reply.Success {
-		return httpError{fmt.Sprintf("HTTP %d", response.StatusCode), refusedError{reply.Reason + reply.Message}.Error()}
+	if status != http.StatusOK || !reply.Success {
+		return httpError{fmt.Sprintf("HTTP %d", status), refusedError{reply.Reason + reply.Message}.Error()}
 	}
 	return nil
 }

@@ -526,6 +526,69 @@ def make_wire_run(root: Path) -> Path:
     return run_dir
 
 
+def make_interpreters_run(root: Path) -> Path:
+    """An interpreters run in rounds: hello-work on sync-w10 under 3.11 (the reference, with the study's A/A
+    twin), 3.12 4% slower, 3.14 12% faster; the cores comparison on sync-w10: two processes on one shared connection
+    no faster than one (one process took every call), on a connection per worker 1.9 times as fast."""
+    run_id = "20260109T000000Z"
+    run_dir = root / "runs" / run_id
+    data = meta(run_id, "Test CPU A") | {"schema": 3, "thresholds": Thresholds().to_json()}
+    entry = data["studies"].pop("stacks")
+    entry["matrix"] |= {"servers": ["sync-w10"], "scenarios": ["hello-work"]}
+    entry["question"] = "Which interpreter should the servers run on, and should a host's cores serve as processes?"
+    data["studies"]["interpreters"] = entry
+    flags = "'--prefix=/x' '--enable-shared' 'LDFLAGS=-Wl,-rpath,/x/lib'"
+    data["interpreters"] = {
+        name: {
+            "version": version,
+            "origin": origin,
+            "config_args": flags,
+            "gil_enabled_after_import": {"servers.sync": True},
+            "unavailable": {},
+        }
+        for name, version, origin in (
+            ("3.11", "3.11.7", "pyenv"),
+            ("3.12", "3.12.1", "pyenv"),
+            ("3.14", "3.14.7", "built here"),
+        )
+    }
+    data["interpreters"]["3.14t"] = {
+        "version": "3.14.7",
+        "origin": "built here",
+        "config_args": flags + " '--disable-gil'",
+        "gil_enabled_after_import": {},
+        "unavailable": {"servers.sync": "ImportError: no grpc"},
+    }
+    write_json_atomic(run_dir / "run.json", data)
+    versions = {
+        name: CellRecord("hello-work", f"sync-w10@{name}", 50, "ok", seconds=60.0) for name in ("3.11", "3.12", "3.14")
+    }
+    steady = [1.0, 1.01, 0.99, 1.0, 1.02]
+    noise = {"3.11": steady, "3.11~aa": [0.99, 1.0, 1.01, 1.02, 0.99], "3.12": steady, "3.14": steady}
+    where = run_dir / "interpreters"
+    write_rounds(
+        where, "interpreter/hello-work/sync-w10/c50", versions, {"3.11": 95, "3.12": 91, "3.14": 106}, noise, {}
+    )
+    ways = {
+        "p1": CellRecord("hello-work", "sync-w10@3.11", 20, "ok", seconds=60.0),
+        "p2": CellRecord("hello-work", "sync-w10-p2@3.11", 20, "ok", seconds=60.0),
+        "p2+per-worker": CellRecord("hello-work", "sync-w10-p2@3.11", 20, "ok", seconds=60.0, connections="per-worker"),
+    }
+    shares = {"p2": [2.3, 0.1, 0.0], "p2+per-worker": [1.2, 1.1, 0.1]}
+    base = {"p1": 95, "p2": 96, "p2+per-worker": 180}
+    write_rounds(
+        where,
+        "cores/sync-w10/c20",
+        ways,
+        base,
+        {label: steady for label in ways},
+        {},
+        controlled=False,
+        processes=shares,
+    )
+    return run_dir
+
+
 def write_rounds(
     where: Path,
     workload: str,
@@ -535,11 +598,12 @@ def write_rounds(
     stops: dict[str, Stop],
     name_cells: bool = True,
     controlled: bool = True,
+    processes: dict[str, list[float]] | None = None,
 ) -> None:
     """A comparison's five rounds into a study's directory: every label's windows (the first label is the
     reference, its A/A twin's, if controlled, in its cell), drifting together round by round, each with its own
     noise. Without name_cells, the record names no cells, as runs before comparisons of other things than stacks
-    did."""
+    did. processes: a label's server CPU seconds by process in every window (a server of several)."""
     reference, *alternatives = cells
     control = reference + "~aa"
     twin = [control] if controlled else []
@@ -558,7 +622,9 @@ def write_rounds(
             number = rounds[role] = rounds.get(role, 0) + 1
             relative = f"{record.stem}-{role}{number}.json"
             write_json_atomic(where / relative, raw)
-            usage = ResourceUsage(2.5, 2.4, 99.0, 50 * 1024 * 1024)
+            usage = ResourceUsage(
+                2.5, 2.4, 99.0, 50 * 1024 * 1024, process_cpu_seconds=(processes or {}).get(label, [])
+            )
             repeats.append(Repeat(relative, raw["count"], usage, 0.8, role, None, number))
         save_cell(where, replace(record, repeats=repeats))
     orders = [[*alternatives, *twin, reference]] * len(drift)

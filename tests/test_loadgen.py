@@ -240,3 +240,26 @@ def test_call_mode_opens_the_connections_it_is_told(target: str, connections: st
 def test_connections_beyond_the_workers_are_a_clear_error() -> None:
     with pytest.raises(DriverError, match=r"-connections is 1 to -concurrency \(2\) or per-call"):
         run("call", "-target", "127.0.0.1:1", "-concurrency", "2", "-total", "2", "-connections", "3")
+
+
+@pytest.mark.parametrize("http", ["1.1", "2"])
+def test_call_mode_says_hello_over_rest_with_work_and_reply_bytes(backends: Backends, http: str) -> None:
+    variant = server_variant("rest-h1" if http == "1.1" else "rest-h2")
+    with running_server(variant, backends.env()) as (address, _):
+        raw, report = run(
+            "call", "-target", address, "-http", http, "-work", "2", "-reply-bytes", "1024",
+            "-concurrency", "4", "-total", "20",
+        )  # fmt: skip
+        assert report.count == 20 and report.ok == 20
+        assert raw["options"]["work"] == 2 and raw["options"]["http"] == http
+        _, refused = run("call", "-target", address, "-http", http, "-work", "1001", "-total", "2")
+        assert refused.ok == 0 and refused.status_codes == {"HTTP 400": 2}
+    with pytest.raises(DriverError, match="-http calls hello alone"):
+        run("call", "-target", address, "-http", http, "-method", "list-objects", "-bucket", "b")
+
+
+def test_call_mode_asks_grpc_hello_for_work_and_reply_bytes(target: str) -> None:
+    _, report = run("call", "-target", target, "-work", "1", "-reply-bytes", "4096", "-concurrency", "2", "-total", "6")
+    assert report.ok == 6
+    _, refused = run("call", "-target", target, "-reply-bytes", "4000001", "-total", "2")
+    assert refused.status_codes == {"InvalidArgument": 2}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import pythons
 from harness.backends import Backends
 from harness.cli import QUICK_SERVERS
 from harness.matrix import SCENARIOS, server_variant
@@ -230,3 +231,28 @@ def test_the_wire_study_compares_wires_ways_and_sizes_in_rounds(tmp_path: Path) 
     assert tls["wire"] == "tls" and tls["tls"].startswith("TLSv1.3")
     assert (tmp_path / "wire" / "charts" / "sizes.png").is_file()
     assert "Which stack moves 1MiB replies" in (tmp_path / "README.md").read_text()
+
+
+def test_the_interpreters_study_runs_servers_under_each_interpreter_and_on_every_core(tmp_path: Path) -> None:
+    other = "3.12"
+    try:
+        pythons.find(other)
+    except pythons.NotFound as missing:
+        pytest.skip(f"this machine lacks CPython {other}: {missing}")
+    args = ["--study", "interpreters", "--pythons", f"3.11,{other}", "--servers", "sync-w10", "--rounds", "2"]
+    harness("run-all", *args, "--requests", "20", "--seed", "7", "--out", str(tmp_path), timeout=900)
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert set(meta["interpreters"]) == {"3.11", other}
+    assert meta["interpreters"][other]["version"].startswith(other)
+    assert meta["interpreters"][other]["gil_enabled_after_import"]["servers.sync"] is True
+    found = {
+        (each["workload"], each["alternative"])
+        for each in json.loads(harness("verdicts", "--json", "--out", str(tmp_path), timeout=60).stdout)
+    }
+    assert ("interpreter/hello-work/sync-w10/c50", other) in found
+    assert {("cores/sync-w10/c20", "p2"), ("cores/sync-w10/c20", "p2+per-worker")} <= found
+    shared = json.loads((run_dir / "interpreters/cells/hello-work/sync-w10-p2@3.11/c20.json").read_text())
+    assert all(len(repeat["resources"]["process_cpu_seconds"]) == 3 for repeat in shared["repeats"])  # launcher + 2
+    readme = (tmp_path / "README.md").read_text()
+    assert "Processes or threads for handlers that compute?" in readme and "CPU share by process" in readme

@@ -26,6 +26,7 @@ from tests.runs import (
     make_capacity_run,
     make_connections_rounds_run,
     make_connections_run,
+    make_interpreters_run,
     make_protocols_run,
     make_rounds_run,
     make_run,
@@ -42,6 +43,7 @@ MAKERS: dict[str, Callable[[Path], Path]] = {
     "protocols": make_protocols_run,
     "connections": make_connections_run,
     "wire": make_wire_run,
+    "interpreters": make_interpreters_run,
 }
 
 

@@ -135,8 +135,11 @@ def loadgen_argv(loadgen: Path | str, cell: Cell, target: str, requests: int) ->
         argv += ["-bucket", str(data["bucket"])]
     if method == "stream-objects":
         argv += ["-bucket", str(data["bucket"]), "-batch", str(data.get("batch_size", 1))]
-    if data.get("delay_ms"):
-        argv += ["-delay-ms", str(data["delay_ms"])]
+    for field, flag in (("delay_ms", "-delay-ms"), ("work", "-work"), ("reply_bytes", "-reply-bytes")):
+        if data.get(field):
+            argv += [flag, str(data[field])]
+    if cell.server.protocol == "http":  # REST's hello, GET /v1/hello, on the server's HTTP version
+        argv += ["-http", cell.server.http_version]
     connections = connection_count(cell.connections, cell.concurrency)
     if connections != 1:
         argv += ["-connections", PER_CALL if connections is None else str(connections)]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from harness.studies.base import StudyReport
 from harness.studies.capacity.report import REPORT as CAPACITY
 from harness.studies.connections.report import REPORT as CONNECTIONS
+from harness.studies.interpreters.report import REPORT as INTERPRETERS
 from harness.studies.protocols.report import REPORT as PROTOCOLS
 from harness.studies.stacks.report import REPORT as STACKS
 from harness.studies.streaming.report import REPORT as STREAMING
@@ -21,7 +22,7 @@ from harness.studies.wire.report import REPORT as WIRE
 if TYPE_CHECKING:  # the plan halves' type, without importing the measuring modules
     from harness.studies.planning import StudyPlan
 
-STUDIES: tuple[StudyReport, ...] = (STACKS, CAPACITY, STREAMING, PROTOCOLS, CONNECTIONS, WIRE)
+STUDIES: tuple[StudyReport, ...] = (STACKS, CAPACITY, STREAMING, PROTOCOLS, CONNECTIONS, WIRE, INTERPRETERS)
 DEFAULT_STUDIES: tuple[str, ...] = tuple(each.name for each in STUDIES if each.default)
 
 

@@ -41,6 +41,8 @@ class Comparison:
     # The driver of its windows, where not the study's (a pattern the study's driver cannot express); None: the
     # study's. The study lists it among its checkers, so that the run records its version.
     driver: str | None = None
+    # The server may use every CPU of the machine (how a host's cores serve), not only the run's server CPUs.
+    unpinned: bool = False
 
     def __post_init__(self) -> None:
         labels = [label for label, _ in (self.reference, *self.alternatives)]

@@ -101,6 +101,13 @@ def busiest_window(run: StudyRun) -> float:
     )
 
 
+def driver_not_busy(run: StudyRun, wall_seconds: float = 0.0, full_matrix: bool = False) -> dict[str, Target]:
+    """A study's target that its driver was never the limit: below the busy threshold in every window
+    (reported, not gating)."""
+    highest = busiest_window(run)
+    return {"driver_not_busy": Target(highest < run.thresholds.driver_busy, {"highest": round(highest, 3)})}
+
+
 def busiest_driver(run: StudyRun, runs: Sequence[Measured | None]) -> str:
     """The highest driver CPU among the runs, as a share of the CPUs the driver had: it was not the limit."""
     shares = [share for each in runs if each is not None and (share := each.driver_cpu(run.meta)) is not None]

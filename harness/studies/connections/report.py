@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.matrix import PER_CALL, PER_WORKER, S3_PER_REQUEST, SHARED, pool
-from harness.results import CellRecord, Repeat, StudyRun, Target
+from harness.results import CellRecord, Repeat, StudyRun
 from harness.studies.base import StudyReport
 from harness.studies.comparing import Telling, with_rounds
 from harness.studies.connections import (
@@ -27,7 +27,7 @@ from harness.studies.connections import (
 from harness.studies.reading import (
     Measured,
     busiest_driver,
-    busiest_window,
+    driver_not_busy,
     failed_cells,
     medians,
     newest_run_section,
@@ -242,12 +242,6 @@ def answer(runs: Sequence[StudyRun]) -> str:
     return " ".join(parts) if parts else "No cell of this study finished in the newest run."
 
 
-def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Target]:
-    """The driver never the limit: below the busy threshold in every run (reported)."""
-    highest = busiest_window(run)
-    return {"driver_not_busy": Target(highest < run.thresholds.driver_busy, {"highest": round(highest, 3)})}
-
-
 def s3_client_per_request(record: CellRecord, repeat: Repeat) -> bool:
     """A new S3 client per request fails calls when S3 refuses its connections: that is the finding."""
     return record.server.endswith(S3_PER_REQUEST)
@@ -276,7 +270,7 @@ REPORT = StudyReport(
     render=render,
     section=section,
     answer=answer,
-    targets=targets,
+    targets=driver_not_busy,
     expected_non_ok=s3_client_per_request,
 )
 REPORT = with_rounds(REPORT, TELLING)

@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-from harness.results import StudyRun, Target
+from harness.results import StudyRun
 from harness.studies.base import StudyReport
 from harness.studies.comparing import (
     Telling,
@@ -18,7 +18,7 @@ from harness.studies.comparing import (
     rounds_section,
     with_rounds,
 )
-from harness.studies.reading import Judged, busiest_window, failed_cells, judged_comparisons, medians, study_readme
+from harness.studies.reading import Judged, driver_not_busy, failed_cells, judged_comparisons, medians, study_readme
 from harness.studies.wire import (
     BYTES,
     CLIENTS,
@@ -135,12 +135,6 @@ def section(runs: Sequence[StudyRun]) -> str:
     return rounds_section(runs, TELLING, more)
 
 
-def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Target]:
-    """The driver never the limit: below the busy threshold in every window (reported)."""
-    highest = busiest_window(run)
-    return {"driver_not_busy": Target(highest < run.thresholds.driver_busy, {"highest": round(highest, 3)})}
-
-
 def _question(topic: str) -> str:
     if topic == "tls":
         return "What TLS costs: plaintext, TLS or mutual TLS?"
@@ -180,7 +174,7 @@ REPORT = with_rounds(
         render=render,
         section=section,
         answer=lambda runs: "Not measured in rounds yet.",
-        targets=targets,
+        targets=driver_not_busy,
         default=False,
     ),
     TELLING,

@@ -1,0 +1,170 @@
+"""The interpreters study's report: its comparisons in rounds (tables with intervals, verdicts), how every
+compared interpreter was built and whether its GIL stayed off, and for the cores comparisons the server's
+calls/s per busy core and how its processes shared the work; rows for the decision table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from harness.results import CellResult, StudyRun
+from harness.studies.base import Decision, StudyReport
+from harness.studies.comparing import Telling, in_rounds, rounds_decisions, rounds_files, rounds_section, with_rounds
+from harness.studies.interpreters import CORES_LEVEL, LEVEL, NAME, QUESTION, REFERENCE, SCENARIOS
+from harness.studies.reading import Judged, driver_not_busy, judged_comparisons, medians, study_readme
+from harness.summaries import header, row
+
+OFFICIAL_BUILDS = (
+    "Every interpreter here is configured as pyenv configured the machine's 3.11 to 3.13 (a shared libpython, "
+    "no PGO, no LTO), so the ratios set like against like. The official python images add "
+    "`--enable-optimizations --with-lto`: their rates are higher than these, and this run does not say by how much."
+)
+
+
+def interpreters_table(run: StudyRun) -> list[str]:
+    """How each compared interpreter was found or built, and what it could run."""
+    found: dict[str, Any] = run.meta.get("interpreters", {})
+    if not found:
+        return []
+    lines = header(["version", "from", "configured", "GIL after import", "could not run"], "interpreter")
+    for name, about in found.items():
+        gil = about.get("gil_enabled_after_import", {})
+        gil_text = ", ".join(f"{module.removeprefix('servers.')} {'on' if on else 'off'}" for module, on in gil.items())
+        flags = " ".join(
+            flag.strip("'")
+            for flag in str(about.get("config_args", "")).split()
+            if flag.strip("'").startswith(("--enable", "--disable", "--with"))
+        )
+        unavailable = "; ".join(
+            f"{module.removeprefix('servers.')}: {why}" for module, why in about.get("unavailable", {}).items()
+        )
+        lines.append(
+            row(
+                name,
+                [
+                    str(about.get("version", "—")),
+                    str(about.get("origin", "—")),
+                    f"`{flags}`" if flags else "—",
+                    gil_text or "—",
+                    unavailable[:400] or "—",
+                ],
+            )
+        )
+    return [
+        "Interpreters compared (each server in a virtualenv of the same pinned packages):",
+        "",
+        *lines,
+        "",
+        OFFICIAL_BUILDS,
+        "",
+    ]
+
+
+def _per_core(cell: CellResult) -> tuple[float, float, str] | None:
+    """A cores cell's median window: OK calls/s per busy server core, the cores busy, and each process's share
+    of the server's CPU."""
+    windows = sorted(
+        (
+            (report.ok_rps / (repeat.resources.cpu_seconds / repeat.resources.wall_seconds), repeat)
+            for repeat, report in zip(cell.record.repeats, cell.reports, strict=True)
+            if repeat.role == "round" and repeat.resources.cpu_seconds > 0 and repeat.resources.wall_seconds > 0
+        ),
+        key=lambda pair: pair[0],
+    )
+    if not windows:
+        return None
+    per_core, repeat = windows[len(windows) // 2]
+    shares = repeat.resources.process_cpu_seconds
+    total = sum(shares)
+    spread = " / ".join(f"{100 * each / total:.0f}%" for each in shares) if total > 0 else "one process"
+    return per_core, repeat.resources.cpu_seconds / repeat.resources.wall_seconds, spread
+
+
+def cores_table(judgeds: Sequence[Judged]) -> list[str]:
+    """Per cores comparison and label: OK calls/s per busy server core, cores busy, and the processes' shares."""
+    lines = header(["OK calls/s per busy core", "server cores busy", "CPU share by process"], "stack, serving")
+    for judged in judgeds:
+        if not judged.record.workload.startswith("cores/"):
+            continue
+        stack = judged.record.workload.split("/")[1]
+        for label, cell in judged.cells.items():
+            measured = _per_core(cell)
+            if measured is not None:
+                lines.append(row(f"{stack}, {label}", [f"{measured[0]:,.0f}", f"{measured[1]:.2f}", measured[2]]))
+    if len(lines) <= 2:
+        return []
+    return [
+        f"How the cores served hello-work at {CORES_LEVEL} workers, the server free to use every CPU (median window "
+        "by calls per busy core). The processes' shares of the server's CPU are those of the whole tree, the "
+        "launcher included; with one shared connection, SO_REUSEPORT hands it, and so every call, to one process.",
+        "",
+        *lines,
+        "",
+    ]
+
+
+def render(run: StudyRun) -> dict[str, bytes]:
+    if in_rounds(run):
+        files = rounds_files(run, TELLING)
+        more = ["", *interpreters_table(run), *cores_table(judged_comparisons(run))]
+        files["comparisons.md"] = files["comparisons.md"] + "\n".join(more).encode() + b"\n"
+        return files
+    lines = header(["OK calls/s"], "cell")
+    lines += [row(each.result.record.key, [f"{each.report.ok_rps:,.0f}{each.not_ok}"]) for each in medians(run)]
+    return {"README.md": study_readme(NAME, f"# Interpreters: {run.title}", [*lines, "", *interpreters_table(run)])}
+
+
+def section(runs: Sequence[StudyRun]) -> str:
+    newest = runs[0]
+    return rounds_section(runs, TELLING, [*interpreters_table(newest), *cores_table(judged_comparisons(newest))])
+
+
+def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
+    """The handler that computes decides both rows: which interpreter (per stack) and processes or threads."""
+    return [
+        each
+        for each in rounds_decisions(runs, TELLING)
+        if each.workload.startswith(("interpreter/hello-work", "cores/"))
+    ]
+
+
+def _describe(topic: str) -> str:
+    if topic == "cores":
+        return (
+            f"hello-work (about 10 ms of pure-Python work a call) by {CORES_LEVEL} ghz workers, the server free to use "
+            "every CPU of the machine (the load generator and backends share CPU 0 with it): one process, N "
+            "processes on one port driven on one shared connection and on a connection per worker, and, where "
+            "grpcio ran without the GIL, one free-threaded process with N times the threads"
+        )
+    names = ", ".join(each.name for each in SCENARIOS)
+    return (
+        f"one of {names} at {LEVEL} workers (ghz; REST's GET /v1/hello by loadgen), the server run by each "
+        f"interpreter against {REFERENCE}, each in a virtualenv of the same pinned packages, on the server core"
+    )
+
+
+TELLING = Telling(
+    NAME,
+    {
+        "interpreter": "Which interpreter should the server run on?",
+        "cores": "Processes or threads for handlers that compute?",
+    },
+    _describe,
+    "interpreter or serving",
+)
+
+REPORT = with_rounds(
+    StudyReport(
+        name=NAME,
+        question=QUESTION,
+        follows="grpc/grpc#43222 (grpc.aio unary calls: 3.12 about 9% below 3.11 on 16 vCPUs)",
+        render=render,
+        section=section,
+        answer=lambda runs: "Not measured in rounds yet.",
+        targets=driver_not_busy,
+        default=False,
+    ),
+    TELLING,
+)
+REPORT = replace(REPORT, render=render, section=section, decisions=decisions)

@@ -1,0 +1,119 @@
+"""Interpreters as an axis: finding them, the interpreters study's plan, and a server run by another interpreter's
+virtualenv (live, skipped where the machine lacks the interpreter)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+
+from harness import pythons
+from harness.backends import Backends
+from harness.drivers.loadgen import loadgen_argv
+from harness.matrix import HELLO_WORK, Cell, scenario, server_variant
+from harness.options import RunOptions
+from harness.pythons import NotFound, Prepared
+from harness.serving import running_server
+from harness.studies.interpreters import CORES_LEVEL, LEVEL, REFERENCE
+from harness.studies.interpreters.plan import comparisons
+from protos.bench.v1 import bench_pb2, bench_pb2_grpc
+
+
+def _prepared(name: str, *, unavailable: dict[str, str] | None = None, gil: bool = True) -> Prepared:
+    modules = ("servers.sync", "servers.async", "servers.aio", "servers.rest")
+    return Prepared(
+        name, f"/venvs/{name}/bin/python", {"version": name}, dict.fromkeys(modules, gil), unavailable or {}
+    )
+
+
+def test_a_name_is_a_version_a_free_threaded_version_or_a_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "pyenv"))
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.setattr(pythons, "PYTHONS_DIR", tmp_path / "built")
+    with pytest.raises(NotFound, match=r"3\.X, 3\.Xt"):
+        pythons.find("python-latest")
+    with pytest.raises(NotFound, match="not an executable"):
+        pythons.find(str(tmp_path / "nowhere" / "python"))
+    with pytest.raises(NotFound, match=r"pythons build 3\.14t"):  # the one the project can build says how
+        pythons.find("3.14t")
+    with pytest.raises(NotFound) as missing:
+        pythons.find("3.9")
+    assert "pythons build" not in str(missing.value)
+    for version in ("3.12.1", "3.12.10", "3.12.2t"):  # the newest patch of the build asked for
+        (tmp_path / "pyenv" / "versions" / version / "bin").mkdir(parents=True)
+        (
+            tmp_path / "pyenv" / "versions" / version / "bin" / f"python3.12{'t' if version.endswith('t') else ''}"
+        ).touch()
+    assert pythons.find("3.12").executable == tmp_path / "pyenv/versions/3.12.10/bin/python3.12"
+    assert pythons.find("3.12t").executable == tmp_path / "pyenv/versions/3.12.2t/bin/python3.12t"
+    assert pythons.find("3.12t").free_threaded and not pythons.find("3.12").free_threaded
+    assert pythons.find(sys.executable).origin == "path given"
+
+
+def test_building_asks_for_an_interpreter_it_has_sources_for() -> None:
+    with pytest.raises(NotFound, match=r"can build 3\.14, 3\.14t"):
+        pythons.build("3.13")
+
+
+def test_every_interpreter_is_set_against_3_11_and_rest_only_where_it_serves_the_call(tmp_path: Path) -> None:
+    prepared = (_prepared("3.11"), _prepared("3.12"), _prepared("3.14t", unavailable={"servers.sync": "no grpcio"}))
+    options = RunOptions(tmp_path, pythons=("3.11", "3.12", "3.14t"), interpreters=prepared)
+    found = {each.workload: each for each in comparisons(options)}
+    sync = found[f"interpreter/hello-work/sync-w10/c{LEVEL}"]
+    assert sync.reference[0] == REFERENCE and [label for label, _ in sync.alternatives] == ["3.12"]
+    assert sync.reference[1].server.python == "/venvs/3.11/bin/python"
+    assert sync.reference[1].server.name == "sync-w10@3.11"
+    aio = found[f"interpreter/hello/aio-uvloop/c{LEVEL}"]
+    assert [label for label, _ in aio.alternatives] == ["3.12", "3.14t"]
+    rest = found[f"interpreter/hello/rest-h1/c{LEVEL}"]
+    assert rest.driver == "loadgen"
+    assert not any(name.startswith("interpreter/s3-unary-100ms/rest-h1") for name in found)
+    cores = found[f"cores/sync-w10/c{CORES_LEVEL}"]
+    assert cores.unpinned and [label for label, _ in cores.alternatives] == ["p2", "p2+per-worker"]
+    assert cores.alternatives[0][1].server.args[-2:] == ("-p", "2")
+
+
+def test_the_free_threaded_build_adds_threads_where_grpcio_left_the_gil_off(tmp_path: Path) -> None:
+    prepared = (_prepared("3.11"), _prepared("3.14t", gil=False))
+    options = RunOptions(tmp_path, pythons=("3.11", "3.14t"), interpreters=prepared, available_cpus=(0, 1))
+    found = {each.workload: each for each in comparisons(options)}
+    labels = dict(found[f"cores/sync-w10/c{CORES_LEVEL}"].alternatives)
+    assert labels["threads@3.14t"].server.name == "sync-w20@3.14t"
+    assert "threads@3.14t" not in dict(found[f"cores/aio-uvloop/c{CORES_LEVEL}"].alternatives)  # no thread pool
+    held = (_prepared("3.11"), _prepared("3.14t", gil=True))
+    options = RunOptions(tmp_path, pythons=("3.11", "3.14t"), interpreters=held, available_cpus=(0, 1))
+    assert "threads@3.14t" not in dict(
+        {each.workload: each for each in comparisons(options)}[f"cores/sync-w10/c{CORES_LEVEL}"].alternatives
+    )
+
+
+def test_loadgen_drives_rest_hello_with_the_scenarios_fields() -> None:
+    argv = loadgen_argv("loadgen", Cell(server_variant("rest-h1"), HELLO_WORK, 50), "127.0.0.1:1", 500)
+    assert argv[argv.index("-work") + 1] == "10" and argv[argv.index("-http") + 1] == "1.1"
+    grpc_argv = loadgen_argv("loadgen", Cell(server_variant("sync-w10"), scenario("hello"), 5), "127.0.0.1:1", 50)
+    assert "-http" not in grpc_argv and "-work" not in grpc_argv
+
+
+OTHER = "3.12"
+
+
+@pytest.mark.live
+def test_a_server_runs_under_another_interpreters_virtualenv(backends: Backends) -> None:
+    try:
+        interpreter = pythons.find(OTHER)
+    except NotFound as missing:
+        pytest.skip(f"this machine lacks CPython {OTHER}: {missing}")
+    prepared = pythons.prepare(OTHER, ["servers.sync"])
+    assert prepared.runs("servers.sync"), prepared.unavailable
+    assert prepared.about["version"].startswith(OTHER) and prepared.gil["servers.sync"] is True
+    variant = server_variant("sync-w10").under(OTHER, prepared.python)
+    with running_server(variant, backends.env()) as (target, child), grpc.insecure_channel(target) as channel:
+        reply = bench_pb2_grpc.GreeterStub(channel).SayHello(bench_pb2.HelloRequest(name="x", work=1), timeout=10)
+        assert reply.message
+        executable = Path(os.readlink(f"/proc/{child.pid}/exe"))
+    assert executable.resolve() == interpreter.executable.resolve()
+    assert json.loads((Path(prepared.python).parent.parent / pythons.MARKER).read_text())["missing"] == {}
