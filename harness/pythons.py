@@ -75,7 +75,10 @@ DEFAULT_PYTHONS = ("3.11", "3.12", "3.13", "3.14", "3.14t")
 # As pyenv configures the compared builds here (their CONFIG_ARGS): a shared libpython, no PGO, no LTO.
 CONFIGURE = ("--enable-shared",)
 FREE_THREADED = "--disable-gil"
-# grpcio's Cython module asks for the GIL unless built with this define (its cygrpc sources, Cython 3.1+).
+# grpcio's Cython module asks for the GIL unless built with this define (its cygrpc sources, Cython 3.1+). Its
+# setup.py takes extra compiler flags from GRPC_PYTHON_CFLAGS alone (CFLAGS does not reach its compile), and that
+# variable replaces its defaults on Linux, so they come first.
+GRPCIO_LINUX_CFLAGS = "-std=c++17 -fvisibility=hidden -fno-wrapv -fno-exceptions"
 FREE_THREADING_CFLAGS = "-DCYTHON_FREETHREADING_COMPATIBLE=1"
 NAME = re.compile(r"(3\.\d+)(t?)")
 
@@ -219,7 +222,7 @@ def environment(interpreter: Interpreter) -> Environment:
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
     env = {**os.environ, "GRPC_PYTHON_BUILD_EXT_COMPILER_JOBS": str(os.cpu_count() or 1)}
     if interpreter.free_threaded:
-        env["CFLAGS"] = f"{env.get('CFLAGS', '')} {FREE_THREADING_CFLAGS}".strip()
+        env["GRPC_PYTHON_CFLAGS"] = f"{GRPCIO_LINUX_CFLAGS} {FREE_THREADING_CFLAGS}"
     missing: dict[str, str] = {}
     for requirement in SERVER_REQUIREMENTS:
         installed = subprocess.run(

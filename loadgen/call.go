@@ -27,6 +27,7 @@ func runCall(args []string) (any, error) {
 	delay := set.Uint("delay-ms", 0, "hello: milliseconds the server waits before it answers")
 	work := set.Uint("work", 0, "hello: units of the server's fixed computation before it answers")
 	replyBytes := set.Uint("reply-bytes", 0, "hello: bytes of payload in each reply")
+	requestBytes := set.Uint("request-bytes", 0, "hello over gRPC: bytes of payload in each request (read and dropped)")
 	httpVersion := set.String("http", "", "hello over REST (GET /v1/hello) on HTTP 1.1 or 2, not gRPC; one "+
 		"connection per worker over 1.1, one multiplexed over 2")
 	concurrency := set.Int("concurrency", 1, "workers")
@@ -39,7 +40,7 @@ func runCall(args []string) (any, error) {
 	if *concurrency < 1 || *total < *concurrency {
 		return nil, fmt.Errorf("call: need 1 <= -concurrency <= -total, got %d and %d", *concurrency, *total)
 	}
-	spec := callSpec{*method, *bucket, uint32(*batch), uint32(*delay), uint32(*work), uint32(*replyBytes)}
+	spec := callSpec{*method, *bucket, uint32(*batch), uint32(*delay), uint32(*work), uint32(*replyBytes), uint32(*requestBytes)}
 	if _, err := caller(nil, spec); err != nil {
 		return nil, err
 	}
@@ -83,6 +84,7 @@ func runCall(args []string) (any, error) {
 	options := map[string]any{
 		"method": *method, "concurrency": *concurrency, "total": *total, "batch": *batch, "delay_ms": *delay,
 		"connections": *connections, "work": *work, "reply_bytes": *replyBytes, "http": *httpVersion,
+		"request_bytes": *requestBytes,
 	}
 	return record.summary(time.Since(begun), options), nil
 }
@@ -121,8 +123,8 @@ func workerCallers(
 
 // callSpec is what every call of a run asks: the RPC, and its request's fields.
 type callSpec struct {
-	method, bucket                 string
-	batch, delay, work, replyBytes uint32
+	method, bucket                               string
+	batch, delay, work, replyBytes, requestBytes uint32
 }
 
 // restCallers gives each worker REST's hello (GET /v1/hello), on the connections the HTTP version holds: one
@@ -130,8 +132,8 @@ type callSpec struct {
 func restCallers(
 	target, version, connections string, concurrency int, timeout time.Duration, spec callSpec,
 ) (perWorker func(int) func(context.Context) error, closeAll func(), err error) {
-	if spec.method != "hello" || spec.delay != 0 || connections != "1" {
-		return nil, nil, fmt.Errorf("call: -http calls hello alone, with no -delay-ms or -connections")
+	if spec.method != "hello" || spec.delay != 0 || spec.requestBytes != 0 || connections != "1" {
+		return nil, nil, fmt.Errorf("call: -http calls hello alone (a GET), with no -delay-ms, -request-bytes or -connections")
 	}
 	client, err := restClient(version, concurrency, timeout)
 	if err != nil {
@@ -156,7 +158,10 @@ func restCallers(
 func caller(conn *grpc.ClientConn, spec callSpec) (func(context.Context) error, error) {
 	greeter, store := pb.NewGreeterClient(conn), pb.NewObjectStoreClient(conn)
 	method, bucket, batch := spec.method, spec.bucket, spec.batch
-	hello := &pb.HelloRequest{Name: "loadgen", DelayMs: spec.delay, Work: spec.work, ReplyBytes: spec.replyBytes}
+	hello := &pb.HelloRequest{
+		Name: "loadgen", DelayMs: spec.delay, Work: spec.work, ReplyBytes: spec.replyBytes,
+		Payload: make([]byte, spec.requestBytes),
+	}
 	switch method {
 	case "hello":
 		return func(ctx context.Context) error {

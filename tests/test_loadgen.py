@@ -261,5 +261,7 @@ def test_call_mode_says_hello_over_rest_with_work_and_reply_bytes(backends: Back
 def test_call_mode_asks_grpc_hello_for_work_and_reply_bytes(target: str) -> None:
     _, report = run("call", "-target", target, "-work", "1", "-reply-bytes", "4096", "-concurrency", "2", "-total", "6")
     assert report.ok == 6
+    raw, report = run("call", "-target", target, "-request-bytes", str(1024 * 1024), "-total", "3")
+    assert report.ok == 3 and raw["options"]["request_bytes"] == 1024 * 1024
     _, refused = run("call", "-target", target, "-reply-bytes", "4000001", "-total", "2")
     assert refused.status_codes == {"InvalidArgument": 2}

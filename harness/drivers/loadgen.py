@@ -37,6 +37,13 @@ CALL_METHODS = {
 }
 FETCH_CALLS = ("bench.v1.ObjectStore.ListObjectsPage", "bench.v1.ObjectStore.StreamObjects")
 WATCH_CALL = "bench.v1.Sensor.Watch"
+# A call's request fields that a scenario may set, and the flags that carry them.
+REQUEST_FLAGS = (
+    ("delay_ms", "-delay-ms"),
+    ("work", "-work"),
+    ("reply_bytes", "-reply-bytes"),
+    ("request_bytes", "-request-bytes"),
+)
 
 
 def is_fetch(cell: Cell) -> bool:
@@ -135,7 +142,13 @@ def loadgen_argv(loadgen: Path | str, cell: Cell, target: str, requests: int) ->
         argv += ["-bucket", str(data["bucket"])]
     if method == "stream-objects":
         argv += ["-bucket", str(data["bucket"]), "-batch", str(data.get("batch_size", 1))]
-    for field, flag in (("delay_ms", "-delay-ms"), ("work", "-work"), ("reply_bytes", "-reply-bytes")):
+    fields = (
+        ("delay_ms", "-delay-ms"),
+        ("work", "-work"),
+        ("reply_bytes", "-reply-bytes"),
+        ("request_bytes", "-request-bytes"),
+    )
+    for field, flag in fields:
         if data.get(field):
             argv += [flag, str(data[field])]
     if cell.server.protocol == "http":  # REST's hello, GET /v1/hello, on the server's HTTP version
