@@ -10,7 +10,15 @@ from typing import Any
 
 from harness.results import CellResult, StudyRun
 from harness.studies.base import Decision, StudyReport
-from harness.studies.comparing import Telling, in_rounds, rounds_decisions, rounds_files, rounds_section, with_rounds
+from harness.studies.comparing import (
+    Telling,
+    in_rounds,
+    rounds_answer,
+    rounds_decisions,
+    rounds_files,
+    rounds_section,
+    with_rounds,
+)
 from harness.studies.interpreters import CORES_LEVEL, LEVEL, NAME, QUESTION, REFERENCE, SCENARIOS
 from harness.studies.reading import Judged, driver_not_busy, judged_comparisons, medians, study_readme
 from harness.summaries import header, row
@@ -120,6 +128,34 @@ def section(runs: Sequence[StudyRun]) -> str:
     return rounds_section(runs, TELLING, [*interpreters_table(newest), *cores_table(judged_comparisons(newest))])
 
 
+def free_threaded(run: StudyRun) -> str:
+    """What the free-threaded build could run, and whether the GIL stayed off once each stack was imported."""
+    found = [
+        (name, about)
+        for name, about in run.meta.get("interpreters", {}).items()
+        if name.endswith("t") or "--disable-gil" in str(about.get("config_args", ""))
+    ]
+    parts = []
+    for name, about in found:
+        gil = about.get("gil_enabled_after_import", {})
+        off = [module.removeprefix("servers.") for module, on in gil.items() if not on]
+        on = [module.removeprefix("servers.") for module, on in gil.items() if on]
+        unavailable = [module.removeprefix("servers.") for module in about.get("unavailable", {})]
+        said = [f"the GIL stayed off once {', '.join(off)} had imported {'its' if len(off) == 1 else 'their'} stack"]
+        said = said if off else []
+        said += [f"it came back on importing {', '.join(on)}"] if on else []
+        said += [f"{', '.join(unavailable)} could not run (see the interpreters table)"] if unavailable else []
+        parts.append(f"Under {name} ({about.get('version', '?')}), " + "; ".join(said or ["nothing ran"]) + ".")
+    return " ".join(parts)
+
+
+def answer(runs: Sequence[StudyRun]) -> str:
+    newest = runs[0]
+    if not in_rounds(newest):
+        return "Not measured in rounds yet: `python -m harness run-all --study interpreters`."
+    return " ".join(part for part in (rounds_answer(newest, TELLING), free_threaded(newest)) if part)
+
+
 def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
     """The handler that computes decides both rows: which interpreter (per stack) and processes or threads."""
     return [
@@ -161,10 +197,10 @@ REPORT = with_rounds(
         follows="grpc/grpc#43222 (grpc.aio unary calls: 3.12 about 9% below 3.11 on 16 vCPUs)",
         render=render,
         section=section,
-        answer=lambda runs: "Not measured in rounds yet.",
+        answer=answer,
         targets=driver_not_busy,
         default=False,
     ),
     TELLING,
 )
-REPORT = replace(REPORT, render=render, section=section, decisions=decisions)
+REPORT = replace(REPORT, render=render, section=section, answer=answer, decisions=decisions)
