@@ -229,6 +229,12 @@ class StudyEnvironment:
         return backend_env(config)
 
 
+def window_cpus(comparison: Comparison, options: RunOptions) -> tuple[int, ...]:
+    """The CPUs a comparison's server runs on: the run's server CPUs, or, unpinned, every CPU the run has. Named
+    either way: a child left unpinned would inherit the harness's own affinity, which keeps off the server's CPUs."""
+    return options.available_cpus if comparison.unpinned else options.server_cpus
+
+
 def measure_comparison(
     comparison: Comparison,
     where: StudyEnvironment,
@@ -258,7 +264,7 @@ def measure_comparison(
         progress.cell_started(cell, next(measured), estimate)
         try:
             wire = context.wire(cell)
-            cpus = () if comparison.unpinned else where.options.server_cpus
+            cpus = window_cpus(comparison, where.options)
             server = running_server(cell.server, where.server_env(cell.scenario), cpus=cpus, wire=wire)
             with server as (target, child):
                 if not records[owner].tls:

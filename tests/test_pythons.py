@@ -17,6 +17,7 @@ from harness.drivers.loadgen import loadgen_argv
 from harness.matrix import HELLO_WORK, Cell, scenario, server_variant
 from harness.options import RunOptions
 from harness.pythons import NotFound, Prepared
+from harness.runner import window_cpus
 from harness.serving import running_server
 from harness.studies.interpreters import CORES_LEVEL, LEVEL, REFERENCE
 from harness.studies.interpreters.plan import comparisons
@@ -117,3 +118,11 @@ def test_a_server_runs_under_another_interpreters_virtualenv(backends: Backends)
         executable = Path(os.readlink(f"/proc/{child.pid}/exe"))
     assert executable.resolve() == interpreter.executable.resolve()
     assert json.loads((Path(prepared.python).parent.parent / pythons.MARKER).read_text())["missing"] == {}
+
+
+def test_an_unpinned_comparison_names_every_cpu_for_its_server(tmp_path: Path) -> None:
+    # Left without taskset, the server would inherit the harness's affinity, which is off the server's CPUs.
+    options = RunOptions(tmp_path, server_cpus=(1,), available_cpus=(0, 1))
+    pinned = next(each for each in comparisons(options) if not each.unpinned)
+    unpinned = next(each for each in comparisons(options) if each.unpinned)
+    assert window_cpus(unpinned, options) == (0, 1) and window_cpus(pinned, options) == (1,)
