@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tarfile
 import tempfile
 import urllib.request
@@ -30,7 +29,6 @@ PYTHONS_DIR = ROOT / ".cache" / "pythons"
 VENVS_DIR = ROOT / ".cache" / "venvs"
 CONSTRAINTS = ROOT / "constraints.txt"
 MARKER = ".complete.json"
-HOST = "host"  # the interpreter the harness runs on: the reference of the interpreters comparison
 
 # What the servers import, pinned by constraints.txt; grpcio first, since it is the one that may need building.
 SERVER_REQUIREMENTS = (
@@ -93,7 +91,7 @@ class Interpreter:
 
     name: str  # "3.12", "3.14t", or the path given
     executable: Path
-    origin: str  # "pyenv", "built here", "PATH", "path given", "host"
+    origin: str  # "pyenv", "built here", "PATH", "path given"
 
     @property
     def free_threaded(self) -> bool:
@@ -110,8 +108,6 @@ def _version_key(path: Path) -> tuple[int, ...]:
 
 def find(name: str) -> Interpreter:
     """The interpreter called name: a path, or 3.X[t] from pyenv, then one built here, then PATH."""
-    if name == HOST:
-        return Interpreter(HOST, Path(sys.executable), HOST)
     if "/" in name:
         path = Path(name)
         if not (path.is_file() and os.access(path, os.X_OK)):
@@ -264,15 +260,19 @@ def describe(python: Path, module: str) -> dict[str, Any]:
     """What an interpreter is once it has imported a server module: version, configure flags, whether the GIL
     is on, its packages, and the import's error if it failed."""
     probed = subprocess.run(
-        [str(python), "-c", _PROBE, module], capture_output=True, text=True, cwd=ROOT, env=server_env(), check=True
+        [str(python), "-c", _PROBE, module],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **REPOSITORY_PATH},
+        check=True,
     )
     described: dict[str, Any] = json.loads(probed.stdout)
     return described
 
 
-def server_env() -> dict[str, str]:
-    """What a server under another interpreter needs beyond its virtualenv: the repository's own packages."""
-    return {**os.environ, "PYTHONPATH": str(ROOT)}
+# What a server under another interpreter needs beyond its virtualenv: the repository's own packages.
+REPOSITORY_PATH = {"PYTHONPATH": str(ROOT)}
 
 
 @dataclass(frozen=True)

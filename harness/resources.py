@@ -62,8 +62,9 @@ class ResourceSampler:
     def __enter__(self) -> ResourceSampler:
         self._start_wall = time.monotonic()
         if self._root is not None:
-            self._start_cpu, self._peak_rss = _cpu_and_rss(process_tree(self._root))
-            self._start_each = _cpu_by_process(process_tree(self._root))
+            tree = process_tree(self._root)
+            self._start_cpu, self._peak_rss = _cpu_and_rss(tree)
+            self._start_each = _cpu_by_process(tree)
             self._thread.start()
         return self
 

@@ -15,6 +15,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from harness.matrix import ServerVariant
 from harness.processes import Child, Ready, free_port, managed_process
+from harness.pythons import REPOSITORY_PATH
 from harness.tls import PLAIN, Wire
 from harness.tools import ROOT
 from servers.common import HEALTH_PATH
@@ -95,7 +96,7 @@ def running_server(
     if cpus:
         argv = ["taskset", "-c", ",".join(map(str, cpus)), *argv]
     # A server under another interpreter finds the repository's own packages beside its virtualenv's.
-    env = {**os.environ, **backend_env, **({"PYTHONPATH": str(ROOT)} if variant.python else {})}
+    env = {**os.environ, **backend_env, **(REPOSITORY_PATH if variant.python else {})}
     healthy = http_healthy(target, wire) if variant.protocol == "http" else health_serving(target, wire)
 
     def ready(pid: int) -> bool:

@@ -129,22 +129,24 @@ def section(runs: Sequence[StudyRun]) -> str:
 
 
 def free_threaded(run: StudyRun) -> str:
-    """What the free-threaded build could run, and whether the GIL stayed off once each stack was imported."""
-    found = [
-        (name, about)
-        for name, about in run.meta.get("interpreters", {}).items()
-        if name.endswith("t") or "--disable-gil" in str(about.get("config_args", ""))
-    ]
+    """What each free-threaded build could run, and whether the GIL stayed off once each stack was imported."""
     parts = []
-    for name, about in found:
-        gil = about.get("gil_enabled_after_import", {})
-        off = [module.removeprefix("servers.") for module, on in gil.items() if not on]
-        on = [module.removeprefix("servers.") for module, on in gil.items() if on]
+    for name, about in run.meta.get("interpreters", {}).items():
+        # Recorded by the probe; a build that was never probed (not found, not built) is known by its name.
+        if not about.get("free_threaded", name.endswith("t")):
+            continue
+        gil = {module.removeprefix("servers."): on for module, on in about.get("gil_enabled_after_import", {}).items()}
+        off, on = [module for module, held in gil.items() if not held], [module for module, held in gil.items() if held]
         unavailable = [module.removeprefix("servers.") for module in about.get("unavailable", {})]
-        said = [f"the GIL stayed off once {', '.join(off)} had imported {'its' if len(off) == 1 else 'their'} stack"]
-        said = said if off else []
-        said += [f"it came back on importing {', '.join(on)}"] if on else []
-        said += [f"{', '.join(unavailable)} could not run (see the interpreters table)"] if unavailable else []
+        said = []
+        if off:
+            said.append(
+                f"the GIL stayed off once {', '.join(off)} had imported {'its' if len(off) == 1 else 'their'} stack"
+            )
+        if on:
+            said.append(f"it came back on importing {', '.join(on)}")
+        if unavailable:
+            said.append(f"{', '.join(unavailable)} could not run (see the interpreters table)")
         parts.append(f"Under {name} ({about.get('version', '?')}), " + "; ".join(said or ["nothing ran"]) + ".")
     return " ".join(parts)
 
