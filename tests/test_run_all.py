@@ -215,7 +215,7 @@ def test_a_run_over_tls_serves_and_drives_every_cell_over_it(tmp_path: Path, wir
 
 
 def test_the_wire_study_compares_wires_ways_and_sizes_in_rounds(tmp_path: Path) -> None:
-    args = ["--study", "wire", "--servers", "sync-w10,aio-uvloop", "--requests", "20", "--rounds", "2"]
+    args = ["--study", "wire", "--servers", "sync-w10,aio-uvloop,rest-h1", "--requests", "20", "--rounds", "2"]
     harness("run-all", *args, "--seed", "5", "--out", str(tmp_path), timeout=900)
     (run_dir,) = (tmp_path / "runs").iterdir()
     meta = json.loads((run_dir / "run.json").read_text())
@@ -227,10 +227,12 @@ def test_the_wire_study_compares_wires_ways_and_sizes_in_rounds(tmp_path: Path) 
     assert {("tls/sync-w10/c50", "tls"), ("tls/aio-uvloop/c50", "mtls")} <= found
     assert ("connections-tls/aio-uvloop/c100", "per-call+tls") in found
     assert ("reply-1MiB/c10", "aio-uvloop+tls") in found
+    assert {("tls/rest-h1/c50", "mtls"), ("reply-0B/c10", "rest-h1+tls"), ("request-1MiB/c10", "aio-uvloop")} <= found
     tls = json.loads((run_dir / "wire" / "cells" / "hello" / "sync-w10" / "c50+tls.json").read_text())
     assert tls["wire"] == "tls" and tls["tls"].startswith("TLSv1.3")
     assert (tmp_path / "wire" / "charts" / "sizes.png").is_file()
-    assert "Which stack moves 1MiB replies" in (tmp_path / "README.md").read_text()
+    readme = (tmp_path / "README.md").read_text()
+    assert "Which stack moves 1MiB replies" in readme and "Request payload moved" in readme
 
 
 def test_the_interpreters_study_runs_servers_under_each_interpreter_and_on_every_core(tmp_path: Path) -> None:

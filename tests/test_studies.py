@@ -24,6 +24,8 @@ from harness.options import RunOptions
 from harness.runner import chosen_studies
 from harness.studies import DEFAULT_STUDIES, STUDIES, plan, study
 from harness.studies.planning import between_servers
+from harness.studies.wire.plan import cells as wire_cells
+from harness.studies.wire.plan import comparisons as wire_comparisons
 
 OUT = Path("out")
 
@@ -180,3 +182,16 @@ def test_studies_command_lists_questions_and_cell_counts(capsys: pytest.CaptureF
     out = capsys.readouterr().out
     assert "stacks (default): Which gRPC server stack should we run, and when does async pay off?" in out
     assert "3 comparisons of 15 cells in rounds; --full: 405 cells, 3 measured runs each" in out
+
+
+def test_the_wire_study_sets_rest_beside_the_grpc_stacks_and_sizes_both_ways(tmp_path: Path) -> None:
+    found = {each.workload: each for each in wire_comparisons(RunOptions(tmp_path))}
+    assert found["tls/rest-h1/c50"].driver == "loadgen" and found["tls/sync-w10/c50"].driver is None
+    assert {"reply-0B/c10", "reply-1MiB/c10", "request-1KiB/c10", "request-1MiB/c10"} <= set(found)
+    assert "request-0B/c10" not in found  # the reply comparison's 0 bytes
+    replies = dict(found["reply-1MiB/c10"].labelled)
+    assert {"rest-h1", "rest-h1+tls"} <= set(replies) and found["reply-1MiB/c10"].driver == "loadgen"
+    requests = dict(found["request-1MiB/c10"].labelled)
+    assert "rest-h1" not in requests and requests["aio-uvloop+tls"].scenario.data["request_bytes"] == 1024 * 1024
+    full = wire_cells(RunOptions(tmp_path, full=True))  # ghz alone: no REST, no MiB on its command line
+    assert not [cell for cell in full if cell.server.protocol == "http" or "request_bytes" in cell.scenario.data]

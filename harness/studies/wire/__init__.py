@@ -1,10 +1,13 @@
 """The wire study: what TLS costs, how to hold connections under it, and which stack moves large messages.
 
 Three kinds of comparison, each in interleaved rounds on one core: hello at LEVEL workers on one connection in
-plaintext, TLS and mutual TLS, on each gRPC stack (ghz); hello at CLIENTS clients on aio-uvloop holding their
-connections the connections study's four ways under TLS, beside plaintext's shared and per-call (loadgen, which
-can open a connection per call); and replies of each of SIZES bytes at SIZE_LEVEL workers from every gRPC stack,
-in plaintext and TLS, against sync-w10 in plaintext (ghz). Opt-in: `run-all --study wire`.
+plaintext, TLS and mutual TLS, on each gRPC stack (ghz) and REST (loadgen's GET /v1/hello); hello at CLIENTS
+clients on aio-uvloop holding their connections the connections study's four ways under TLS, beside plaintext's
+shared and per-call (loadgen, which can open a connection per call); and replies of each of SIZES bytes, then
+requests of each of REQUEST_SIZES with a small reply, at SIZE_LEVEL workers from every stack, in plaintext and
+TLS, against sync-w10 in plaintext (loadgen: ghz takes a request's bytes on its command line, too short for a
+MiB, and cannot speak REST). REST's hello is a GET, so it carries no request payload. Opt-in:
+`run-all --study wire`.
 """
 
 from __future__ import annotations
@@ -14,30 +17,43 @@ from harness.matrix import PER_CALL, PER_WORKER, SHARED, Scenario, pool, scenari
 NAME = "wire"
 QUESTION = "What do TLS and large messages cost, and how should clients hold connections under TLS?"
 STACK_NAMES = ("sync-w10", "grpclib-uvloop", "aio-uvloop", "connect-pyvoy", "connect-hypercorn")
+REST_NAME = "rest-h1"  # REST's hello beside the gRPC stacks where it can serve the workload
 LEVEL = 50
 HELLO = scenario("hello")
 CONNECTIONS_ON = "aio-uvloop"
 CLIENTS = 100
 WAYS = (SHARED, PER_WORKER, pool(10), PER_CALL)
-SIZES = (1024, 64 * 1024, 1024 * 1024)
+SIZES = (0, 1024, 64 * 1024, 1024 * 1024)
+REQUEST_SIZES = SIZES[1:]  # a request of 0 bytes is the reply comparison's 0
 SIZE_LEVEL = 10
+REPLY, REQUEST = "reply", "request"
 
 
 def size_label(size: int) -> str:
-    """1KiB, 64KiB, 1MiB."""
-    return f"{size // (1024 * 1024)}MiB" if size >= 1024 * 1024 else f"{size // 1024}KiB"
+    """0B, 1KiB, 64KiB, 1MiB."""
+    if size >= 1024 * 1024:
+        return f"{size // (1024 * 1024)}MiB"
+    return f"{size // 1024}KiB" if size >= 1024 else f"{size}B"
 
 
-def reply_scenario(size: int) -> Scenario:
-    """SayHello replying with `size` bytes of payload."""
+def sized_scenario(direction: str, size: int) -> Scenario:
+    """SayHello replying with `size` bytes of payload, or sending them in its request (a small reply)."""
+    field = "reply_bytes" if direction == REPLY else "request_bytes"
     return Scenario(
-        f"reply-{size_label(size)}",
+        f"{direction}-{size_label(size)}",
         "bench.v1.Greeter.SayHello",
-        {"name": "world", "reply_bytes": size},
-        f"SayHello replying with {size_label(size)} of payload",
+        {"name": "world", field: size},
+        f"SayHello with {size_label(size)} of payload in its {direction}",
         200,
     )
 
 
-SIZE_SCENARIOS = tuple(reply_scenario(size) for size in SIZES)
-BYTES = {reply_scenario(size).name: size for size in SIZES}  # reply bytes by scenario name
+SIZE_SCENARIOS = (
+    *(sized_scenario(REPLY, size) for size in SIZES),
+    *(sized_scenario(REQUEST, size) for size in REQUEST_SIZES),
+)
+# scenario name -> (reply or request, the bytes of payload it moves per call)
+SIZED = {
+    **{sized_scenario(REPLY, size).name: (REPLY, size) for size in SIZES},
+    **{sized_scenario(REQUEST, size).name: (REQUEST, size) for size in REQUEST_SIZES},
+}

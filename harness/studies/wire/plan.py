@@ -13,8 +13,11 @@ from harness.studies.wire import (
     HELLO,
     LEVEL,
     NAME,
+    REQUEST,
+    REST_NAME,
     SIZE_LEVEL,
     SIZE_SCENARIOS,
+    SIZED,
     STACK_NAMES,
     WAYS,
 )
@@ -22,14 +25,15 @@ from harness.tls import MTLS, PLAINTEXT, TLS
 
 
 def comparisons(options: RunOptions) -> list[Comparison]:
-    """Plaintext against TLS and mutual TLS on each stack; the ways of holding connections under TLS; each reply
-    size from every stack in plaintext and TLS against sync-w10 in plaintext."""
-    stacks = options.servers or tuple(server_variant(name) for name in STACK_NAMES)
+    """Plaintext against TLS and mutual TLS on each stack; the ways of holding connections under TLS; each size
+    of reply and request from every stack in plaintext and TLS against sync-w10 in plaintext."""
+    stacks = options.servers or tuple(server_variant(name) for name in (*STACK_NAMES, REST_NAME))
     found = [
         Comparison(
             f"tls/{server.name}/c{LEVEL}",
             (PLAINTEXT, Cell(server, HELLO, LEVEL)),
             tuple((wire, Cell(server, HELLO, LEVEL, wire=wire)) for wire in (TLS, MTLS)),
+            driver="loadgen" if server.protocol == "http" else None,  # ghz speaks gRPC alone
         )
         for server in stacks
     ]
@@ -44,25 +48,33 @@ def comparisons(options: RunOptions) -> list[Comparison]:
         )
     )
     for each in SIZE_SCENARIOS:
+        direction, _ = SIZED[each.name]
         labelled = [
             (server.name + ("" if wire == PLAINTEXT else f"+{wire}"), Cell(server, each, SIZE_LEVEL, wire=wire))
             for server in stacks
+            if not (direction == REQUEST and server.protocol == "http")  # REST's hello is a GET: no body
             for wire in (PLAINTEXT, TLS)
         ]
-        found.append(Comparison(f"{each.name}/c{SIZE_LEVEL}", labelled[0], tuple(labelled[1:])))
+        found.append(Comparison(f"{each.name}/c{SIZE_LEVEL}", labelled[0], tuple(labelled[1:]), driver="loadgen"))
     return found
 
 
 def cells(options: RunOptions) -> list[Cell]:
     """The comparisons' cells; with --full each measured on its own by ghz, which cannot open a connection per
-    call (those cells are left out)."""
+    call, send a MiB in a request, or speak REST (those cells are left out)."""
     found = {cell.key: cell for comparison in comparisons(options) for cell in comparison.cells}
-    return [cell for cell in found.values() if not (options.full and cell.connections == PER_CALL)]
+    if not options.full:
+        return list(found.values())
+    return [
+        cell
+        for cell in found.values()
+        if cell.connections != PER_CALL and cell.server.protocol != "http" and "request_bytes" not in cell.scenario.data
+    ]
 
 
 PLAN = StudyPlan(
     name=NAME,
-    axes=(Axis("server", STACK_NAMES, "--servers"),),
+    axes=(Axis("server", (*STACK_NAMES, REST_NAME), "--servers"),),
     driver="ghz",
     repeats=3,
     cells=cells,

@@ -1,6 +1,6 @@
 """The wire study's report: its comparisons in rounds (tables with intervals, verdicts, decision rows), and what
-the reply sizes moved: MB/s with its interval and the server's CPU per MB, by stack and wire, charted against
-size."""
+the reply and request sizes moved: MB/s with its interval and the server's CPU per MB, by stack and wire, the
+replies charted against size."""
 
 from __future__ import annotations
 
@@ -9,25 +9,28 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from harness.results import StudyRun
-from harness.studies.base import StudyReport
+from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import (
     Telling,
     in_rounds,
     round_ms_per_call,
+    rounds_decisions,
     rounds_files,
     rounds_section,
     with_rounds,
 )
 from harness.studies.reading import Judged, driver_not_busy, failed_cells, judged_comparisons, medians, study_readme
 from harness.studies.wire import (
-    BYTES,
     CLIENTS,
     CONNECTIONS_ON,
     LEVEL,
     NAME,
     QUESTION,
+    REPLY,
+    REQUEST,
     SIZE_LEVEL,
     SIZE_SCENARIOS,
+    SIZED,
     size_label,
 )
 from harness.summaries import chart_title, figure, header, png, row, style
@@ -38,42 +41,50 @@ MB = 1e6
 
 def _sized(judgeds: Sequence[Judged]) -> list[tuple[str, str, Interval, float | None]]:
     """(scenario, label, OK calls/s with its interval, the server's median CPU ms per call) for every label of
-    the reply-size comparisons."""
+    the size comparisons."""
     found = []
     for judged in judgeds:
         for label, cell in judged.cells.items():
             rates = list(judged.rates.get(label, {}).values())
-            if cell.record.scenario not in BYTES or not rates:
+            if cell.record.scenario not in SIZED or not rates:
                 continue
             found.append((cell.record.scenario, label, interval(rates), round_ms_per_call(cell)))
     return found
 
 
-def size_table(sized: Sequence[tuple[str, str, Interval, float | None]]) -> list[str]:
-    """MB/s of reply payload by stack and wire (rows) and size (columns), with the server's CPU per MB."""
-    if not sized:
+def _moved(rates: Interval, cost: float | None, size: int) -> str:
+    """MB/s of payload with its interval and the server's CPU per MB; at 0 bytes, calls/s and CPU per call."""
+    high = rates.high if math.isfinite(rates.high) else math.inf
+    if size == 0:
+        per_call = "—" if cost is None else f"{cost:.3f} ms per call"
+        return f"{rates.value:,.0f} [{rates.low:,.0f}, {high:,.0f}] calls/s, {per_call}"
+    megabytes = size / MB
+    per_mb = "—" if cost is None else f"{cost / megabytes:,.1f}"
+    return f"{rates.value * megabytes:,.1f} [{rates.low * megabytes:,.1f}, {high * megabytes:,.1f}], {per_mb}"
+
+
+def size_table(sized: Sequence[tuple[str, str, Interval, float | None]], direction: str) -> list[str]:
+    """MB/s of reply (or request) payload by stack and wire (rows) and size (columns), with the server's CPU per
+    MB."""
+    names = [
+        each.name
+        for each in SIZE_SCENARIOS
+        if SIZED[each.name][0] == direction and any(found[0] == each.name for found in sized)
+    ]
+    if not names:
         return []
-    names = [each.name for each in SIZE_SCENARIOS if any(found[0] == each.name for found in sized)]
-    lines = header([f"{size_label(BYTES[name])}: MB/s [95% CI], server CPU ms per MB" for name in names], "stack")
-    for label in dict.fromkeys(found[1] for found in sized):
+    lines = header([f"{size_label(SIZED[name][1])}: MB/s [95% CI], server CPU ms per MB" for name in names], "stack")
+    for label in dict.fromkeys(found[1] for found in sized if found[0] in names):
         values = []
         for name in names:
             match = [(rates, cost) for scenario, each, rates, cost in sized if (scenario, each) == (name, label)]
-            if not match:
-                values.append("—")
-                continue
-            rates, cost = match[0]
-            megabytes = BYTES[name] / MB
-            per_mb = "—" if cost is None else f"{cost / megabytes:,.1f}"
-            values.append(
-                f"{rates.value * megabytes:,.1f} [{rates.low * megabytes:,.1f}, "
-                f"{rates.high * megabytes if math.isfinite(rates.high) else math.inf:,.1f}], {per_mb}"
-            )
+            values.append(_moved(*match[0], SIZED[name][1]) if match else "—")
         lines.append(row(label, values))
     return [
-        f"Reply payload moved, at {SIZE_LEVEL} workers on one connection (ghz), by stack in plaintext and over TLS: "
-        "the OK calls/s times the reply's bytes, with the interval of the label's rate over its rounds, and the "
-        "server's CPU milliseconds per MB moved (median over its windows).",
+        f"{direction.capitalize()} payload moved, at {SIZE_LEVEL} workers (loadgen) on one connection per HTTP/2 "
+        "stack (one per worker for REST on HTTP/1.1), by stack in plaintext and over TLS: the OK calls/s times the "
+        f"{direction}'s bytes, with the interval of the label's rate over its rounds, and the server's CPU "
+        "milliseconds per MB moved (median over its windows); at 0 bytes, calls/s and CPU per call.",
         "",
         *lines,
         "",
@@ -81,11 +92,13 @@ def size_table(sized: Sequence[tuple[str, str, Interval, float | None]]) -> list
 
 
 def size_chart(run: StudyRun, sized: Sequence[tuple[str, str, Interval, float | None]]) -> bytes:
-    """MB/s against reply size, one line per stack and wire (TLS dashed), error bars the 95% intervals."""
+    """MB/s against reply size, one line per stack and wire (TLS dashed), error bars the 95% intervals; replies
+    of 0 bytes move none and are left off the logarithmic axes."""
     drawing, axes = figure(1, 1, figsize=(7.5, 4.8))
-    for index, label in enumerate(dict.fromkeys(found[1] for found in sized)):
+    replies = [found for found in sized if SIZED[found[0]][0] == REPLY and SIZED[found[0]][1] > 0]
+    for index, label in enumerate(dict.fromkeys(found[1] for found in replies)):
         points = sorted(
-            (BYTES[scenario], rates) for scenario, each, rates, _ in sized if each == label and rates.value > 0
+            (SIZED[scenario][1], rates) for scenario, each, rates, _ in replies if each == label and rates.value > 0
         )
         sizes = [size for size, _ in points]
         values = [rates.value * size / MB for size, rates in points]
@@ -131,7 +144,8 @@ def section(runs: Sequence[StudyRun]) -> str:
     newest = runs[0]
     if not in_rounds(newest):
         return "\n".join(matrix_tables(newest))
-    more = [f"![sizes]({NAME}/charts/sizes.png)", "", *size_table(_sized(judged_comparisons(newest)))]
+    sized = _sized(judged_comparisons(newest))
+    more = [f"![sizes]({NAME}/charts/sizes.png)", "", *size_table(sized, REPLY), *size_table(sized, REQUEST)]
     return rounds_section(runs, TELLING, more)
 
 
@@ -139,15 +153,18 @@ def _question(topic: str) -> str:
     if topic == "tls":
         return "What TLS costs: plaintext, TLS or mutual TLS?"
     if topic == "connections-tls":
-        return "Under TLS, how should clients hold connections?"
-    return f"Which stack moves {size_label(BYTES[topic])} replies, in plaintext or TLS?"
+        return "What TLS costs, and how should clients hold connections under it?"
+    direction, size = SIZED[topic]
+    plural = "replies" if direction == REPLY else "requests"
+    return f"Which stack moves {size_label(size)} {plural}, in plaintext or TLS?"
 
 
 def _description(topic: str) -> str:
     if topic == "tls":
         return (
-            f"SayHello by {LEVEL} ghz workers on one connection, in plaintext, over TLS and over mutual TLS (a CA "
-            "made for the run; ECDSA P-256 keys), each on a fresh server start"
+            f"SayHello by {LEVEL} workers on one connection (ghz; REST's GET /v1/hello by loadgen, a connection per "
+            "worker), in plaintext, over TLS and over mutual TLS (a CA made for the run; ECDSA P-256 keys), each on "
+            "a fresh server start"
         )
     if topic == "connections-tls":
         return (
@@ -156,12 +173,14 @@ def _description(topic: str) -> str:
             "plaintext's shared connection and new connection per call; a new connection per call over TLS serves "
             "about as many calls/s as the server's core completes handshakes"
         )
-    return f"SayHello replying with {size_label(BYTES[topic])} of payload, {SIZE_LEVEL} ghz workers on one connection"
+    direction, size = SIZED[topic]
+    small = "" if direction == REPLY else " and a small reply"
+    return f"SayHello with {size_label(size)} of payload in its {direction}{small}, {SIZE_LEVEL} loadgen workers"
 
 
 TELLING = Telling(
     NAME,
-    {topic: _question(topic) for topic in ("tls", "connections-tls", *BYTES)},
+    {topic: _question(topic) for topic in ("tls", "connections-tls", *SIZED)},
     _description,
     "stack or wire",
 )
@@ -179,4 +198,15 @@ REPORT = with_rounds(
     ),
     TELLING,
 )
-REPORT = replace(REPORT, render=render, section=section)  # its rounds with the sizes' table and chart
+
+
+def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
+    """Its rows of the decision table: how to hold connections under TLS (whose table says what a handshake
+    costs), and which stack moves a MiB each way; every stack's own TLS cost stays in its tables."""
+    rows = rounds_decisions(runs, TELLING) if in_rounds(runs[0]) else []
+    return [each for each in rows if each.workload.split("/")[0] in DECIDING]
+
+
+DECIDING = ("connections-tls", "reply-1MiB", "request-1MiB")
+# its rounds with the sizes' tables and chart, and the rows that decide
+REPORT = replace(REPORT, render=render, section=section, decisions=decisions)
