@@ -178,6 +178,7 @@ class Telling:
     questions: Mapping[str, str]
     describe: Callable[[str], str]
     what: str = "alternative"  # the heading of the label column
+    unpinned: frozenset[str] = frozenset()  # topics whose server may use every CPU, not the one server core
 
     def question(self, judged: Judged) -> str:
         topic = judged.record.workload.split("/")[0]
@@ -231,8 +232,11 @@ def rounds_section(runs: Sequence[StudyRun], telling: Telling, more: Sequence[st
 
 def rounds_answer(run: StudyRun, telling: Telling) -> str:
     """The pick of each comparison of a run in rounds, with the reading in a sentence."""
-    parts = [f"On {run.cpu_model} (run `{run.run_id}`, the server pinned to one core), in interleaved rounds:"]
-    for judged in judged_comparisons(run):
+    judgeds = judged_comparisons(run)
+    topics = sorted({each.record.workload.split("/")[0] for each in judgeds} & telling.unpinned)
+    pinned = "the server pinned to one core" + (f", free to use every CPU in {', '.join(topics)}" if topics else "")
+    parts = [f"On {run.cpu_model} (run `{run.run_id}`, {pinned}), in interleaved rounds:"]
+    for judged in judgeds:
         chosen = pick(judged)
         if chosen is None:
             continue

@@ -190,6 +190,7 @@ TELLING = Telling(
     },
     _describe,
     "interpreter or serving",
+    unpinned=frozenset({"cores"}),
 )
 
 REPORT = with_rounds(
