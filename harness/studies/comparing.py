@@ -234,7 +234,9 @@ def rounds_answer(run: StudyRun, telling: Telling) -> str:
     """The pick of each comparison of a run in rounds, with the reading in a sentence."""
     judgeds = judged_comparisons(run)
     topics = sorted({each.record.workload.split("/")[0] for each in judgeds} & telling.unpinned)
-    pinned = "the server pinned to one core" + (f", free to use every CPU in {', '.join(topics)}" if topics else "")
+    pinned = "the server pinned to one core" + (
+        f" except in the {', '.join(topics)} comparisons, where it may use every CPU" if topics else ""
+    )
     parts = [f"On {run.cpu_model} (run `{run.run_id}`, {pinned}), in interleaved rounds:"]
     for judged in judgeds:
         chosen = pick(judged)
