@@ -271,3 +271,9 @@ def test_a_study_s_rows_are_trusted_by_its_one_a_a_control(tmp_path: Path) -> No
     write_rounds(run_dir / "stacks", "hello/c50", cells, {"sync-w10": 3000, "aio-uvloop": 3900}, noise, {})
     rows = decide()
     assert len(rows) == 2 and all("untrustworthy: its study's A/A control was not a tie" in row for row in rows)
+
+
+def test_the_wire_sizes_table_gives_mb_per_second_cpu_per_mb_and_p99(tmp_path: Path) -> None:
+    run = load_study(make_wire_run(tmp_path), "wire")
+    told = study("wire").section([run])
+    check_golden("wire/sizes.md", told[told.index("Reply payload moved") :])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import NamedTuple
 
 from harness.results import StudyRun
 from harness.studies.base import Decision, StudyReport
@@ -33,72 +34,91 @@ from harness.studies.wire import (
     SIZED,
     size_label,
 )
-from harness.summaries import chart_title, figure, header, png, row, style
+from harness.summaries import CellSummary, chart_title, figure, header, ms, png, row, style
 from harness.verdicts import Interval, interval
 
 MB = 1e6
 
 
-def _sized(judgeds: Sequence[Judged]) -> list[tuple[str, str, Interval, float | None]]:
-    """(scenario, label, OK calls/s with its interval, the server's median CPU ms per call) for every label of
-    the size comparisons."""
+class Sized(NamedTuple):
+    """What one label of a size comparison moved."""
+
+    scenario: str
+    label: str
+    rates: Interval  # OK calls/s over its rounds
+    cost: float | None  # the server's median CPU ms per call
+    p99: float | None  # seconds, pooled over its windows; None where too few calls
+
+
+def _sized(run: StudyRun, judgeds: Sequence[Judged]) -> list[Sized]:
+    """Every label of the size comparisons."""
     found = []
     for judged in judgeds:
         for label, cell in judged.cells.items():
             rates = list(judged.rates.get(label, {}).values())
             if cell.record.scenario not in SIZED or not rates:
                 continue
-            found.append((cell.record.scenario, label, interval(rates), round_ms_per_call(cell)))
+            p99 = CellSummary(cell, run.meta).percentile(99)
+            found.append(Sized(cell.record.scenario, label, interval(rates), round_ms_per_call(cell), p99))
     return found
 
 
-def _moved(rates: Interval, cost: float | None, size: int) -> str:
-    """MB/s of payload with its interval and the server's CPU per MB; at 0 bytes, calls/s and CPU per call."""
+def _moved(sized: Sized) -> str:
+    """MB/s of payload with its interval, the server's CPU per MB and p99; at 0 bytes, calls/s and CPU per
+    call."""
+    rates, cost, size = sized.rates, sized.cost, SIZED[sized.scenario][1]
     high = rates.high if math.isfinite(rates.high) else math.inf
     if size == 0:
         per_call = "—" if cost is None else f"{cost:.3f} ms per call"
-        return f"{rates.value:,.0f} [{rates.low:,.0f}, {high:,.0f}] calls/s, {per_call}"
+        return f"{rates.value:,.0f} [{rates.low:,.0f}, {high:,.0f}] calls/s, {per_call}, {ms(sized.p99)}"
     megabytes = size / MB
     per_mb = "—" if cost is None else f"{cost / megabytes:,.1f}"
-    return f"{rates.value * megabytes:,.1f} [{rates.low * megabytes:,.1f}, {high * megabytes:,.1f}], {per_mb}"
+    moved = f"{rates.value * megabytes:,.1f} [{rates.low * megabytes:,.1f}, {high * megabytes:,.1f}]"
+    return f"{moved}, {per_mb}, {ms(sized.p99)}"
 
 
-def size_table(sized: Sequence[tuple[str, str, Interval, float | None]], direction: str) -> list[str]:
+def size_table(sized: Sequence[Sized], direction: str) -> list[str]:
     """MB/s of reply (or request) payload by stack and wire (rows) and size (columns), with the server's CPU per
-    MB."""
+    MB and p99."""
     names = [
         each.name
         for each in SIZE_SCENARIOS
-        if SIZED[each.name][0] == direction and any(found[0] == each.name for found in sized)
+        if SIZED[each.name][0] == direction and any(found.scenario == each.name for found in sized)
     ]
     if not names:
         return []
-    lines = header([f"{size_label(SIZED[name][1])}: MB/s [95% CI], server CPU ms per MB" for name in names], "stack")
-    for label in dict.fromkeys(found[1] for found in sized if found[0] in names):
+    heads = [f"{size_label(SIZED[name][1])}: MB/s [95% CI], server CPU ms per MB, p99" for name in names]
+    lines = header(heads, "stack")
+    for label in dict.fromkeys(found.label for found in sized if found.scenario in names):
         values = []
         for name in names:
-            match = [(rates, cost) for scenario, each, rates, cost in sized if (scenario, each) == (name, label)]
-            values.append(_moved(*match[0], SIZED[name][1]) if match else "—")
+            match = [found for found in sized if (found.scenario, found.label) == (name, label)]
+            values.append(_moved(match[0]) if match else "—")
         lines.append(row(label, values))
     return [
         f"{direction.capitalize()} payload moved, at {SIZE_LEVEL} workers (loadgen) on one connection per HTTP/2 "
         "stack (one per worker for REST on HTTP/1.1), by stack in plaintext and over TLS: the OK calls/s times the "
-        f"{direction}'s bytes, with the interval of the label's rate over its rounds, and the server's CPU "
-        "milliseconds per MB moved (median over its windows); at 0 bytes, calls/s and CPU per call.",
+        f"{direction}'s bytes, with the interval of the label's rate over its rounds, the server's CPU "
+        "milliseconds per MB moved (median over its windows), and the p99 latency of the OK calls of all its "
+        "windows; at 0 bytes, calls/s and CPU per call.",
         "",
         *lines,
         "",
     ]
 
 
-def size_chart(run: StudyRun, sized: Sequence[tuple[str, str, Interval, float | None]]) -> bytes:
-    """MB/s against reply size, one line per stack and wire (TLS dashed), error bars the 95% intervals; replies
-    of 0 bytes move none and are left off the logarithmic axes."""
+def size_chart(run: StudyRun, sized: Sequence[Sized]) -> bytes:
+    """MB/s against reply size, one line per stack and wire (a stack's colour and marker, TLS dashed), error
+    bars the 95% intervals; replies of 0 bytes move none and are left off the logarithmic axes."""
     drawing, axes = figure(1, 1, figsize=(7.5, 4.8))
-    replies = [found for found in sized if SIZED[found[0]][0] == REPLY and SIZED[found[0]][1] > 0]
-    for index, label in enumerate(dict.fromkeys(found[1] for found in replies)):
+    replies = [found for found in sized if SIZED[found.scenario][0] == REPLY and SIZED[found.scenario][1] > 0]
+    labels = dict.fromkeys(found.label for found in replies)
+    stacks = list(dict.fromkeys(label.split("+")[0] for label in labels))
+    for label in labels:
         points = sorted(
-            (SIZED[scenario][1], rates) for scenario, each, rates, _ in replies if each == label and rates.value > 0
+            (SIZED[found.scenario][1], found.rates)
+            for found in replies
+            if found.label == label and found.rates.value > 0
         )
         sizes = [size for size, _ in points]
         values = [rates.value * size / MB for size, rates in points]
@@ -114,7 +134,7 @@ def size_chart(run: StudyRun, sized: Sequence[tuple[str, str, Interval, float | 
             capsize=3,
             linestyle="--" if "+" in label else "-",
             label=label,
-            **style(index),
+            **style(stacks.index(label.split("+")[0])),
         )
     axes.set_xscale("log", base=2)
     axes.set_yscale("log")
@@ -126,7 +146,7 @@ def size_chart(run: StudyRun, sized: Sequence[tuple[str, str, Interval, float | 
 
 def render(run: StudyRun) -> dict[str, bytes]:
     if in_rounds(run):
-        return {**rounds_files(run, TELLING), "charts/sizes.png": size_chart(run, _sized(judged_comparisons(run)))}
+        return {**rounds_files(run, TELLING), "charts/sizes.png": size_chart(run, _sized(run, judged_comparisons(run)))}
     return {"README.md": study_readme(NAME, f"# Wire: {run.title}", matrix_tables(run))}
 
 
@@ -144,7 +164,7 @@ def section(runs: Sequence[StudyRun]) -> str:
     newest = runs[0]
     if not in_rounds(newest):
         return "\n".join(matrix_tables(newest))
-    sized = _sized(judged_comparisons(newest))
+    sized = _sized(newest, judged_comparisons(newest))
     more = [f"![sizes]({NAME}/charts/sizes.png)", "", *size_table(sized, REPLY), *size_table(sized, REQUEST)]
     return rounds_section(runs, TELLING, more)
 
