@@ -86,8 +86,8 @@ def sampled_run(
     save_report(context.study_dir, relative, run.raw)
     if child is not None and child.process.poll() is not None:
         raise ProcessError(f"server exited with status {child.process.returncode} during the run")
-    delta = counters.delta if counters else None
-    return Repeat(relative, requests, sampler.usage, run.cpu_seconds, role, delta, round_), run.report
+    delta, calls = (counters.delta, counters.process_calls) if counters else (None, [])
+    return Repeat(relative, requests, sampler.usage, run.cpu_seconds, role, delta, round_, calls), run.report
 
 
 def warm_up(cell: Cell, target: str, context: CellContext, record: CellRecord) -> CellRecord:

@@ -78,6 +78,7 @@ FREE_THREADED = "--disable-gil"
 # variable replaces its defaults on Linux, so they come first.
 GRPCIO_LINUX_CFLAGS = "-std=c++17 -fvisibility=hidden -fno-wrapv -fno-exceptions"
 FREE_THREADING_CFLAGS = "-DCYTHON_FREETHREADING_COMPATIBLE=1"
+GRPCIO_FREE_THREADED_CFLAGS = f"{GRPCIO_LINUX_CFLAGS} {FREE_THREADING_CFLAGS}"
 NAME = re.compile(r"(3\.\d+)(t?)")
 
 
@@ -218,7 +219,7 @@ def environment(interpreter: Interpreter) -> Environment:
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
     env = {**os.environ, "GRPC_PYTHON_BUILD_EXT_COMPILER_JOBS": str(os.cpu_count() or 1)}
     if interpreter.free_threaded:
-        env["GRPC_PYTHON_CFLAGS"] = f"{GRPCIO_LINUX_CFLAGS} {FREE_THREADING_CFLAGS}"
+        env["GRPC_PYTHON_CFLAGS"] = GRPCIO_FREE_THREADED_CFLAGS
     missing: dict[str, str] = {}
     for requirement in SERVER_REQUIREMENTS:
         installed = subprocess.run(
@@ -234,7 +235,9 @@ def environment(interpreter: Interpreter) -> Environment:
 
 
 # Run by an interpreter under test with a server module's name: imports it (and so its stack), then says what the
-# interpreter is. A failed import is the reason the variant cannot run there.
+# interpreter is: which protobuf implementation runs (upb in C, or pure Python where no wheel has it), and which
+# packages pip compiled here from source (a wheel tagged plain linux_x86_64, not manylinux). A failed import is the
+# reason the variant cannot run there.
 _PROBE = """
 import importlib, importlib.metadata as metadata, json, platform, sys, sysconfig
 error = None
@@ -243,6 +246,15 @@ try:
 except Exception as exc:
     error = f"{type(exc).__name__}: {exc}"
 gil = getattr(sys, "_is_gil_enabled", None)
+try:
+    from google.protobuf.internal import api_implementation
+    protobuf = api_implementation.Type()
+except Exception:
+    protobuf = None
+def wheel_tag(dist):
+    wheel = dist.read_text("WHEEL") or ""
+    return next((line.split(":", 1)[1].strip() for line in wheel.splitlines() if line.startswith("Tag:")), "")
+dists = list(metadata.distributions())
 print(json.dumps({
     "version": sys.version.split()[0],
     "build": platform.python_build()[1],
@@ -251,7 +263,9 @@ print(json.dumps({
     "free_threaded": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
     "gil_enabled": True if gil is None else gil(),
     "import_error": error,
-    "packages": {d.metadata["Name"].lower(): d.version for d in metadata.distributions()},
+    "packages": {d.metadata["Name"].lower(): d.version for d in dists},
+    "protobuf_implementation": protobuf,
+    "compiled_here": sorted(d.metadata["Name"].lower() for d in dists if wheel_tag(d).endswith("-linux_x86_64")),
 }))
 """
 
@@ -315,4 +329,6 @@ def prepare(name: str, modules: Sequence[str]) -> Prepared:
             gil[module] = described["gil_enabled"]
     if made.missing:
         about["not_installed"] = made.missing
+    if interpreter.free_threaded and "grpcio" in about.get("compiled_here", ()):
+        about["grpcio_cflags"] = GRPCIO_FREE_THREADED_CFLAGS
     return Prepared(name, str(made.python), about, gil, unavailable)

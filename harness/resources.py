@@ -118,12 +118,14 @@ def read_counters(directory: Path, pids: set[int]) -> dict[int, dict[str, Any]]:
 
 class ServerCounters:
     """`with ServerCounters(directory, pid) as counters:` ... then `counters.delta`: what the server's
-    processes counted during the block, summed over them (None when they wrote nothing)."""
+    processes counted during the block, summed over them (None when they wrote nothing), and
+    `counters.process_calls`: the calls each took, most first, where more than one process counted."""
 
     def __init__(self, directory: Path, pid: int) -> None:
         self._directory = directory
         self._pids = {process.pid for process in process_tree(psutil.Process(pid))} or {pid}
         self.delta: dict[str, float] | None = None
+        self.process_calls: list[int] = []
 
     def __enter__(self) -> ServerCounters:
         self._before = read_counters(self._directory, self._pids)
@@ -144,3 +146,6 @@ class ServerCounters:
         numbers = {key: value for key, value in after[common[0]].items() if isinstance(value, int | float)}
         keys = [key for key in numbers if key != "written_at"]
         self.delta = {key: round(sum(after[pid][key] - self._before[pid][key] for pid in common), 6) for key in keys}
+        if len(common) > 1:
+            taken = (after[pid].get("calls", 0) - self._before[pid].get("calls", 0) for pid in common)
+            self.process_calls = sorted(taken, reverse=True)

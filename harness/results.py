@@ -91,6 +91,8 @@ class Repeat:
     # What the server counted about itself during the run (servers/diagnostics.py), when the study asked.
     server_counters: dict[str, float] | None = None
     round: int | None = None  # the round of a comparison this window was measured in (harness.rounds)
+    # The calls each process of a several-process server took (its own counters, most first), when counted.
+    process_calls: list[int] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Repeat:
@@ -102,6 +104,7 @@ class Repeat:
             raw.get("role", "measured"),
             raw.get("server_counters"),
             raw.get("round"),
+            raw.get("process_calls", []),
         )
 
 

@@ -127,6 +127,11 @@ def skipped(group: list[Cell], reason: str, started: Callable[[Cell], None]) -> 
         yield cell, _failed(cell, reason, "skipped")
 
 
+def counted(env: dict[str, str], context: CellContext) -> dict[str, str]:
+    """A server's environment, naming where it writes its own counters when the study reads them."""
+    return env if context.stats_dir is None else {**env, STATS_DIR_VARIABLE: str(context.stats_dir)}
+
+
 def serve_and_measure(
     each: StudyPlan, group: list[Cell], env: dict[str, str], context: CellContext, started: Callable[[Cell], None]
 ) -> Iterator[tuple[Cell, CellRecord]]:
@@ -134,10 +139,10 @@ def serve_and_measure(
     pending = list(group)
     while pending:
         try:
-            if context.stats_dir is not None:
-                env = {**env, STATS_DIR_VARIABLE: str(context.stats_dir)}
             wire = context.wire(pending[0])  # the cells of a group share their server, and so its wire
-            server = running_server(pending[0].server, env, cpus=context.options.server_cpus, wire=wire)
+            server = running_server(
+                pending[0].server, counted(env, context), cpus=context.options.server_cpus, wire=wire
+            )
             with server as (target, child):
                 probe_file, settled = "", negotiated(target, wire)
                 while pending:
@@ -265,7 +270,8 @@ def measure_comparison(
         try:
             wire = context.wire(cell)
             cpus = window_cpus(comparison, where.options)
-            server = running_server(cell.server, where.server_env(cell.scenario), cpus=cpus, wire=wire)
+            env = counted(where.server_env(cell.scenario), context)
+            server = running_server(cell.server, env, cpus=cpus, wire=wire)
             with server as (target, child):
                 if not records[owner].tls:
                     records[owner] = replace(records[owner], tls=negotiated(target, wire))

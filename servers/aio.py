@@ -61,7 +61,7 @@ class CallsInFlight(CallLimit):
         refused = self.refusal()
         if refused:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
-        self.running += 1
+        self.started()
         try:
             async with grpc_errors(context, method):
                 yield

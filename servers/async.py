@@ -85,7 +85,7 @@ class CallsInFlight(CallLimit):
         refused = self.refusal()
         if refused:
             raise GRPCError(Status.RESOURCE_EXHAUSTED, refused)
-        self.running += 1
+        self.started()
         self._idle.clear()
         try:
             with grpc_errors(method):

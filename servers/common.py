@@ -26,7 +26,7 @@ from scenarios.errors import BackendUnavailable, Cancelled, InvalidArgument, Not
 from scenarios.info import InfoStore
 from scenarios.objects import ArchiveCounts
 from scenarios.sensors import DEFAULT_INTERVAL_MS, interval_seconds
-from servers.diagnostics import diagnosed_loop
+from servers.diagnostics import count_call, diagnosed_loop
 
 LOOPS = ("asyncio", "uvloop")
 Loop = Literal["asyncio", "uvloop"]
@@ -345,6 +345,11 @@ class CallLimit:
         if self.limit is not None and self.running >= self.limit:
             return f"server busy: {self.running} calls running, its limit (--max-concurrent-rpcs) is {self.limit}"
         return None
+
+    def started(self) -> None:
+        """A call admitted: one more running, and one more in the process's `calls` counter."""
+        self.running += 1
+        count_call()
 
 
 def catches(pid: int, signum: int) -> bool:

@@ -97,7 +97,7 @@ class CallsInFlight(CallLimit):
         refused = self.refusal()
         if refused:
             raise ConnectError(Code.RESOURCE_EXHAUSTED, refused)
-        self.running += 1
+        self.started()
         try:
             yield
         except ScenarioError as error:

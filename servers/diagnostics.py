@@ -1,9 +1,12 @@
-"""Counters that say why a server falls short of its CPU bound: GC pauses, event-loop lag, context switches.
+"""Counters that say why a server falls short of its CPU bound (GC pauses, event-loop lag, context switches),
+and how many calls each process of a server took.
 
 Off unless the environment names a directory in `STATS_DIR_VARIABLE` (the harness sets it for studies
 that read them). Then each server process keeps cumulative counters and rewrites `<dir>/<pid>.json`
 every `WRITE_SECONDS` (write to a temporary name, then rename: a reader never sees half a file):
 
+- calls: the calls this process took (every stack counts each call its handlers begin, health checks
+  aside), so that the processes of a `-p N` server show how SO_REUSEPORT spread the calls;
 - gc_seconds, gc_collections: time spent in the cyclic garbage collector, and how often it ran
   (`gc.callbacks`; every stack, since every stack runs Python handlers);
 - lag_checks, lag_seconds, late_5ms, late_50ms: an event-loop server's loop, checked every
@@ -41,6 +44,17 @@ WRITE_SECONDS = 0.25
 LAG_INTERVAL = 0.05
 # "ThreadPoolExecutor-0_3" is worker 3 of pool 0, "Thread-5 (run)" the fifth unnamed thread.
 _WORKER_NUMBER = re.compile(r"_\d+$|(?<=^Thread)-\d+")
+
+
+_calls = 0
+_calls_lock = threading.Lock()  # a thread pool's workers count at once (and, free-threaded, truly in parallel)
+
+
+def count_call() -> None:
+    """Count one call this process's handlers began (the `calls` counter); cheap enough to run on every call."""
+    global _calls
+    with _calls_lock:
+        _calls += 1
 
 
 def thread_groups() -> dict[str, int]:
@@ -105,6 +119,7 @@ class Diagnostics:
         usage = resource.getrusage(resource.RUSAGE_SELF)
         return {
             **self._counters,
+            "calls": _calls,
             "voluntary_switches": usage.ru_nvcsw,
             "involuntary_switches": usage.ru_nivcsw,
             "python_threads": thread_groups(),

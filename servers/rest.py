@@ -39,6 +39,7 @@ from servers.common import (
     setup_logging,
     supervise,
 )
+from servers.diagnostics import count_call
 from servers.hypercorn_serving import serve_on_hypercorn
 
 OCTET_STREAM = "application/octet-stream"
@@ -79,6 +80,7 @@ def create_app(store: InfoStore) -> FastAPI:
 
     @app.post("/v1/info", response_model=InfoOut)
     async def set_info(info: InfoIn) -> Any:
+        count_call()
         try:
             store.set(info.name, info.age, info.height)
         except InvalidArgument as error:
@@ -89,6 +91,7 @@ def create_app(store: InfoStore) -> FastAPI:
     async def hello(
         request: Request, name: str = "", reply_bytes: int = Query(0, ge=0), work: int = Query(0, ge=0)
     ) -> Any:
+        count_call()
         try:
             payload, units = reply_payload(reply_bytes), work_units(work)
         except InvalidArgument as error:

@@ -34,7 +34,7 @@ from servers.common import (
     status_of,
     supervise,
 )
-from servers.diagnostics import diagnosed
+from servers.diagnostics import count_call, diagnosed
 
 
 def stopped_event(context: grpc.ServicerContext) -> threading.Event:
@@ -46,7 +46,8 @@ def stopped_event(context: grpc.ServicerContext) -> threading.Event:
 
 @contextmanager
 def grpc_errors(context: grpc.ServicerContext, method: str) -> Iterator[None]:
-    """Turn a domain error into the call's status; nothing else reaches the client."""
+    """Count the call, and turn a domain error into its status; nothing else reaches the client."""
+    count_call()
     try:
         yield
     except ScenarioError as error:

@@ -585,6 +585,7 @@ def make_interpreters_run(root: Path) -> Path:
         {},
         controlled=False,
         processes=shares,
+        calls={"p2": [240, 0], "p2+per-worker": [230, 220]},
     )
     return run_dir
 
@@ -599,11 +600,13 @@ def write_rounds(
     name_cells: bool = True,
     controlled: bool = True,
     processes: dict[str, list[float]] | None = None,
+    calls: dict[str, list[int]] | None = None,
 ) -> None:
     """A comparison's five rounds into a study's directory: every label's windows (the first label is the
     reference, its A/A twin's, if controlled, in its cell), drifting together round by round, each with its own
     noise. Without name_cells, the record names no cells, as runs before comparisons of other things than stacks
-    did. processes: a label's server CPU seconds by process in every window (a server of several)."""
+    did. processes: a label's server CPU seconds by process in every window (a server of several); calls: the calls
+    each of its processes counted in every window."""
     reference, *alternatives = cells
     control = reference + "~aa"
     twin = [control] if controlled else []
@@ -625,7 +628,8 @@ def write_rounds(
             usage = ResourceUsage(
                 2.5, 2.4, 99.0, 50 * 1024 * 1024, process_cpu_seconds=(processes or {}).get(label, [])
             )
-            repeats.append(Repeat(relative, raw["count"], usage, 0.8, role, None, number))
+            taken = (calls or {}).get(label, [])
+            repeats.append(Repeat(relative, raw["count"], usage, 0.8, role, None, number, taken))
         save_cell(where, replace(record, repeats=repeats))
     orders = [[*alternatives, *twin, reference]] * len(drift)
     named = {label: record.key for label, record in cells.items()} if name_cells else {}

@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 
 import grpc
 import psutil
@@ -18,8 +19,10 @@ import pytest
 
 from harness.backends import Backends
 from harness.matrix import SERVER_VARIANTS, ServerVariant, server_variant
+from harness.resources import ServerCounters
 from harness.serving import running_server, serving_processes
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
+from servers.diagnostics import STATS_DIR_VARIABLE
 from tests.conftest import CONNECTIONS, answering
 
 GRACE = 5.0  # the servers' default --grace
@@ -38,8 +41,11 @@ TWO_PROCESSES = (
 
 
 @pytest.mark.parametrize("variant", TWO_PROCESSES, ids=lambda variant: variant.name)
-def test_calls_reach_every_process_and_sigterm_stops_them_all(backends: Backends, variant: ServerVariant) -> None:
-    with running_server(variant, backends.env()) as (target, child):
+def test_calls_reach_every_process_and_sigterm_stops_them_all(
+    backends: Backends, variant: ServerVariant, tmp_path: Path
+) -> None:
+    env = {**backends.env(), STATS_DIR_VARIABLE: str(tmp_path)}
+    with running_server(variant, env) as (target, child):
         workers = serving_processes(child.pid)
         assert len(workers) == 2
         port = int(target.rpartition(":")[2])
@@ -48,13 +54,17 @@ def test_calls_reach_every_process_and_sigterm_stops_them_all(backends: Backends
             grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)]) for _ in range(CONNECTIONS)
         ]
         try:
-            for channel in channels:
-                reply = bench_pb2_grpc.GreeterStub(channel).SayHello(bench_pb2.HelloRequest(name="p"), timeout=10)
-                assert reply.message == "Hello p"
+            with ServerCounters(tmp_path, child.pid) as counters:
+                for channel in channels:
+                    reply = bench_pb2_grpc.GreeterStub(channel).SayHello(bench_pb2.HelloRequest(name="p"), timeout=10)
+                    assert reply.message == "Hello p"
             assert answering(workers, port) == {worker.pid for worker in workers}
         finally:
             for channel in channels:
                 channel.close()
+        # Each process counts the calls it took: together every call, each process some.
+        assert sum(counters.process_calls) == CONNECTIONS and len(counters.process_calls) == 2, counters.process_calls
+        assert min(counters.process_calls) > 0 and counters.delta and counters.delta["calls"] == CONNECTIONS
         assert child.stop() == 0
     for worker in workers:
         assert not worker.is_running()

@@ -17,10 +17,12 @@ from harness.drivers.loadgen import loadgen_argv
 from harness.matrix import HELLO_WORK, Cell, scenario, server_variant
 from harness.options import RunOptions
 from harness.pythons import NotFound, Prepared
+from harness.results import StudyRun
 from harness.runner import window_cpus
 from harness.serving import running_server
 from harness.studies.interpreters import CORES_LEVEL, LEVEL, REFERENCE
 from harness.studies.interpreters.plan import comparisons
+from harness.studies.interpreters.report import free_threaded, interpreters_table
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 
 
@@ -126,3 +128,27 @@ def test_an_unpinned_comparison_names_every_cpu_for_its_server(tmp_path: Path) -
     pinned = next(each for each in comparisons(options) if not each.unpinned)
     unpinned = next(each for each in comparisons(options) if each.unpinned)
     assert window_cpus(unpinned, options) == (0, 1) and window_cpus(pinned, options) == (1,)
+
+
+def test_the_free_threaded_outcome_names_its_evidence(tmp_path: Path) -> None:
+    about = {
+        "version": "3.14.7",
+        "free_threaded": True,
+        "gil_enabled_after_import": {"servers.sync": False, "servers.rest": False, "servers.async": True},
+        "grpcio_cflags": pythons.GRPCIO_FREE_THREADED_CFLAGS,
+        "protobuf_implementation": "python",
+        "compiled_here": ["grpcio"],
+        "unavailable": {"servers.connect": "ImportError: no pyvoy"},
+    }
+    run = StudyRun("interpreters", tmp_path, {"interpreters": {"3.11": {"version": "3.11.7"}, "3.14t": about}}, [])
+    said = free_threaded(run)
+    assert said.startswith("Under 3.14t (3.14.7), the GIL stayed off once sync, rest had imported their stack")
+    assert "it came back on importing async" in said and "connect could not run" in said
+    assert "grpcio was compiled here with `-DCYTHON_FREETHREADING_COMPATIBLE=1`" in said
+    assert "protobuf ran its pure-Python implementation" in said
+    assert "3.11" not in said  # only free-threaded builds are told
+    table = "\n".join(interpreters_table(run))
+    assert (
+        "| 3.14t | 3.14.7 | — | — | sync off, rest off, async on | python | grpcio | connect: ImportError: no pyvoy |"
+        in table
+    )

@@ -256,5 +256,10 @@ def test_the_interpreters_study_runs_servers_under_each_interpreter_and_on_every
     assert {("cores/sync-w10/c20", "p2"), ("cores/sync-w10/c20", "p2+per-worker")} <= found
     shared = json.loads((run_dir / "interpreters/cells/hello-work/sync-w10-p2@3.11/c20.json").read_text())
     assert all(len(repeat["resources"]["process_cpu_seconds"]) == 3 for repeat in shared["repeats"])  # launcher + 2
+    # The servers' own counters: the two processes took every call of the window between them.
+    assert all(
+        len(repeat["process_calls"]) == 2 and sum(repeat["process_calls"]) == repeat["requests"]
+        for repeat in shared["repeats"]
+    )
     readme = (tmp_path / "README.md").read_text()
-    assert "Processes or threads for handlers that compute?" in readme and "CPU share by process" in readme
+    assert "Processes or threads for handlers that compute?" in readme and "calls by process" in readme

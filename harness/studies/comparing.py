@@ -26,7 +26,7 @@ from harness.verdicts import (
 SPREAD_FOR_LOG = 20  # a panel whose ratios span more than this factor gets a log scale
 
 
-def _rate_text(found: Interval) -> str:
+def rate_text(found: Interval) -> str:
     high = rate(found.high) if math.isfinite(found.high) else "∞"
     return f"{rate(found.value)} [{rate(found.low)}, {high}]"
 
@@ -65,7 +65,7 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
             row(
                 f"**{name}**" if label == record.reference else name,
                 [
-                    _rate_text(own) + not_ok_mark([report for _, report in mine]),
+                    rate_text(own) + not_ok_mark([report for _, report in mine]),
                     "1 (reference)" if label == record.reference else ratio_text(outcome.ratio) if outcome else "—",
                     "—" if label == record.reference or outcome is None else f"**{outcome.verdict}**",
                     str(len(judged.rates.get(label, {}))),
@@ -299,6 +299,17 @@ def round_ms_per_call(cell: CellResult) -> float | None:
     return costs[len(costs) // 2] if costs else None
 
 
+def round_calls_per_core(cell: CellResult) -> Interval | None:
+    """OK calls per second of one busy server core (OK calls over the server's CPU seconds) over a cell's round
+    windows, with its 95% interval; None where no window was sampled."""
+    found = [
+        report.ok / repeat.resources.cpu_seconds
+        for repeat, report in zip(cell.record.repeats, cell.reports, strict=True)
+        if repeat.role == "round" and repeat.resources.sampled and repeat.resources.cpu_seconds > 0 and report.ok
+    ]
+    return interval(found) if found else None
+
+
 def same_workloads(runs: Sequence[StudyRun]) -> list[str]:
     """Where two studies of one run measured the same cell in rounds (hello on aio-uvloop at c=50, by ghz in
     one and by our driver in the other, say): each study's rate with its interval, and the ratio of the two
@@ -340,8 +351,8 @@ def same_workloads(runs: Sequence[StudyRun]) -> list[str]:
                 key,
                 [
                     f"`{run_id}`",
-                    f"{first.study} ({_driver(first)}): {_rate_text(interval(mine))}",
-                    f"{second.study} ({_driver(second)}): {_rate_text(interval(theirs))}",
+                    f"{first.study} ({_driver(first)}): {rate_text(interval(mine))}",
+                    f"{second.study} ({_driver(second)}): {rate_text(interval(theirs))}",
                     ratio_text(ratio),
                     said,
                     ", ".join("—" if cost is None else f"{cost:.3f}" for cost in (my_cost, their_cost)),

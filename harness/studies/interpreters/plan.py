@@ -135,4 +135,5 @@ PLAN = StudyPlan(
     measure=measure_closed_loop,
     checkers=("loadgen",),
     comparisons=comparisons,
+    diagnostics=True,  # each process counts the calls it took: how SO_REUSEPORT spread them in the cores comparison
 )

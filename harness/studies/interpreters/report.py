@@ -13,6 +13,8 @@ from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import (
     Telling,
     in_rounds,
+    rate_text,
+    round_calls_per_core,
     rounds_answer,
     rounds_decisions,
     rounds_files,
@@ -35,7 +37,8 @@ def interpreters_table(run: StudyRun) -> list[str]:
     found: dict[str, Any] = run.meta.get("interpreters", {})
     if not found:
         return []
-    lines = header(["version", "from", "configured", "GIL after import", "could not run"], "interpreter")
+    heads = ["version", "from", "configured", "GIL after import", "protobuf", "compiled here", "could not run"]
+    lines = header(heads, "interpreter")
     for name, about in found.items():
         gil = about.get("gil_enabled_after_import", {})
         gil_text = ", ".join(f"{module.removeprefix('servers.')} {'on' if on else 'off'}" for module, on in gil.items())
@@ -55,12 +58,16 @@ def interpreters_table(run: StudyRun) -> list[str]:
                     str(about.get("origin", "—")),
                     f"`{flags}`" if flags else "—",
                     gil_text or "—",
+                    str(about.get("protobuf_implementation") or "—"),
+                    ", ".join(about.get("compiled_here", ())) or "—",
                     unavailable[:400] or "—",
                 ],
             )
         )
     return [
-        "Interpreters compared (each server in a virtualenv of the same pinned packages):",
+        "Interpreters compared (each server in a virtualenv of the same pinned packages; protobuf is the "
+        "implementation it ran, upb in C or pure Python where no wheel has upb; compiled here, the packages pip "
+        "built from source for want of a wheel):",
         "",
         *lines,
         "",
@@ -69,43 +76,52 @@ def interpreters_table(run: StudyRun) -> list[str]:
     ]
 
 
-def _per_core(cell: CellResult) -> tuple[float, float, str] | None:
-    """A cores cell's median window: OK calls/s per busy server core, the cores busy, and each process's share
-    of the server's CPU."""
-    windows = sorted(
-        (
-            (report.ok_rps / (repeat.resources.cpu_seconds / repeat.resources.wall_seconds), repeat)
-            for repeat, report in zip(cell.record.repeats, cell.reports, strict=True)
-            if repeat.role == "round" and repeat.resources.cpu_seconds > 0 and repeat.resources.wall_seconds > 0
-        ),
-        key=lambda pair: pair[0],
-    )
-    if not windows:
+def _shares(columns: Sequence[Sequence[float]]) -> str:
+    """Each process's share of a total, summed over windows whose lists run most first; "—" where none."""
+    width = max((len(each) for each in columns), default=0)
+    summed = [sum(each[rank] for each in columns if rank < len(each)) for rank in range(width)]
+    total = sum(summed)
+    return " / ".join(f"{100 * each / total:.0f}%" for each in summed) if total > 0 else "—"
+
+
+def _core_use(cell: CellResult) -> list[str] | None:
+    """A cores cell over its round windows: OK calls/s per busy server core with its interval, the median cores
+    busy, and how its processes shared the calls (their own counters) and the CPU (the whole tree's)."""
+    per_core = round_calls_per_core(cell)
+    windows = [repeat for repeat in cell.record.repeats if repeat.role == "round" and repeat.resources.wall_seconds]
+    if per_core is None or not windows:
         return None
-    per_core, repeat = windows[len(windows) // 2]
-    shares = repeat.resources.process_cpu_seconds
-    total = sum(shares)
-    spread = " / ".join(f"{100 * each / total:.0f}%" for each in shares) if total > 0 else "one process"
-    return per_core, repeat.resources.cpu_seconds / repeat.resources.wall_seconds, spread
+    busy = sorted(repeat.resources.cpu_seconds / repeat.resources.wall_seconds for repeat in windows)
+    several = any(repeat.resources.process_cpu_seconds for repeat in windows)
+    return [
+        rate_text(per_core),
+        f"{busy[len(busy) // 2]:.2f}",
+        _shares([repeat.process_calls for repeat in windows]) if several else "one process",
+        _shares([repeat.resources.process_cpu_seconds for repeat in windows]) if several else "one process",
+    ]
 
 
 def cores_table(judgeds: Sequence[Judged]) -> list[str]:
-    """Per cores comparison and label: OK calls/s per busy server core, cores busy, and the processes' shares."""
-    lines = header(["OK calls/s per busy core", "server cores busy", "CPU share by process"], "stack, serving")
+    """Per cores comparison and label: OK calls/s per busy server core, cores busy, and the processes' shares of
+    the calls and of the CPU."""
+    heads = ["OK calls/s per busy core [95% CI]", "server cores busy", "calls by process", "CPU by process"]
+    lines = header(heads, "stack, serving")
     for judged in judgeds:
         if not judged.record.workload.startswith("cores/"):
             continue
         stack = judged.record.workload.split("/")[1]
         for label, cell in judged.cells.items():
-            measured = _per_core(cell)
+            measured = _core_use(cell)
             if measured is not None:
-                lines.append(row(f"{stack}, {label}", [f"{measured[0]:,.0f}", f"{measured[1]:.2f}", measured[2]]))
+                lines.append(row(f"{stack}, {label}", measured))
     if len(lines) <= 2:
         return []
     return [
-        f"How the cores served hello-work at {CORES_LEVEL} workers, the server free to use every CPU (median window "
-        "by calls per busy core). The processes' shares of the server's CPU are those of the whole tree, the "
-        "launcher included; with one shared connection, SO_REUSEPORT hands it, and so every call, to one process.",
+        f"How the cores served hello-work at {CORES_LEVEL} workers, the server free to use every CPU, over each "
+        "label's windows: OK calls per second of one busy server core (its interval over the windows), the median "
+        "cores busy, and how the processes shared the calls (each counts the calls it took) and the CPU (the whole "
+        "process tree, a launcher included), the busiest first. SO_REUSEPORT spreads connections, not calls: one "
+        "shared connection goes to one process.",
         "",
         *lines,
         "",
@@ -145,6 +161,11 @@ def free_threaded(run: StudyRun) -> str:
             )
         if on:
             said.append(f"it came back on importing {', '.join(on)}")
+        defines = [flag for flag in str(about.get("grpcio_cflags", "")).split() if flag.startswith("-D")]
+        if defines:
+            said.append(f"grpcio was compiled here with `{' '.join(defines)}`")
+        if about.get("protobuf_implementation") == "python":
+            said.append("protobuf ran its pure-Python implementation (no free-threaded wheel has upb)")
         if unavailable:
             said.append(f"{', '.join(unavailable)} could not run (see the interpreters table)")
         parts.append(f"Under {name} ({about.get('version', '?')}), " + "; ".join(said or ["nothing ran"]) + ".")
