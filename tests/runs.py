@@ -493,7 +493,9 @@ def make_connections_rounds_run(root: Path) -> Path:
 
 def make_wire_run(root: Path) -> Path:
     """A wire run in rounds: hello on sync-w10 in plaintext (the reference, with the study's A/A twin), TLS 8%
-    slower, mutual TLS 9% slower; 1 MiB replies from sync-w10 and aio-uvloop, each in plaintext and TLS."""
+    slower, mutual TLS 9% slower; 1 MiB replies from sync-w10 and aio-uvloop, each in plaintext and TLS; on
+    aio-uvloop one shared connection against a new one per call, in plaintext and TLS (each window 2.4 s of server
+    CPU: a slower way costs more a call)."""
     run_id = "20260108T000000Z"
     run_dir = root / "runs" / run_id
     data = meta(run_id, "Test CPU A") | {"schema": 3, "thresholds": Thresholds().to_json()}
@@ -523,6 +525,16 @@ def make_wire_run(root: Path) -> Path:
     base = {"sync-w10": 400, "sync-w10+tls": 300, "aio-uvloop": 500, "aio-uvloop+tls": 350}
     noise = {label: [1.0, 1.01, 0.99, 1.0, 1.02] for label in sized}
     write_rounds(run_dir / "wire", "reply-1MiB/c10", sized, base, noise, {}, controlled=False)
+    ways = {
+        "shared": CellRecord("hello", "aio-uvloop", 100, "ok", seconds=60.0),
+        "per-call": CellRecord("hello", "aio-uvloop", 100, "ok", seconds=60.0, connections="per-call"),
+        "per-call+tls": CellRecord(
+            "hello", "aio-uvloop", 100, "ok", seconds=60.0, connections="per-call", wire="tls", tls=handshake
+        ),
+    }
+    base = {"shared": 3000, "per-call": 1800, "per-call+tls": 1200}
+    noise = {label: [1.0, 1.01, 0.99, 1.0, 1.02] for label in ways}
+    write_rounds(run_dir / "wire", "connections-tls/aio-uvloop/c100", ways, base, noise, {}, controlled=False)
     return run_dir
 
 

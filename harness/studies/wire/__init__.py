@@ -13,6 +13,7 @@ MiB, and cannot speak REST). REST's hello is a GET, so it carries no request pay
 from __future__ import annotations
 
 from harness.matrix import PER_CALL, PER_WORKER, SHARED, Scenario, pool, scenario
+from harness.tls import PLAINTEXT, TLS
 
 NAME = "wire"
 QUESTION = "What do TLS and large messages cost, and how should clients hold connections under TLS?"
@@ -27,6 +28,14 @@ SIZES = (0, 1024, 64 * 1024, 1024 * 1024)
 REQUEST_SIZES = SIZES[1:]  # a request of 0 bytes is the reply comparison's 0
 SIZE_LEVEL = 10
 REPLY, REQUEST = "reply", "request"
+
+
+def wire_label(name: str, wire: str) -> str:
+    """A comparison's label for a stack or a way of connecting over a wire: `aio-uvloop`, `per-call+tls`."""
+    return name if wire == PLAINTEXT else f"{name}+{wire}"
+
+
+NEW_CONNECTIONS = (PER_CALL, wire_label(PER_CALL, TLS))  # the labels whose every call opens a connection
 
 
 def size_label(size: int) -> str:

@@ -20,6 +20,7 @@ from harness.studies.wire import (
     SIZED,
     STACK_NAMES,
     WAYS,
+    wire_label,
 )
 from harness.tls import MTLS, PLAINTEXT, TLS
 
@@ -38,7 +39,7 @@ def comparisons(options: RunOptions) -> list[Comparison]:
         for server in stacks
     ]
     on = server_variant(CONNECTIONS_ON)
-    ways = [(f"{way}+{TLS}", Cell(on, HELLO, CLIENTS, way, TLS)) for way in WAYS]
+    ways = [(wire_label(way, TLS), Cell(on, HELLO, CLIENTS, way, TLS)) for way in WAYS]
     found.append(
         Comparison(
             f"connections-tls/{on.name}/c{CLIENTS}",
@@ -50,7 +51,7 @@ def comparisons(options: RunOptions) -> list[Comparison]:
     for each in SIZE_SCENARIOS:
         direction, _ = SIZED[each.name]
         labelled = [
-            (server.name + ("" if wire == PLAINTEXT else f"+{wire}"), Cell(server, each, SIZE_LEVEL, wire=wire))
+            (wire_label(server.name, wire), Cell(server, each, SIZE_LEVEL, wire=wire))
             for server in stacks
             if not (direction == REQUEST and server.protocol == "http")  # REST's hello is a GET: no body
             for wire in (PLAINTEXT, TLS)

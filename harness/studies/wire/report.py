@@ -14,6 +14,8 @@ from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import (
     Telling,
     in_rounds,
+    rate_text,
+    round_calls_per_core,
     round_ms_per_call,
     rounds_decisions,
     rounds_files,
@@ -26,6 +28,7 @@ from harness.studies.wire import (
     CONNECTIONS_ON,
     LEVEL,
     NAME,
+    NEW_CONNECTIONS,
     QUESTION,
     REPLY,
     REQUEST,
@@ -144,10 +147,64 @@ def size_chart(run: StudyRun, sized: Sequence[Sized]) -> bytes:
     return png(drawing, chart_title(run, f"Reply payload moved at {SIZE_LEVEL} workers"))
 
 
+def connection_costs(judgeds: Sequence[Judged]) -> list[str]:
+    """What each way of holding connections under TLS cost the server: its CPU per OK call and the OK calls one
+    busy core served, so that a new connection per call says how many handshakes one core completes, and the
+    difference from plaintext what the handshake alone costs."""
+    found = next((each for each in judgeds if each.record.workload.startswith("connections-tls/")), None)
+    if found is None:
+        return []
+    lines = header(["server CPU ms per call", "OK calls per busy server core [95% CI]"], "way")
+    costs = {}
+    for label, _ in found.ranked:
+        cell = found.cells[label]
+        cost, per_core = round_ms_per_call(cell), round_calls_per_core(cell)
+        if cost is None or per_core is None:
+            continue
+        costs[label] = cost
+        lines.append(row(label, [f"{cost:.3f}", rate_text(per_core)]))
+    if len(lines) <= 2:
+        return []
+    plaintext, tls = NEW_CONNECTIONS
+    handshake = costs[tls] - costs[plaintext] if {plaintext, tls} <= costs.keys() else 0.0
+    alone = (
+        f" Over TLS a new connection cost the server {handshake:.3f} ms of CPU more a call than in plaintext: the "
+        f"handshake's own cost, some {1000 / handshake:,.0f} handshakes a second on one core."
+        if handshake > 0
+        else ""
+    )
+    return [
+        f"What each way cost the server's core ({found.record.workload}): its CPU per OK call (median over the "
+        "windows) and the OK calls one busy core served (over the windows, with the interval). Where every call "
+        f"opens a connection ({', '.join(NEW_CONNECTIONS)}), a call is also a TCP connection, and over TLS a "
+        "handshake: per busy core, these are the connections one core completes, however busy the driver "
+        f"was.{alone}",
+        "",
+        *lines,
+        "",
+    ]
+
+
+def _more(run: StudyRun) -> list[str]:
+    """Beside a run's comparisons: what connections cost the server, then the payload moved at each size."""
+    judgeds = judged_comparisons(run)
+    sized = _sized(run, judgeds)
+    return [
+        *connection_costs(judgeds),
+        f"![sizes]({NAME}/charts/sizes.png)",
+        "",
+        *size_table(sized, REPLY),
+        *size_table(sized, REQUEST),
+    ]
+
+
 def render(run: StudyRun) -> dict[str, bytes]:
-    if in_rounds(run):
-        return {**rounds_files(run, TELLING), "charts/sizes.png": size_chart(run, _sized(run, judged_comparisons(run)))}
-    return {"README.md": study_readme(NAME, f"# Wire: {run.title}", matrix_tables(run))}
+    if not in_rounds(run):
+        return {"README.md": study_readme(NAME, f"# Wire: {run.title}", matrix_tables(run))}
+    files = rounds_files(run, TELLING)
+    more = [line.replace(f"({NAME}/charts/", "(charts/") for line in _more(run)]
+    files["comparisons.md"] += "\n".join(["", *more]).encode() + b"\n"
+    return {**files, "charts/sizes.png": size_chart(run, _sized(run, judged_comparisons(run)))}
 
 
 def matrix_tables(run: StudyRun) -> list[str]:
@@ -164,9 +221,7 @@ def section(runs: Sequence[StudyRun]) -> str:
     newest = runs[0]
     if not in_rounds(newest):
         return "\n".join(matrix_tables(newest))
-    sized = _sized(newest, judged_comparisons(newest))
-    more = [f"![sizes]({NAME}/charts/sizes.png)", "", *size_table(sized, REPLY), *size_table(sized, REQUEST)]
-    return rounds_section(runs, TELLING, more)
+    return rounds_section(runs, TELLING, _more(newest))
 
 
 def _question(topic: str) -> str:
@@ -190,8 +245,8 @@ def _description(topic: str) -> str:
         return (
             f"SayHello by {CLIENTS} clients (loadgen) on {CONNECTIONS_ON} over TLS, sharing one connection, holding "
             "one each, sharing a pool of 10, or opening a new connection (and so a handshake) for every call, beside "
-            "plaintext's shared connection and new connection per call; a new connection per call over TLS serves "
-            "about as many calls/s as the server's core completes handshakes"
+            "plaintext's shared connection and new connection per call; what each cost the server's core is in the "
+            "table after the comparisons"
         )
     direction, size = SIZED[topic]
     small = "" if direction == REPLY else " and a small reply"
