@@ -540,8 +540,9 @@ def make_wire_run(root: Path) -> Path:
 
 def make_interpreters_run(root: Path) -> Path:
     """An interpreters run in rounds: hello-work on sync-w10 under 3.11 (the reference, with the study's A/A
-    twin), 3.12 4% slower, 3.14 12% faster; the cores comparison on sync-w10: two processes on one shared connection
-    no faster than one (one process took every call), on a connection per worker 1.9 times as fast."""
+    twin), 3.12 4% slower, 3.14 12% faster, and on aio-uvloop 3.12 20% slower, 3.14 10% faster; the cores
+    comparison on sync-w10: two processes on one shared connection no faster than one (one process took every
+    call), on a connection per worker 1.9 times as fast."""
     run_id = "20260109T000000Z"
     run_dir = root / "runs" / run_id
     data = meta(run_id, "Test CPU A") | {"schema": 3, "thresholds": Thresholds().to_json()}
@@ -581,6 +582,12 @@ def make_interpreters_run(root: Path) -> Path:
     write_rounds(
         where, "interpreter/hello-work/sync-w10/c50", versions, {"3.11": 95, "3.12": 91, "3.14": 106}, noise, {}
     )
+    on_aio = {
+        name: CellRecord("hello-work", f"aio-uvloop@{name}", 50, "ok", seconds=60.0)
+        for name in ("3.11", "3.12", "3.14")
+    }
+    base = {"3.11": 90, "3.12": 72, "3.14": 99}
+    write_rounds(where, "interpreter/hello-work/aio-uvloop/c50", on_aio, base, noise, {}, controlled=False)
     ways = {
         "p1": CellRecord("hello-work", "sync-w10@3.11", 20, "ok", seconds=60.0),
         "p2": CellRecord("hello-work", "sync-w10-p2@3.11", 20, "ok", seconds=60.0),

@@ -5,6 +5,7 @@ its row of the decision table. Report-side: reads only the run's files."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -230,22 +231,51 @@ def rounds_section(runs: Sequence[StudyRun], telling: Telling, more: Sequence[st
     )
 
 
-def rounds_answer(run: StudyRun, telling: Telling) -> str:
-    """The pick of each comparison of a run in rounds, with the reading in a sentence."""
-    judgeds = judged_comparisons(run)
+def answer_opening(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) -> str:
+    """Where and how a run in rounds was measured, as its answer begins."""
     topics = sorted({each.record.workload.split("/")[0] for each in judgeds} & telling.unpinned)
     pinned = "the server pinned to one core" + (
         f" except in the {', '.join(topics)} comparisons, where it may use every CPU" if topics else ""
     )
-    parts = [f"On {run.cpu_model} (run `{run.run_id}`, {pinned}), in interleaved rounds:"]
+    return f"On {run.cpu_model} (run `{run.run_id}`, {pinned}), in interleaved rounds:"
+
+
+def told(run: StudyRun, telling: Telling, judged: Judged) -> str:
+    """A comparison's question and pick, then its reading in a sentence ("" where nothing was picked)."""
+    chosen = pick(judged)
+    if chosen is None:
+        return ""
+    over = pick_over(judged, *chosen, run.thresholds.tie)
+    settled = "" if over is None else f", {ratio_text(over[0])} × {chosen[1]} ({over[1]})"
+    return f"{telling.question(judged)} **{chosen[0]}**{settled}. {sentence(judged)}."
+
+
+def rounds_answer(run: StudyRun, telling: Telling) -> str:
+    """The pick of each comparison of a run in rounds, with the reading in a sentence."""
+    judgeds = judged_comparisons(run)
+    parts = [answer_opening(run, telling, judgeds), *(told(run, telling, judged) for judged in judgeds)]
+    return " ".join(part for part in parts if part)
+
+
+def across(judgeds: Sequence[Judged]) -> str:
+    """Comparisons of one shape (the same labels against the same reference, one per stack, say) told at once:
+    each label's lowest and highest ratio to the reference with their intervals, and how many of the comparisons
+    gave each verdict."""
+    found: dict[str, list[Outcome]] = {}
     for judged in judgeds:
-        chosen = pick(judged)
-        if chosen is None:
-            continue
-        over = pick_over(judged, *chosen, run.thresholds.tie)
-        settled = "" if over is None else f", {ratio_text(over[0])} × {chosen[1]} ({over[1]})"
-        parts.append(f"{telling.question(judged)} **{chosen[0]}**{settled}. {sentence(judged)}.")
-    return " ".join(parts)
+        for outcome in judged.outcomes:
+            if not outcome.control:
+                found.setdefault(outcome.alternative, []).append(outcome)
+    parts = []
+    for label, outcomes in found.items():
+        ordered = sorted(outcomes, key=lambda each: each.ratio.value)
+        span = ratio_text(ordered[0].ratio)
+        if len(ordered) > 1:
+            span += f" to {ratio_text(ordered[-1].ratio)}"
+        verdicts = Counter(each.verdict for each in outcomes)
+        said = ", ".join(f"{count} {verdict}" for verdict, count in verdicts.most_common())
+        parts.append(f"{label} {span} ({said})")
+    return ", ".join(parts)
 
 
 def rounds_decisions(runs: Sequence[StudyRun], telling: Telling) -> list[Decision]:

@@ -12,18 +12,21 @@ from harness.results import CellResult, StudyRun
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import (
     Telling,
+    across,
+    answer_opening,
     in_rounds,
     rate_text,
     round_calls_per_core,
-    rounds_answer,
     rounds_decisions,
     rounds_files,
     rounds_section,
+    told,
     with_rounds,
 )
 from harness.studies.interpreters import CORES_LEVEL, LEVEL, NAME, QUESTION, REFERENCE, SCENARIOS
 from harness.studies.reading import Judged, driver_not_busy, judged_comparisons, medians, study_readme
 from harness.summaries import header, row
+from harness.verdicts import ratio_text
 
 OFFICIAL_BUILDS = (
     "Every interpreter here is configured as pyenv configured the machine's 3.11 to 3.13 (a shared libpython, "
@@ -173,10 +176,34 @@ def free_threaded(run: StudyRun) -> str:
 
 
 def answer(runs: Sequence[StudyRun]) -> str:
+    """Each interpreter against 3.11 per scenario, told across the stacks at once; the cores comparisons one by
+    one; what the free-threaded build could run."""
     newest = runs[0]
     if not in_rounds(newest):
         return "Not measured in rounds yet: `python -m harness run-all --study interpreters`."
-    return " ".join(part for part in (rounds_answer(newest, TELLING), free_threaded(newest)) if part)
+    judgeds = judged_comparisons(newest)
+    by_scenario: dict[str, list[Judged]] = {}
+    for judged in judgeds:
+        topic, *rest = judged.record.workload.split("/")
+        if topic == "interpreter":
+            by_scenario.setdefault(rest[0], []).append(judged)
+    parts = [answer_opening(newest, TELLING, judgeds)]
+    if by_scenario:
+        parts.append(
+            f"{TELLING.questions['interpreter']} Each × {REFERENCE} [95% CI], on the stack where it did worst to the "
+            "one where it did best, and the verdicts:"
+        )
+        for scenario, group in by_scenario.items():
+            stacks = ", ".join(each.record.workload.split("/")[2] for each in group)
+            parts.append(f"{scenario} on {stacks}: {across(group)}.")
+        parts += [
+            f"The A/A control {ratio_text(control.ratio)} ({control.verdict})."
+            for each in judgeds
+            if (control := each.control)
+        ]
+    parts += [told(newest, TELLING, each) for each in judgeds if each.record.workload.startswith("cores/")]
+    parts.append(free_threaded(newest))
+    return " ".join(part for part in parts if part)
 
 
 def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
