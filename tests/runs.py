@@ -493,7 +493,7 @@ def make_connections_rounds_run(root: Path) -> Path:
 
 def make_wire_run(root: Path) -> Path:
     """A wire run in rounds: hello on sync-w10 in plaintext (the reference, with the study's A/A twin), TLS 8%
-    slower, mutual TLS 9% slower; 1 MiB replies from sync-w10 and aio-uvloop, each in plaintext and TLS; on
+    slower, mutual TLS 9% slower; 1 KiB and 1 MiB replies from sync-w10 and aio-uvloop, each in plaintext and TLS; on
     aio-uvloop one shared connection against a new one per call, in plaintext and TLS (each window 2.4 s of server
     CPU: a slower way costs more a call)."""
     run_id = "20260108T000000Z"
@@ -525,6 +525,9 @@ def make_wire_run(root: Path) -> Path:
     base = {"sync-w10": 400, "sync-w10+tls": 300, "aio-uvloop": 500, "aio-uvloop+tls": 350}
     noise = {label: [1.0, 1.01, 0.99, 1.0, 1.02] for label in sized}
     write_rounds(run_dir / "wire", "reply-1MiB/c10", sized, base, noise, {}, controlled=False)
+    small = {label: replace(record, scenario="reply-1KiB") for label, record in sized.items()}
+    base = {"sync-w10": 5000, "sync-w10+tls": 2600, "aio-uvloop": 3000, "aio-uvloop+tls": 2900}
+    write_rounds(run_dir / "wire", "reply-1KiB/c10", small, base, noise, {}, controlled=False)
     ways = {
         "shared": CellRecord("hello", "aio-uvloop", 100, "ok", seconds=60.0),
         "per-call": CellRecord("hello", "aio-uvloop", 100, "ok", seconds=60.0, connections="per-call"),

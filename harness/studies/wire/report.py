@@ -13,6 +13,7 @@ from harness.results import StudyRun
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import (
     Telling,
+    answer_opening,
     in_rounds,
     rate_text,
     round_calls_per_core,
@@ -20,6 +21,7 @@ from harness.studies.comparing import (
     rounds_decisions,
     rounds_files,
     rounds_section,
+    told,
     with_rounds,
 )
 from harness.studies.reading import Judged, driver_not_busy, failed_cells, judged_comparisons, medians, study_readme
@@ -38,7 +40,8 @@ from harness.studies.wire import (
     size_label,
 )
 from harness.summaries import CellSummary, chart_title, figure, header, ms, png, row, style
-from harness.verdicts import Interval, interval
+from harness.tls import MTLS, TLS
+from harness.verdicts import Interval, interval, ratio_text
 
 MB = 1e6
 
@@ -224,6 +227,64 @@ def section(runs: Sequence[StudyRun]) -> str:
     return rounds_section(runs, TELLING, _more(newest))
 
 
+def _by_stack(judgeds: Sequence[Judged], label: str) -> str:
+    """One label across comparisons that differ by stack (tls/<stack>/c50): each stack's ratio with its interval
+    and verdict, the dearest first."""
+    found = [
+        (judged.record.workload.split("/")[1], outcome)
+        for judged in judgeds
+        if (outcome := judged.outcome(label)) is not None
+    ]
+    found.sort(key=lambda pair: pair[1].ratio.value)
+    return ", ".join(f"{stack} {ratio_text(outcome.ratio)} ({outcome.verdict})" for stack, outcome in found)
+
+
+def _fastest(judgeds: Sequence[Judged]) -> str:
+    """For each size comparison, its fastest label and that label's ratio to the reference; then the label that
+    came last in every one of them, if one did."""
+    parts, last = [], []
+    for judged in judgeds:
+        ranked = judged.ranked
+        if not ranked:
+            continue
+        top = ranked[0][0]
+        outcome = judged.outcome(top)
+        ratio = "the reference" if outcome is None else f"{ratio_text(outcome.ratio)} ({outcome.verdict})"
+        parts.append(f"{judged.record.workload.split('/')[0]} {top}, {ratio}")
+        last.append(ranked[-1][0].split("+")[0])
+    slowest = f"; last at every size, in plaintext or TLS: {last[0]}" if len(last) > 1 and len(set(last)) == 1 else ""
+    return "; ".join(parts) + slowest
+
+
+def answer(runs: Sequence[StudyRun]) -> str:
+    """What TLS costs each stack, how to hold connections under it, and the fastest stack at each size."""
+    newest = runs[0]
+    if not in_rounds(newest):
+        return "Not measured in rounds yet: `python -m harness run-all --study wire`."
+    judgeds = judged_comparisons(newest)
+
+    def topic(judged: Judged) -> str:
+        return judged.record.workload.split("/")[0]
+
+    costs = [judged for judged in judgeds if topic(judged) == "tls"]
+    sizes = sorted((each for each in judgeds if topic(each) in SIZED), key=lambda each: list(SIZED).index(topic(each)))
+    reference = sizes[0].record.reference if sizes else ""
+    parts = [answer_opening(newest, TELLING, judgeds)]
+    if costs:
+        parts.append(
+            f"{_question('tls')} On one connection at {LEVEL} workers, × plaintext [95% CI]: TLS "
+            f"{_by_stack(costs, TLS)}; mutual TLS {_by_stack(costs, MTLS)}."
+        )
+        parts += [f"The A/A control {ratio_text(c.ratio)} ({c.verdict})." for each in costs if (c := each.control)]
+    parts += [told(newest, TELLING, each) for each in judgeds if topic(each) == "connections-tls"]
+    if sizes:
+        parts.append(
+            f"Which stack moves large messages? The fastest at each size, × {reference} in plaintext [95% CI]: "
+            f"{_fastest(sizes)}."
+        )
+    return " ".join(part for part in parts if part)
+
+
 def _question(topic: str) -> str:
     if topic == "tls":
         return "What TLS costs: plaintext, TLS or mutual TLS?"
@@ -267,7 +328,7 @@ REPORT = with_rounds(
         follows="no public comparison: the stacks measured over TLS and with large messages for the first time here",
         render=render,
         section=section,
-        answer=lambda runs: "Not measured in rounds yet.",
+        answer=answer,
         targets=driver_not_busy,
         default=False,
     ),
@@ -284,4 +345,4 @@ def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
 
 DECIDING = ("connections-tls", "reply-1MiB", "request-1MiB")
 # its rounds with the sizes' tables and chart, and the rows that decide
-REPORT = replace(REPORT, render=render, section=section, decisions=decisions)
+REPORT = replace(REPORT, render=render, section=section, answer=answer, decisions=decisions)
