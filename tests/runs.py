@@ -192,24 +192,24 @@ def make_legacy_run(root: Path) -> Path:
 
 
 # What the harness starts: servers, backends, proxies and the load generator.
-CHILDREN = (
-    *(f"servers.{module}" for module in ("sync", "async", "aio", "connect", "rest")),
-    "envoy",  # pyvoy's Envoy, started by servers.connect
-    "versitygw",
-    "Launcher.java",
-    "toxiproxy",
-    "ghz",
-    "loadgen",
-    "h2load",
-)
+# The kinds of process the harness starts: programs by their executable's name, and the servers and the MongoDB
+# launcher by an argument (python -m servers.sync, java ... Launcher.java). Only the executable's name is matched,
+# so that an unrelated command mentioning one (a compiler building grpcio's third_party/envoy-api) is no match.
+PROGRAMS = ("envoy", "versitygw", "toxiproxy", "ghz", "loadgen", "h2load")
+SERVER_MODULES = tuple(f"servers.{module}" for module in ("sync", "async", "aio", "connect", "rest"))
 
 
 def started_by_harness() -> set[int]:
     """The PIDs of every running process of a kind the harness starts (to see that it left none behind)."""
     pids = set()
     for process in psutil.process_iter(["pid", "cmdline"]):
-        cmdline = " ".join(process.info["cmdline"] or ())
-        if any(name in cmdline for name in CHILDREN):
+        argv = process.info["cmdline"] or []
+        if not argv:
+            continue
+        program = Path(argv[0]).name
+        if any(name in program for name in PROGRAMS) or any(
+            arg in SERVER_MODULES or arg.endswith("Launcher.java") for arg in argv[1:]
+        ):
             pids.add(process.info["pid"])
     return pids
 
