@@ -101,7 +101,8 @@ class ResourceSampler:
             last_wall, last_cpu = now, cpu
 
 
-# How long a run waits for each server process to write its counters once more after the run ended.
+# How long a run waits for each server process to write its counters once more, before it begins and after it
+# ended (they write every diagnostics.WRITE_SECONDS).
 FRESH_WAIT_SECONDS = 1.0
 
 
@@ -113,6 +114,17 @@ def read_counters(directory: Path, pids: set[int]) -> dict[int, dict[str, Any]]:
             found[pid] = json.loads((directory / f"{pid}.json").read_text())
         except (OSError, ValueError):
             continue
+    return found
+
+
+def fresh_counters(directory: Path, pids: set[int], since: float) -> dict[int, dict[str, Any]]:
+    """The processes' counters once each has written them at `since` (a time.time()) or later, waiting at most
+    FRESH_WAIT_SECONDS: a file written before then misses what happened since."""
+    deadline = time.monotonic() + FRESH_WAIT_SECONDS
+    found = read_counters(directory, pids)
+    while time.monotonic() < deadline and not all(each["written_at"] >= since for each in found.values()):
+        time.sleep(0.05)
+        found = read_counters(directory, pids)
     return found
 
 
@@ -128,18 +140,14 @@ class ServerCounters:
         self.process_calls: list[int] = []
 
     def __enter__(self) -> ServerCounters:
-        self._before = read_counters(self._directory, self._pids)
+        # Fresh, so that calls just before the block (a warm-up's) are not counted as the block's.
+        self._before = fresh_counters(self._directory, self._pids, time.time())
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
-        ended = time.time()
-        deadline = time.monotonic() + FRESH_WAIT_SECONDS
-        after = read_counters(self._directory, self._pids)
-        while time.monotonic() < deadline and not all(c["written_at"] >= ended for c in after.values()):
-            time.sleep(0.05)
-            after = read_counters(self._directory, self._pids)
+        after = fresh_counters(self._directory, self._pids, time.time())
         common = [pid for pid in after if pid in self._before]
         if not common:
             return
