@@ -188,10 +188,8 @@ def connection_costs(judgeds: Sequence[Judged]) -> list[str]:
     ]
 
 
-def _more(run: StudyRun) -> list[str]:
+def _more(run: StudyRun, judgeds: Sequence[Judged], sized: Sequence[Sized]) -> list[str]:
     """Beside a run's comparisons: what connections cost the server, then the payload moved at each size."""
-    judgeds = judged_comparisons(run)
-    sized = _sized(run, judgeds)
     return [
         *connection_costs(judgeds),
         f"![sizes]({NAME}/charts/sizes.png)",
@@ -205,9 +203,11 @@ def render(run: StudyRun) -> dict[str, bytes]:
     if not in_rounds(run):
         return {"README.md": study_readme(NAME, f"# Wire: {run.title}", matrix_tables(run))}
     files = rounds_files(run, TELLING)
-    more = [line.replace(f"({NAME}/charts/", "(charts/") for line in _more(run)]
+    judgeds = judged_comparisons(run)
+    sized = _sized(run, judgeds)
+    more = [line.replace(f"({NAME}/charts/", "(charts/") for line in _more(run, judgeds, sized)]
     files["comparisons.md"] += "\n".join(["", *more]).encode() + b"\n"
-    return {**files, "charts/sizes.png": size_chart(run, _sized(run, judged_comparisons(run)))}
+    return {**files, "charts/sizes.png": size_chart(run, sized)}
 
 
 def matrix_tables(run: StudyRun) -> list[str]:
@@ -224,7 +224,8 @@ def section(runs: Sequence[StudyRun]) -> str:
     newest = runs[0]
     if not in_rounds(newest):
         return "\n".join(matrix_tables(newest))
-    return rounds_section(runs, TELLING, _more(newest))
+    judgeds = judged_comparisons(newest)
+    return rounds_section(runs, TELLING, _more(newest, judgeds, _sized(newest, judgeds)))
 
 
 def _by_stack(judgeds: Sequence[Judged], label: str) -> str:
