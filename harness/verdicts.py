@@ -224,6 +224,11 @@ class ComparisonRecord:
         """The A/A twin's label, or None in a comparison without one."""
         return control_of(self.reference) if self.controlled else None
 
+    @property
+    def topic(self) -> str:
+        """What kind of comparison it is, its workload's first part: `tls` in tls/aio-uvloop/c50."""
+        return self.workload.split("/")[0]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "workload": self.workload,

@@ -182,11 +182,10 @@ class Telling:
     unpinned: frozenset[str] = frozenset()  # topics whose server may use every CPU, not the one server core
 
     def question(self, judged: Judged) -> str:
-        topic = judged.record.workload.split("/")[0]
-        return self.questions.get(topic, self.describe(topic))
+        return self.questions.get(judged.record.topic, self.describe(judged.record.topic))
 
     def description(self, judged: Judged) -> str:
-        return self.describe(judged.record.workload.split("/")[0])
+        return self.describe(judged.record.topic)
 
 
 def comparison_lines(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) -> list[str]:
@@ -200,10 +199,15 @@ def comparison_lines(run: StudyRun, telling: Telling, judgeds: Sequence[Judged])
     return lines
 
 
-def rounds_files(run: StudyRun, telling: Telling) -> dict[str, bytes]:
-    """results/<study>/comparisons.md and charts/verdicts.png."""
+def rounds_files(run: StudyRun, telling: Telling, more: Sequence[str] = ()) -> dict[str, bytes]:
+    """results/<study>/comparisons.md (each comparison, then `more`) and charts/verdicts.png."""
     judgeds = judged_comparisons(run)
-    lines = [f"# {telling.study.capitalize()} compared: {run.title}", "", *comparison_lines(run, telling, judgeds)]
+    lines = [
+        f"# {telling.study.capitalize()} compared: {run.title}",
+        "",
+        *comparison_lines(run, telling, judgeds),
+        *more,
+    ]
     return {"comparisons.md": ("\n".join(lines) + "\n").encode(), "charts/verdicts.png": verdict_chart(run, judgeds)}
 
 
@@ -233,7 +237,7 @@ def rounds_section(runs: Sequence[StudyRun], telling: Telling, more: Sequence[st
 
 def answer_opening(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) -> str:
     """Where and how a run in rounds was measured, as its answer begins."""
-    topics = sorted({each.record.workload.split("/")[0] for each in judgeds} & telling.unpinned)
+    topics = sorted({each.record.topic for each in judgeds} & telling.unpinned)
     pinned = "the server pinned to one core" + (
         f" except in the {', '.join(topics)} comparisons, where it may use every CPU" if topics else ""
     )

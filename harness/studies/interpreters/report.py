@@ -110,7 +110,7 @@ def cores_table(judgeds: Sequence[Judged]) -> list[str]:
     heads = ["OK calls/s per busy core [95% CI]", "server cores busy", "calls by process", "CPU by process"]
     lines = header(heads, "stack, serving")
     for judged in judgeds:
-        if not judged.record.workload.startswith("cores/"):
+        if judged.record.topic != "cores":
             continue
         stack = judged.record.workload.split("/")[1]
         for label, cell in judged.cells.items():
@@ -133,10 +133,7 @@ def cores_table(judgeds: Sequence[Judged]) -> list[str]:
 
 def render(run: StudyRun) -> dict[str, bytes]:
     if in_rounds(run):
-        files = rounds_files(run, TELLING)
-        more = ["", *interpreters_table(run), *cores_table(judged_comparisons(run))]
-        files["comparisons.md"] = files["comparisons.md"] + "\n".join(more).encode() + b"\n"
-        return files
+        return rounds_files(run, TELLING, [*interpreters_table(run), *cores_table(judged_comparisons(run))])
     lines = header(["OK calls/s"], "cell")
     lines += [row(each.result.record.key, [f"{each.report.ok_rps:,.0f}{each.not_ok}"]) for each in medians(run)]
     return {"README.md": study_readme(NAME, f"# Interpreters: {run.title}", [*lines, "", *interpreters_table(run)])}
@@ -184,9 +181,8 @@ def answer(runs: Sequence[StudyRun]) -> str:
     judgeds = judged_comparisons(newest)
     by_scenario: dict[str, list[Judged]] = {}
     for judged in judgeds:
-        topic, *rest = judged.record.workload.split("/")
-        if topic == "interpreter":
-            by_scenario.setdefault(rest[0], []).append(judged)
+        if judged.record.topic == "interpreter":
+            by_scenario.setdefault(judged.record.workload.split("/")[1], []).append(judged)
     parts = [answer_opening(newest, TELLING, judgeds)]
     if by_scenario:
         parts.append(
@@ -201,7 +197,7 @@ def answer(runs: Sequence[StudyRun]) -> str:
             for each in judgeds
             if (control := each.control)
         ]
-    parts += [told(newest, TELLING, each) for each in judgeds if each.record.workload.startswith("cores/")]
+    parts += [told(newest, TELLING, each) for each in judgeds if each.record.topic == "cores"]
     parts.append(free_threaded(newest))
     return " ".join(part for part in parts if part)
 

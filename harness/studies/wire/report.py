@@ -154,7 +154,7 @@ def connection_costs(judgeds: Sequence[Judged]) -> list[str]:
     """What each way of holding connections under TLS cost the server: its CPU per OK call and the OK calls one
     busy core served, so that a new connection per call says how many handshakes one core completes, and the
     difference from plaintext what the handshake alone costs."""
-    found = next((each for each in judgeds if each.record.workload.startswith("connections-tls/")), None)
+    found = next((each for each in judgeds if each.record.topic == "connections-tls"), None)
     if found is None:
         return []
     lines = header(["server CPU ms per call", "OK calls per busy server core [95% CI]"], "way")
@@ -188,11 +188,12 @@ def connection_costs(judgeds: Sequence[Judged]) -> list[str]:
     ]
 
 
-def _more(run: StudyRun, judgeds: Sequence[Judged], sized: Sequence[Sized]) -> list[str]:
-    """Beside a run's comparisons: what connections cost the server, then the payload moved at each size."""
+def _more(judgeds: Sequence[Judged], sized: Sequence[Sized], charts: str) -> list[str]:
+    """Beside a run's comparisons: what connections cost the server, then the payload moved at each size (its
+    chart in the directory `charts`, as the page that shows it links to it)."""
     return [
         *connection_costs(judgeds),
-        f"![sizes]({NAME}/charts/sizes.png)",
+        f"![sizes]({charts}/sizes.png)",
         "",
         *size_table(sized, REPLY),
         *size_table(sized, REQUEST),
@@ -202,12 +203,9 @@ def _more(run: StudyRun, judgeds: Sequence[Judged], sized: Sequence[Sized]) -> l
 def render(run: StudyRun) -> dict[str, bytes]:
     if not in_rounds(run):
         return {"README.md": study_readme(NAME, f"# Wire: {run.title}", matrix_tables(run))}
-    files = rounds_files(run, TELLING)
     judgeds = judged_comparisons(run)
     sized = _sized(run, judgeds)
-    more = [line.replace(f"({NAME}/charts/", "(charts/") for line in _more(run, judgeds, sized)]
-    files["comparisons.md"] += "\n".join(["", *more]).encode() + b"\n"
-    return {**files, "charts/sizes.png": size_chart(run, sized)}
+    return {**rounds_files(run, TELLING, _more(judgeds, sized, "charts")), "charts/sizes.png": size_chart(run, sized)}
 
 
 def matrix_tables(run: StudyRun) -> list[str]:
@@ -225,7 +223,7 @@ def section(runs: Sequence[StudyRun]) -> str:
     if not in_rounds(newest):
         return "\n".join(matrix_tables(newest))
     judgeds = judged_comparisons(newest)
-    return rounds_section(runs, TELLING, _more(newest, judgeds, _sized(newest, judgeds)))
+    return rounds_section(runs, TELLING, _more(judgeds, _sized(newest, judgeds), f"{NAME}/charts"))
 
 
 def _by_stack(judgeds: Sequence[Judged], label: str) -> str:
@@ -251,7 +249,7 @@ def _fastest(judgeds: Sequence[Judged]) -> str:
         top = ranked[0][0]
         outcome = judged.outcome(top)
         ratio = "the reference" if outcome is None else f"{ratio_text(outcome.ratio)} ({outcome.verdict})"
-        parts.append(f"{judged.record.workload.split('/')[0]} {top}, {ratio}")
+        parts.append(f"{judged.record.topic} {top}, {ratio}")
         last.append(ranked[-1][0].split("+")[0])
     slowest = f"; last at every size, in plaintext or TLS: {last[0]}" if len(last) > 1 and len(set(last)) == 1 else ""
     return "; ".join(parts) + slowest
@@ -263,12 +261,10 @@ def answer(runs: Sequence[StudyRun]) -> str:
     if not in_rounds(newest):
         return "Not measured in rounds yet: `python -m harness run-all --study wire`."
     judgeds = judged_comparisons(newest)
-
-    def topic(judged: Judged) -> str:
-        return judged.record.workload.split("/")[0]
-
-    costs = [judged for judged in judgeds if topic(judged) == "tls"]
-    sizes = sorted((each for each in judgeds if topic(each) in SIZED), key=lambda each: list(SIZED).index(topic(each)))
+    costs = [judged for judged in judgeds if judged.record.topic == "tls"]
+    sizes = sorted(
+        (each for each in judgeds if each.record.topic in SIZED), key=lambda each: list(SIZED).index(each.record.topic)
+    )
     reference = sizes[0].record.reference if sizes else ""
     parts = [answer_opening(newest, TELLING, judgeds)]
     if costs:
@@ -277,7 +273,7 @@ def answer(runs: Sequence[StudyRun]) -> str:
             f"{_by_stack(costs, TLS)}; mutual TLS {_by_stack(costs, MTLS)}."
         )
         parts += [f"The A/A control {ratio_text(c.ratio)} ({c.verdict})." for each in costs if (c := each.control)]
-    parts += [told(newest, TELLING, each) for each in judgeds if topic(each) == "connections-tls"]
+    parts += [told(newest, TELLING, each) for each in judgeds if each.record.topic == "connections-tls"]
     if sizes:
         parts.append(
             f"Which stack moves large messages? The fastest at each size, × {reference} in plaintext [95% CI]: "
