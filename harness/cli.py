@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -40,7 +41,9 @@ from harness.matrix import (
     server_variant,
 )
 from harness.options import RunOptions
+from harness.pilot import measure_noise
 from harness.processes import ProcessError
+from harness.provenance import cpu_model
 from harness.pythons import BUILDABLE, DEFAULT_PYTHONS, NotFound
 from harness.report import write_report
 from harness.results import CellRecord, all_runs, resolve_run
@@ -51,7 +54,7 @@ from harness.studies import DEFAULT_STUDIES, STUDIES, plan, study
 from harness.studies.reading import run_verdicts
 from harness.tls import MTLS, PLAINTEXT, TLS
 from harness.tools import ROOT, MissingPrerequisite, ensure_all
-from harness.verdicts import ratio_text
+from harness.verdicts import BLOCKS, DESIGNS, ratio_text
 from scenarios.config import BackendConfig
 from servers.common import StopSignal
 
@@ -230,6 +233,17 @@ def run_all_command(options: RunOptions) -> int:
     return 1 if failed else 0
 
 
+def noise_command(minutes: float, design: str, server_cpus: tuple[int, ...], seed: int | None) -> int:
+    """Run the pilot alone and print how precise this machine can be, before anything else is run."""
+    options = RunOptions(Path(tempfile.gettempdir()), server_cpus=server_cpus, design=design, seed=seed)
+    console = Console(stderr=True)
+    console.log(f"measuring an A/A pair for {minutes:g} min; nothing else should run meanwhile")
+    with ProgressDisplay(console) as display:
+        pilot = measure_noise(options, minutes, display)
+    print(pilot.summary(cpu_model()))
+    return 0
+
+
 def soak_command(variants: list[ServerVariant], minutes: float, out_dir: Path, server_cpus: tuple[int, ...]) -> int:
     """Soak each variant in turn, print every criterion, re-render the summary; 1 if any criterion failed."""
     run_dir, reports = soak(variants, minutes, out_dir, server_cpus)
@@ -339,9 +353,15 @@ def parser() -> argparse.ArgumentParser:
         help="every cell of each study's matrix, cell by cell, in place of the comparisons that decide its questions",
     )
     run.add_argument(
-        "--rounds", type=int, help="rounds of every comparison, fixed (default: until each is known, 5 to 20)"
+        "--rounds", type=int, help="blocks of every comparison, fixed (default: until each is known, 5 to 40)"
     )
-    run.add_argument("--seed", type=int, help="the seed of the rounds' order (default: drawn, and recorded)")
+    run.add_argument(
+        "--design",
+        choices=DESIGNS,
+        default=BLOCKS,
+        help="blocks of warm servers alternated in slices (default), or fresh: a server start for every window",
+    )
+    run.add_argument("--seed", type=int, help="the seed of the blocks' order (default: drawn, and recorded)")
     run.add_argument(
         "--budget-minutes",
         type=float,
@@ -420,6 +440,13 @@ def parser() -> argparse.ArgumentParser:
     )
     pythons_build.add_argument("names", nargs="+", choices=BUILDABLE)
     pythons_build.add_argument("--venv", action="store_true", help="also make its virtualenv of server packages")
+    noisy = commands.add_parser(
+        "noise", help="how precise this machine can be: an A/A pair measured alone, its noise and costs"
+    )
+    noisy.add_argument("--minutes", type=float, default=2.0, help="how long to measure (default: %(default)s)")
+    noisy.add_argument("--design", choices=DESIGNS, default=BLOCKS, help="blocks (default) or fresh (a start a window)")
+    noisy.add_argument("--server-cpus", type=_cpu_list, help="CPUs for the servers (default: the last one)")
+    noisy.add_argument("--seed", type=int, help="the seed of the slices' order (default: drawn)")
     soaking = commands.add_parser(
         "soak", help="a mixed load for minutes while faults are injected; checks the criteria"
     )
@@ -472,6 +499,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         mongo_latency_ms=args.mongo_latency,
         jitter_ms=args.jitter,
         rounds=args.rounds,
+        design=args.design,
         seed=args.seed,
         budget_minutes=args.budget_minutes or None,
         wire=args.wire or PLAINTEXT,
@@ -516,6 +544,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 root.error(str(error).strip("'\""))
             cpus = args.server_cpus if args.server_cpus is not None else default_server_cpus()
             return soak_command(variants, args.minutes, args.out.resolve(), cpus)
+        if args.command == "noise":
+            if args.minutes <= 0:
+                root.error(f"--minutes must be positive, got {args.minutes:g}")
+            cpus = args.server_cpus if args.server_cpus is not None else default_server_cpus()
+            return noise_command(args.minutes, args.design, cpus, args.seed)
         if args.command == "seed":
             return seed(args.bucket, args.objects)
         return backends(args.bucket, args.objects)

@@ -379,13 +379,14 @@ def expand(servers: tuple[ServerVariant, ...], scenarios: tuple[Scenario, ...], 
 WAVES = 2  # a comparison's window holds at least this many full waves of calls per client worker
 
 
-def window_requests(warmup_ok_rps: float, cell: Cell, fixed: int | None = None) -> int:
-    """Requests for a comparison's window: about the scenario's run seconds, and at least WAVES calls per worker.
-    A smoke run's fixed requests (--requests) are cut to the scenario's warm-up, at least a call per worker: a
-    fetch-all warms up with one."""
+def window_requests(warmup_ok_rps: float, cell: Cell, fixed: int | None = None, seconds: float | None = None) -> int:
+    """Requests for a comparison's window (or slice): about `seconds` (default: the scenario's run seconds), and at
+    least WAVES calls per worker. A smoke run's fixed requests (--requests) are cut to the scenario's warm-up, at
+    least a call per worker: a fetch-all warms up with one."""
     if fixed:
         return max(cell.concurrency, min(fixed, cell.scenario.warmup_requests))
-    return max(WAVES * cell.concurrency, measured_requests(warmup_ok_rps, cell.concurrency, cell.scenario.run_seconds))
+    length = cell.scenario.run_seconds if seconds is None else seconds
+    return max(WAVES * cell.concurrency, measured_requests(warmup_ok_rps, cell.concurrency, length))
 
 
 def measured_requests(warmup_ok_rps: float, concurrency: int, seconds: float) -> int:

@@ -16,7 +16,7 @@ from harness.drivers.report import DriverError, LoadReport
 from harness.matrix import Cell, measured_requests
 from harness.options import RunOptions
 from harness.processes import Child, ProcessError
-from harness.resources import ResourceSampler, ServerCounters
+from harness.resources import ResourceSampler, ServerCounters, tree_cpu_seconds
 from harness.results import CellRecord, Repeat, save_report
 from harness.tls import PLAIN, PLAINTEXT, Wire
 from harness.tools import ensure_tool
@@ -73,21 +73,27 @@ def sampled_run(
     requests: int,
     role: str = "measured",
     round_: int | None = None,
+    slice_: int | None = None,
+    neighbours: Sequence[int] = (),
 ) -> tuple[Repeat, LoadReport]:
     """One driver run while the server's CPU and memory are sampled (child None: a target not started here),
-    with the server's own counters where the study asked for them."""
+    with the server's own counters where the study asked for them; in a block, its slice's place and what the
+    other servers beside it (neighbours: their pids) spent meanwhile."""
     with ExitStack() as stack:
         counters = None
         if context.stats_dir is not None and child is not None:
             counters = stack.enter_context(ServerCounters(context.stats_dir, child.pid))
+        idle_before = tree_cpu_seconds(neighbours) if neighbours else 0.0
         sampler = stack.enter_context(ResourceSampler(child.pid if child else None))
         run = context.driver.run(argv, RUN_TIMEOUT)
+    idle = round(tree_cpu_seconds(neighbours) - idle_before, 4) if neighbours else None
     assert sampler.usage is not None
     save_report(context.study_dir, relative, run.raw)
     if child is not None and child.process.poll() is not None:
         raise ProcessError(f"server exited with status {child.process.returncode} during the run")
     delta, calls = (counters.delta, counters.process_calls) if counters else (None, [])
-    return Repeat(relative, requests, sampler.usage, run.cpu_seconds, role, delta, round_, calls), run.report
+    repeat = Repeat(relative, requests, sampler.usage, run.cpu_seconds, role, delta, round_, calls, slice_, idle)
+    return repeat, run.report
 
 
 def warm_up(cell: Cell, target: str, context: CellContext, record: CellRecord) -> CellRecord:

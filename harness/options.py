@@ -19,6 +19,7 @@ from harness.matrix import (
 )
 from harness.pythons import Prepared
 from harness.tls import PLAINTEXT, WIRES
+from harness.verdicts import DESIGNS
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,9 @@ class RunOptions:
     jitter_ms: int = 0
     available_cpus: tuple[int, ...] = field(default_factory=lambda: tuple(sorted(os.sched_getaffinity(0))))
     full: bool = False  # every cell of a study's matrix, measured cell by cell, in place of its comparisons
-    rounds: int | None = None  # comparisons run exactly this many rounds (a smoke test); None: the stopping rule
+    rounds: int | None = None  # comparisons run exactly this many blocks (a smoke test); None: the stopping rule
+    # How comparisons are measured: "blocks" of warm servers alternated in slices, or "fresh" (a start per window).
+    design: str = "blocks"
     seed: int | None = None  # the seed of the rounds' order; None: one drawn for the run (and recorded)
     # The time the run's comparisons share: none starts a round that would end past it. None: no budget.
     budget_minutes: float | None = None
@@ -77,6 +80,8 @@ class RunOptions:
             raise ValueError("rounds must be >= 2: a ratio's interval needs two")
         if self.budget_minutes is not None and self.budget_minutes <= 0:
             raise ValueError("the budget must be > 0 minutes")
+        if self.design not in DESIGNS:
+            raise ValueError(f"the design is one of {', '.join(DESIGNS)}, got {self.design!r}")
         if self.wire not in WIRES:
             raise ValueError(f"the wire is one of {', '.join(WIRES)}, got {self.wire!r}")
         if self.wire != PLAINTEXT and "wire" in self.studies:

@@ -24,7 +24,7 @@ from harness.soak_verdict import SOAK_DOC, load_line
 from harness.studies import STUDIES, StudyReport
 from harness.studies.comparing import same_workloads
 from harness.studies.reading import judged_comparisons, trouble
-from harness.verdicts import TIE
+from harness.verdicts import TIE, separated
 
 
 def runs_of(study: StudyReport, runs: Sequence[Path]) -> list[StudyRun]:
@@ -68,22 +68,32 @@ def decide(chosen: dict[StudyReport, list[StudyRun]]) -> list[str]:
         control for each in decided for judged in judged_comparisons(chosen[each][0]) if (control := judged.control)
     ]
     ties = sum(1 for control in controls if control.verdict == TIE)
+    apart = sum(1 for control in controls if separated(control.ratio))
     lines += [
-        "Each row compares alternatives in interleaved rounds on one workload; ratios are paired within a round and "
-        "carry their 95% interval. **tie**: the interval lies inside the tie band, either will do; **faster**: "
-        "wholly above it; **unresolved**: neither. Compare only within one run and machine.",
+        "Each row compares alternatives on one workload, in blocks of warm servers alternated in short slices (runs "
+        "before 2026-11-25: rounds of fresh starts); ratios are paired within a block and carry their 95% interval "
+        "over blocks. **tie**: the interval lies inside the tie band, either will do; **faster**: wholly above it; "
+        "**unresolved**: neither. Each study's A/A control (its reference against an independent start of itself) "
+        "calibrates its rows: **separated** (its interval excludes 1) marks them untrustworthy; otherwise its "
+        "half-width is the **noise floor**, the smallest difference the run could resolve. Compare only within one "
+        "run and machine.",
         "",
         "| question | workload | pick | runner-up | pick × runner-up [95% CI] | pick × reference [95% CI] | verdict "
-        "| avoid | evidence |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| avoid | A/A control, noise floor | trusted | evidence |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for _, each in rows:
-        trust = "" if each.trusted else " **untrustworthy: its study's A/A control was not a tie**"
         lines.append(
             f"| {each.question} | {each.workload} | **{each.pick}** | {each.runner_up} | {each.over_runner_up} | "
-            f"{each.over_reference} | {each.verdict}{trust} | {each.avoid} | {each.evidence} |"
+            f"{each.over_reference} | {each.verdict} | {each.avoid} | {each.calibration} | "
+            f"{'yes' if each.trusted else '**no**'} | {each.evidence} |"
         )
-    lines += ["", f"A/A controls that came out a tie: {ties} of {len(controls)}.", ""]
+    lines += [
+        "",
+        f"A/A controls: {ties} of {len(controls)} a tie, {apart} separated, the rest hold 1 but are wider than the "
+        "band.",
+        "",
+    ]
     return lines + same_workloads([runs[0] for runs in chosen.values()])
 
 

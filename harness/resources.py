@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -45,6 +46,17 @@ def _cpu_and_rss(processes: list[psutil.Process]) -> tuple[float, int]:
         except psutil.Error:
             continue
     return cpu, rss
+
+
+def tree_cpu_seconds(pids: Sequence[int]) -> float:
+    """The CPU seconds the process trees of pids have spent so far (a process gone counts nothing)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            total += _cpu_and_rss(process_tree(psutil.Process(pid)))[0]
+        except psutil.Error:
+            continue
+    return total
 
 
 class ResourceSampler:

@@ -7,8 +7,9 @@ Layout of one run (`<out>/runs/<run id>/`):
   <study>/cells/<scenario>/<server>/c<N>+<how>.json  a cell whose driver did not share one connection
                                                      (+per-worker, +pool-10, +per-call), its reports likewise
   <study>/cells/<scenario>/<server>/probe.json       calls one at a time, for the bounds (bounded scenarios)
-  <study>/cells/<scenario>/<server>/c<N>-round<k>.json  a window of round k of a comparison (the A/A twin's:
-                                                     -control<k>.json, in the reference's cell)
+  <study>/cells/<scenario>/<server>/c<N>-round<k>-<j>.json  slice j of block k of a comparison (the A/A twin's:
+                                                     -control<k>-<j>.json, in the reference's cell); runs before
+                                                     blocks: -round<k>.json, one window of round k
   <study>/comparisons/<scenario>__c<N>.json          a comparison in rounds: the seed, each round's order, when
                                                      and why each alternative stopped (harness.verdicts)
 
@@ -90,9 +91,13 @@ class Repeat:
     role: str = "measured"
     # What the server counted about itself during the run (servers/diagnostics.py), when the study asked.
     server_counters: dict[str, float] | None = None
-    round: int | None = None  # the round of a comparison this window was measured in (harness.rounds)
+    round: int | None = None  # the round (block) of a comparison this window was measured in (harness.rounds)
     # The calls each process of a several-process server took (its own counters, most first), when counted.
     process_calls: list[int] = field(default_factory=list)
+    # In a block: the slice's place in the block's order, and the CPU seconds the block's other servers, idle
+    # beside it, spent while it ran (runs before blocks: None).
+    slice: int | None = None
+    neighbour_cpu_seconds: float | None = None
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Repeat:
@@ -105,6 +110,8 @@ class Repeat:
             raw.get("server_counters"),
             raw.get("round"),
             raw.get("process_calls", []),
+            raw.get("slice"),
+            raw.get("neighbour_cpu_seconds"),
         )
 
 
@@ -422,6 +429,8 @@ class RunMeta:
     wire: dict[str, str] = field(default_factory=lambda: {"name": "plaintext"})
     # Each interpreter the servers ran under (harness.pythons.Prepared.to_json), where a study compared them.
     interpreters: dict[str, Any] = field(default_factory=dict)
+    # What the pilot found of the machine's noise and costs before the comparisons (harness.pilot), or nothing.
+    pilot: dict[str, Any] = field(default_factory=dict)
     schema: int = SCHEMA
 
     def to_json(self) -> dict[str, Any]:

@@ -1,20 +1,30 @@
-"""Interleaved rounds: the order in which a comparison's windows are measured, and when each alternative stops.
+"""Blocks of slices: the order in which a comparison's slices are measured, and when each alternative stops.
 
-`run_rounds` knows nothing of servers: it is handed `window(label, round)`, which starts the alternative fresh,
-warms it up, measures one window and returns its OK rate (None when the window failed). A test hands it a
-synthetic one with known ratios and noise.
+`run_rounds` knows nothing of servers: it is handed `block(number, plan)`, which starts every label's server
+afresh side by side, warms each, measures the plan's slices in turn and returns their OK rates (None for a slice
+that failed). A test hands it a synthetic one with known ratios, a drifting machine and bursts.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from harness.verdicts import ComparisonRecord, Method, Stop, control_of, interval, paired_ratios, stop_reason
+from harness.verdicts import (
+    BLOCKS,
+    ComparisonRecord,
+    Method,
+    Stop,
+    block_rate,
+    control_of,
+    interval,
+    paired_ratios,
+    stop_reason,
+)
 
-FAILED_WINDOWS = 2  # an alternative whose windows failed this often is measured no more
+FAILED_WINDOWS = 2  # an alternative that failed in this many blocks is measured no more
 
 
 @dataclass
@@ -50,30 +60,54 @@ class Rounds:
             raise ValueError(f"alternatives must be distinct and exclude the reference: {self}")
 
 
+def block_plan(labels: Sequence[str], method: Method, shuffler: random.Random) -> list[str]:
+    """The labels' slices of one block, in the order they are measured: in the blocks design `method.cycles`
+    mirrored cycles, each every label once in a shuffled order and then in the reverse order (A B C C B A), so
+    that a drift linear over a cycle falls alike on every label; in the fresh design every label once, shuffled."""
+    plan = []
+    for _ in range(method.cycles if method.design == BLOCKS else 1):
+        order = list(labels)
+        shuffler.shuffle(order)
+        plan += order + order[::-1] if method.design == BLOCKS else order
+    return plan
+
+
+def block_rates(plan: Sequence[str], rates: Sequence[float | None]) -> dict[str, float | None]:
+    """Each label's rate in a block from its slices' (verdicts.block_rate); None where any slice failed (a block
+    with a gap is no longer mirrored)."""
+    slices: dict[str, list[float | None]] = {}
+    for label, rate in zip(plan, rates, strict=True):
+        slices.setdefault(label, []).append(rate)
+    return {
+        label: None if any(rate is None or rate <= 0 for rate in found) else block_rate(found)  # type: ignore[arg-type]
+        for label, found in slices.items()
+    }
+
+
 def run_rounds(
     rounds: Rounds,
-    window: Callable[[str, int], float | None],
+    block: Callable[[int, list[str]], Sequence[float | None]],
     method: Method,
     seed: int,
     deadline: float | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> ComparisonRecord:
-    """Rounds until every alternative and the A/A twin have stopped, the cap of rounds, or the deadline (a
-    clock() time): no round starts that would end past it, judged by the last round's length.
+    """Blocks (rounds) until every alternative and the A/A twin have stopped, the cap, or the deadline (a clock()
+    time): no block starts that would end past it, judged by the last block's length.
 
-    Each round measures every alternative still active, the reference and its A/A twin (if it has one) once, in
-    an order shuffled by a generator seeded with `seed`."""
+    `block(number, plan)` measures one block: each label of the plan (`block_plan`, seeded by `seed`) in turn,
+    returning each slice's OK rate (None for a slice that failed)."""
     begun = clock()
     shuffler = random.Random(seed)
     twin = [control_of(rounds.reference)] if rounds.controlled else []
-    # The A/A twin is judged like an alternative: the rounds go on until it too is known, so that a workload
-    # whose starts scatter gets the rounds it needs before its control is read.
+    # The A/A twin is judged like an alternative: the blocks go on until it too is known, so that a workload
+    # whose slices scatter gets the blocks it needs before its control is read.
     active = [*rounds.alternatives, *twin]
     rates: dict[str, dict[int, float]] = {label: {} for label in (*rounds.alternatives, rounds.reference, *twin)}
     failures = dict.fromkeys(rates, 0)
     orders: list[list[str]] = []
     stopped: dict[str, Stop] = {}
-    last = 0.0  # how long the last round took
+    last = 0.0  # how long the last block took
     out_of_time = False
     while active and len(orders) < method.max_rounds:
         started = clock()
@@ -81,11 +115,11 @@ def run_rounds(
             out_of_time = True
             break
         number = len(orders) + 1
-        order = [*(label for label in active if label not in twin), rounds.reference, *twin]
-        shuffler.shuffle(order)
-        orders.append(order)
-        for label in order:
-            rate = window(label, number)
+        plan = block_plan(
+            [*(label for label in active if label not in twin), rounds.reference, *twin], method, shuffler
+        )
+        orders.append(plan)
+        for label, rate in block_rates(plan, block(number, plan)).items():
             if rate is None:
                 failures[label] += 1
             else:
@@ -96,6 +130,8 @@ def run_rounds(
                 why = "failed"
             elif len(ratios := paired_ratios(rates, label, rounds.reference)) >= 2:
                 why = stop_reason(interval(ratios, method.confidence), method)
+                if label in twin and why == "clear":
+                    why = ""  # an A/A twin apart from its reference is a calibration to keep measuring, not a result
             if why:
                 stopped[label] = Stop(number, why)
                 active.remove(label)

@@ -12,34 +12,35 @@ import os
 import random
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from harness.backends import LatencyRoutes, backend_env, seed_bucket, start_backends, toxiproxy
+from harness.backends import LatencyRoutes, seed_bucket, start_backends, toxiproxy
+from harness.blocks import RunProgress, StudyEnvironment, counted, measure_comparison
 from harness.drivers.registry import DRIVERS
 from harness.drivers.report import DriverError
-from harness.matrix import BUCKET_PREFIXES, REST_VARIANTS, SERVER_VARIANTS, Cell, Scenario, window_requests
-from harness.measure import CellContext, failure_reason, new_record, sampled_run, warm_up
+from harness.matrix import BUCKET_PREFIXES, REST_VARIANTS, SERVER_VARIANTS, Cell
+from harness.measure import CellContext, failure_reason
 from harness.options import RunOptions
+from harness.pilot import RUN_SECONDS as PILOT_SECONDS
+from harness.pilot import Pilot, fitted, run_pilot
 from harness.processes import ProcessError, off_cpus
 from harness.provenance import environment, tool_version
 from harness.pythons import DEFAULT_PYTHONS, prepare
 from harness.results import (
     CellRecord,
-    Repeat,
     RunMeta,
     StudyEntry,
     StudyRun,
     Thresholds,
     load_cells,
     save_cell,
-    save_comparison,
 )
-from harness.rounds import Budget, Rounds, run_rounds
+from harness.rounds import Budget
 from harness.serving import running_server
 from harness.studies import DEFAULT_STUDIES, StudyReport, plan, study
 from harness.studies.base import shared_targets
@@ -47,19 +48,7 @@ from harness.studies.interpreters import NAME as INTERPRETERS_STUDY
 from harness.studies.planning import Comparison, StudyPlan, controlled_first
 from harness.tls import MTLS, PLAIN, PLAINTEXT, TLS, Wire, make_certificates, negotiated
 from harness.tools import TOXIPROXY, ensure_tool
-from harness.verdicts import Method, control_of
-from scenarios.config import BackendConfig
-from servers.diagnostics import STATS_DIR_VARIABLE
-
-
-class RunProgress(Protocol):
-    """Told when each study and cell starts and finishes (a progress display, or nothing)."""
-
-    def study_started(self, name: str, cells: int) -> None: ...
-
-    def cell_started(self, cell: Cell, index: int, total: int) -> None: ...
-
-    def cell_finished(self, cell: Cell, record: CellRecord) -> None: ...
+from harness.verdicts import BLOCKS, Method
 
 
 def default_server_cpus() -> tuple[int, ...]:
@@ -125,11 +114,6 @@ def skipped(group: list[Cell], reason: str, started: Callable[[Cell], None]) -> 
     for cell in group:
         started(cell)
         yield cell, _failed(cell, reason, "skipped")
-
-
-def counted(env: dict[str, str], context: CellContext) -> dict[str, str]:
-    """A server's environment, naming where it writes its own counters when the study reads them."""
-    return env if context.stats_dir is None else {**env, STATS_DIR_VARIABLE: str(context.stats_dir)}
 
 
 def serve_and_measure(
@@ -216,97 +200,6 @@ def study_matrix(each: StudyPlan, options: RunOptions, cells: list[Cell], repeat
     }
 
 
-@dataclass(frozen=True)
-class StudyEnvironment:
-    """Where a study's cells run: the options, the backends (direct, or through latency routes), the driver."""
-
-    options: RunOptions
-    backends: BackendConfig | None  # None when the run measures a --target with its own backends
-    routes: LatencyRoutes | None
-    tool: Path
-    run_dir: Path
-    wires: Mapping[str, Wire] = field(default_factory=lambda: {PLAINTEXT: PLAIN})
-
-    def server_env(self, scenario: Scenario) -> dict[str, str]:
-        """The backend variables a server of this scenario gets (through a latency proxy where it has one)."""
-        config = self.routes.config(*self.options.latencies(scenario)) if self.routes else self.backends
-        assert config is not None, "a server the harness starts needs backends"
-        return backend_env(config)
-
-
-def window_cpus(comparison: Comparison, options: RunOptions) -> tuple[int, ...]:
-    """The CPUs a comparison's server runs on: the run's server CPUs, or, unpinned, every CPU the run has. Named
-    either way: a child left unpinned would inherit the harness's own affinity, which keeps off the server's CPUs."""
-    return options.available_cpus if comparison.unpinned else options.server_cpus
-
-
-def measure_comparison(
-    comparison: Comparison,
-    where: StudyEnvironment,
-    context: CellContext,
-    method: Method,
-    seed: int,
-    progress: RunProgress,
-    deadline: float | None = None,
-) -> None:
-    """A comparison in interleaved rounds: every window on a fresh server start, warmed up (thrown away), then
-    measured; each label's windows go into its cell (the A/A twin's into the reference's, as "control"), the
-    order and stopping of the rounds into the study's comparisons/. No round starts that would end past
-    `deadline` (a time.monotonic() time)."""
-    cells = comparison.labelled
-    reference = comparison.reference[0]
-    control = control_of(reference)
-    records = {label: new_record(cell, where.options) for label, cell in cells.items()}
-    runs: dict[str, list[Repeat]] = {label: [] for label in cells}
-    failures: dict[str, str] = {}
-    sizes: dict[str, int] = {}
-    estimate = (len(cells) + comparison.controlled) * method.max_rounds
-    measured = itertools.count(1)
-
-    def window(label: str, number: int) -> float | None:
-        owner = reference if label == control else label
-        cell, role = cells[owner], "control" if label == control else "round"
-        progress.cell_started(cell, next(measured), estimate)
-        try:
-            wire = context.wire(cell)
-            cpus = window_cpus(comparison, where.options)
-            env = counted(where.server_env(cell.scenario), context)
-            server = running_server(cell.server, env, cpus=cpus, wire=wire)
-            with server as (target, child):
-                if not records[owner].tls:
-                    records[owner] = replace(records[owner], tls=negotiated(target, wire))
-                warmed = warm_up(cell, target, context, records[owner])
-                requests = sizes.setdefault(label, window_requests(warmed.warmup_ok_rps, cell, where.options.requests))
-                argv = context.argv(cell, target, requests)
-                relative = f"{records[owner].stem}-{role}{number}.json"
-                repeat, report = sampled_run(argv, child, context, relative, requests, role, number)
-        except (ProcessError, DriverError, OSError) as error:
-            failures.setdefault(owner, f"{label}, round {number}: {failure_reason(error)}")
-            return None
-        runs[owner].append(repeat)
-        records[owner] = replace(records[owner], warmup_ok_rps=warmed.warmup_ok_rps)
-        return report.ok_rps
-
-    begun = time.monotonic()
-    record = run_rounds(
-        Rounds(
-            comparison.workload, reference, tuple(label for label, _ in comparison.alternatives), comparison.controlled
-        ),
-        window,
-        method,
-        seed,
-        deadline,
-    )
-    save_comparison(context.study_dir, replace(record, cells={label: cell.key for label, cell in cells.items()}))
-    for label, cell_record in records.items():
-        status, reason = ("failed", failures[label]) if label in failures else ("ok", "")
-        finished = replace(
-            cell_record, status=status, reason=reason, repeats=runs[label], seconds=round(time.monotonic() - begun, 3)
-        )
-        save_cell(context.study_dir, finished)
-        progress.cell_finished(cells[label], finished)
-
-
 def finished_entry(chosen: Chosen, entry: StudyEntry, run: StudyRun, status: str, wall_seconds: float) -> StudyEntry:
     """A study's entry once it has stopped: its status, wall time and targets (the shared ones, then its own)."""
     full = entry.default_matrix and status == "complete"
@@ -318,10 +211,17 @@ def finished_entry(chosen: Chosen, entry: StudyEntry, run: StudyRun, status: str
 
 
 def run_study(
-    chosen: Chosen, where: StudyEnvironment, meta: RunMeta, progress: RunProgress, budget: Budget | None = None
+    chosen: Chosen,
+    where: StudyEnvironment,
+    meta: RunMeta,
+    progress: RunProgress,
+    budget: Budget | None = None,
+    method: Method | None = None,
+    pilot: Pilot | None = None,
 ) -> RunMeta:
     """Every cell of one study, recorded as it finishes; returns the run's metadata with the study's entry
-    (status, wall time, targets) as it ended, also written to run.json."""
+    (status, wall time, targets) as it ended, also written to run.json. Its comparisons are measured by `method`,
+    each with its cycles per block fitted to the pilot's findings and to its share of the budget."""
     each, cells = chosen.plan, chosen.cells
     meta = replace(meta, studies={**meta.studies, each.name: replace(meta.studies[each.name], status="running")})
     meta.save(where.run_dir)
@@ -347,12 +247,14 @@ def run_study(
     try:
         if chosen.comparisons:
             seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
-            method = Method(min_rounds=options.rounds, max_rounds=options.rounds) if options.rounds else Method()
+            method = method or run_method(options)
             budget = budget or Budget(None, 0.0)
             for comparison in chosen.comparisons:
-                deadline = budget.deadline(comparison.estimate_seconds)
+                deadline = budget.deadline(comparison.estimate_seconds(method))
+                seconds = None if deadline is None else deadline - time.monotonic()
                 driven = context.driven_by(comparison.driver) if comparison.driver else context
-                measure_comparison(comparison, where, driven, method, seed, progress, deadline)
+                each_method = fitted(pilot, comparison, method, seconds, options)
+                measure_comparison(comparison, where, driven, each_method, seed, progress, deadline)
         else:
             for (server, scenario, _), grouped in itertools.groupby(
                 cells, key=lambda c: (c.server, c.scenario, c.wire)
@@ -377,6 +279,13 @@ def run_study(
         if stats is not None:
             stats.cleanup()
     return meta
+
+
+def run_method(options: RunOptions) -> Method:
+    """The method the options ask for: its design, and with --rounds exactly that many blocks (a smoke test)."""
+    if options.rounds:
+        return Method(design=options.design, min_rounds=options.rounds, max_rounds=options.rounds)
+    return Method(design=options.design)
 
 
 def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
@@ -439,13 +348,21 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
                 name = options.wire if options.wire != PLAINTEXT else "per cell"  # the wire study's: each says
                 meta = replace(meta, wire={"name": name, "key_type": made.key_type})
             meta.save(run_dir)
+            method, pilot = run_method(options), None
+            if method.design == BLOCKS and not options.rounds and any(each.comparisons for each in plans):
+                where = StudyEnvironment(options, config, routes, tools[plans[0].name], run_dir, wires)
+                seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
+                pilot = run_pilot(where, meta.to_json(), method, PILOT_SECONDS, seed, progress)
+                method = replace(method, slice_seconds=pilot.slice_for_run)
+                meta = replace(meta, pilot=pilot.to_json())
+                meta.save(run_dir)
             budget = Budget(
                 begun + meta.budget_seconds if meta.budget_seconds else None,
-                sum(comparison.estimate_seconds for each in plans for comparison in each.comparisons),
+                sum(comparison.estimate_seconds(method) for each in plans for comparison in each.comparisons),
             )
             for each in plans:
                 where = StudyEnvironment(options, config, routes, tools[each.name], run_dir, wires)
-                meta = run_study(each, where, meta, progress, budget)
+                meta = run_study(each, where, meta, progress, budget, method, pilot)
         status = "complete"
     finally:
         meta = replace(meta, status=status, wall_seconds=round(time.monotonic() - begun, 1))

@@ -18,6 +18,7 @@ criterion.rs for a verdict only where the interval clears a noise band.)
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -33,24 +34,48 @@ def control_of(reference: str) -> str:
     return reference + CONTROL_SUFFIX
 
 
+BLOCKS, FRESH = "blocks", "fresh"  # the designs: warm servers alternated in slices, or a fresh start per window
+DESIGNS = (BLOCKS, FRESH)
+
+
 @dataclass(frozen=True)
 class Method:
-    """The values a comparison is run and judged by; recorded in every run that uses them."""
+    """The values a comparison is run and judged by; recorded in every run that uses them.
+
+    In the blocks design a round is a block: every label's server started afresh side by side and warmed, then
+    `cycles` mirrored cycles of slices of about `slice_seconds` each (every label once in a shuffled order, then
+    in the reverse order), a label's rate in the block the geometric mean of its slices'. In the fresh design (runs
+    before 2026-11-25, and `--design fresh`) a round is one window per label, each on a fresh start."""
 
     tie: float = 0.05  # a ratio whose interval lies inside 1 ± tie is a tie
     precision: float = 0.03  # an alternative is known once its interval's half-width is at most log(1 + this)
     confidence: float = 0.95
-    min_rounds: int = 5
-    max_rounds: int = 20
+    min_rounds: int = 5  # blocks (or rounds) before an alternative may stop
+    max_rounds: int = 40
+    design: str = BLOCKS
+    cycles: int = 2  # mirrored cycles of slices per block
+    slice_seconds: float = 1.0  # a slice's length, before its workload's own minimum (two waves of calls)
 
     def __post_init__(self) -> None:
         if not 0 < self.tie < 1 or not 0 < self.precision < 1 or not 0.5 < self.confidence < 1:
             raise ValueError(f"tie and precision in (0, 1), confidence in (0.5, 1): got {self}")
         if not 2 <= self.min_rounds <= self.max_rounds:
             raise ValueError(f"need 2 <= min_rounds <= max_rounds, got {self.min_rounds} and {self.max_rounds}")
+        if self.design not in (BLOCKS, FRESH) or self.cycles < 1 or self.slice_seconds <= 0:
+            raise ValueError(f"design blocks or fresh, cycles >= 1, slice_seconds > 0: got {self}")
+
+    @property
+    def unit(self) -> str:
+        """What one round is called in tables: a block, or a round of fresh starts."""
+        return "block" if self.design == BLOCKS else "round"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Method:
+        """A recorded method; one recorded before designs were (every run before 2026-11-25) was fresh."""
+        return cls(**{"design": FRESH, "max_rounds": 20, **raw})
 
 
 @dataclass(frozen=True)
@@ -112,11 +137,52 @@ def verdict(ratio: Interval, tie: float) -> str:
     return UNRESOLVED
 
 
+def block_rate(slices: Sequence[float]) -> float:
+    """A label's rate in a block from its slices' rates: their geometric mean. Its slices stand symmetrically
+    about the block's middle (mirrored cycles), so a drift linear over the block cancels in its ratio."""
+    return statistics.geometric_mean(slices)
+
+
+def separated(control: Interval) -> bool:
+    """An A/A control whose interval excludes 1: the method told identical things apart, so the run's other
+    verdicts of that study cannot be trusted."""
+    return control.low > 1 or control.high < 1
+
+
+def noise_floor(control: Interval) -> float:
+    """The smallest difference a run could resolve, from its A/A control: the control interval's half-width, as a
+    fraction (0.04 is ±4%)."""
+    return math.expm1(control.half_width)
+
+
+def calibration_text(control: Interval, tie: float) -> str:
+    """How an A/A control reads: separated (the method failed), a tie, or holding 1 but wider than the band (the
+    noise floor is then its half-width), with the floor."""
+    floor = noise_floor(control)
+    floor_text = f"±{floor:.1%}" if math.isfinite(floor) else "no interval"
+    if separated(control):
+        return f"separated ({floor_text}): untrustworthy"
+    return f"{'tie' if verdict(control, tie) == TIE else 'holds 1'}, floor {floor_text}"
+
+
+PESSIMISM = 0.2  # "precise" judges the half-width by the spread that is exceeded with this probability
+
+
+def pessimistic_half_width(ratio: Interval) -> float:
+    """The half-width with the spread taken at its upper 1 - PESSIMISM bound (chi-square on rounds - 1 degrees of
+    freedom). Stopping once the interval merely looks narrow stops most often where the spread was underestimated
+    by chance, and the intervals so stopped cover less than they claim; judged by this bound they do not."""
+    freedom = ratio.rounds - 1
+    if freedom < 1:
+        return math.inf
+    return ratio.half_width * math.sqrt(freedom / float(stats.chi2.ppf(PESSIMISM, freedom)))
+
+
 def stop_reason(ratio: Interval, method: Method) -> str:
     """Why an alternative needs no more rounds ("precise", "clear"), or "" while it does."""
     if ratio.rounds < method.min_rounds:
         return ""
-    if ratio.half_width <= math.log(1 + method.precision):
+    if pessimistic_half_width(ratio) <= math.log(1 + method.precision):
         return "precise"
     if ratio.low > 1 + method.tie or ratio.high < 1 - method.tie:
         return "clear"
@@ -218,6 +284,8 @@ class ComparisonRecord:
     cells: dict[str, str] = field(default_factory=dict)
     # Whether the reference also ran as its A/A twin: in one comparison of each study (runs before that: all).
     controlled: bool = True
+    # What a block spent besides its slices' load, in seconds (harness.noise.Costs; runs before blocks: none).
+    costs: dict[str, float] = field(default_factory=dict)
 
     @property
     def control(self) -> str | None:
@@ -241,6 +309,7 @@ class ComparisonRecord:
             "stopped": {label: asdict(stop) for label, stop in self.stopped.items()},
             "wall_seconds": self.wall_seconds,
             "cells": self.cells,
+            "costs": self.costs,
         }
 
     @classmethod
@@ -250,10 +319,11 @@ class ComparisonRecord:
             str(raw["reference"]),
             tuple(raw["alternatives"]),
             int(raw["seed"]),
-            Method(**raw["method"]),
+            Method.from_json(raw["method"]),
             [list(order) for order in raw["orders"]],
             {label: Stop(**stop) for label, stop in raw["stopped"].items()},
             float(raw["wall_seconds"]),
             dict(raw.get("cells", {})),
             raw.get("control", control_of(str(raw["reference"]))) is not None,
+            dict(raw.get("costs", {})),
         )

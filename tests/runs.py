@@ -24,7 +24,7 @@ from harness.results import (
 )
 from harness.studies.capacity.report import SETTINGS as CAPACITY_SETTINGS
 from harness.studies.stacks.report import SETTINGS as STACKS_SETTINGS
-from harness.verdicts import ComparisonRecord, Method, Stop
+from harness.verdicts import FRESH, ComparisonRecord, Method, Stop
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SERVERS = {"sync-w10": 10, "grpclib-uvloop": None, "aio-uvloop": None, "sync-w10-p2": 20}
@@ -656,6 +656,15 @@ def write_rounds(
     orders = [[*alternatives, *twin, reference]] * len(drift)
     named = {label: record.key for label, record in cells.items()} if name_cells else {}
     compared = ComparisonRecord(
-        workload, reference, tuple(alternatives), 42, Method(), orders, stops, 300.0, named, controlled
+        workload,
+        reference,
+        tuple(alternatives),
+        42,
+        Method(design=FRESH, max_rounds=20),
+        orders,
+        stops,
+        300.0,
+        named,
+        controlled,
     )
     save_comparison(where, compared)

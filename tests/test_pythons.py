@@ -13,12 +13,12 @@ import pytest
 
 from harness import pythons
 from harness.backends import Backends
+from harness.blocks import window_cpus
 from harness.drivers.loadgen import loadgen_argv
 from harness.matrix import HELLO_WORK, Cell, scenario, server_variant
 from harness.options import RunOptions
 from harness.pythons import NotFound, Prepared
 from harness.results import StudyRun
-from harness.runner import window_cpus
 from harness.serving import running_server
 from harness.studies.interpreters import CORES_LEVEL, LEVEL, REFERENCE
 from harness.studies.interpreters.plan import comparisons

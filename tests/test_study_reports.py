@@ -187,7 +187,7 @@ def test_a_run_in_rounds_tells_its_comparisons_with_intervals_and_decides(tmp_pa
         "| Handlers without I/O: which stack? | hello/c50 | **aio-uvloop** | grpclib-uvloop | 1.28 [1.26, 1.30] | "
         "1.29 [1.26, 1.33] | faster | sync-w10 (0.77 [0.75, 0.80] of the pick) |"
     ) in decide
-    assert "A/A controls that came out a tie: 1 of 1." in decide
+    assert "A/A controls: 1 of 1 a tie, 0 separated" in decide
 
 
 def test_a_comparison_of_ways_to_connect_is_told_by_its_labels_and_joins_the_decision_table(tmp_path: Path) -> None:
@@ -264,13 +264,17 @@ def test_a_study_s_rows_are_trusted_by_its_one_a_a_control(tmp_path: Path) -> No
         return [line for line in text.splitlines() if line.startswith("| Handlers")]
 
     rows = decide()
-    assert len(rows) == 2 and not any("untrustworthy" in row for row in rows)
+    assert len(rows) == 2 and all("| tie, floor " in row and "| yes |" in row for row in rows)
     cells = {server: CellRecord("hello", server, 50, "ok", seconds=60.0) for server in servers}
     noise = {"sync-w10": [1.0, 1.01, 0.99, 1.0, 1.02], "sync-w10~aa": [1.2, 0.85, 1.15, 0.9, 1.1]}
     noise["aio-uvloop"] = [1.0, 1.0, 0.99, 1.01, 1.0]
     write_rounds(run_dir / "stacks", "hello/c50", cells, {"sync-w10": 3000, "aio-uvloop": 3900}, noise, {})
+    rows = decide()  # a control that holds 1 but is wider than the band: the floor is its half-width, rows stand
+    assert len(rows) == 2 and all("| holds 1, floor ±21.6% | yes |" in row for row in rows)
+    noise["sync-w10~aa"] = [1.2, 1.21, 1.19, 1.2, 1.22]  # a control that excludes 1: the method failed here
+    write_rounds(run_dir / "stacks", "hello/c50", cells, {"sync-w10": 3000, "aio-uvloop": 3900}, noise, {})
     rows = decide()
-    assert len(rows) == 2 and all("untrustworthy: its study's A/A control was not a tie" in row for row in rows)
+    assert len(rows) == 2 and all("separated" in row and "untrustworthy | **no** |" in row for row in rows)
 
 
 def test_the_wire_sizes_table_gives_mb_per_second_cpu_per_mb_and_p99(tmp_path: Path) -> None:

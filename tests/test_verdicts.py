@@ -6,12 +6,16 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
-from harness.rounds import Budget, Rounds, run_rounds
+from harness import rounds as rounds_module
+from harness.rounds import Budget, Rounds
 from harness.verdicts import (
     FASTER,
+    FRESH,
     SLOWER,
     TIE,
     UNRESOLVED,
@@ -28,7 +32,16 @@ from harness.verdicts import (
     verdict,
 )
 
-METHOD = Method()
+METHOD = Method(design=FRESH, max_rounds=20)  # a round: one window per label, each on a fresh start
+
+
+def fresh_rounds(
+    rounds: Rounds, window: Callable[[str, int], float | None], *args: Any, **kwargs: Any
+) -> ComparisonRecord:
+    """run_rounds in the fresh design, handed a window function: each round measures its plan's windows in turn."""
+    return rounds_module.run_rounds(
+        rounds, lambda number, plan: [window(label, number) for label in plan], *args, **kwargs
+    )
 
 
 def test_interval_is_the_t_interval_of_the_log_ratios() -> None:
@@ -98,7 +111,7 @@ def run(
         return float(value)
 
     alternatives = tuple(label for label in true if label != "ref")
-    record = run_rounds(Rounds("hello/c50", "ref", alternatives), recorded, METHOD, seed)
+    record = fresh_rounds(Rounds("hello/c50", "ref", alternatives), recorded, METHOD, seed)
     return record, rates_of(record, measured, values)
 
 
@@ -155,7 +168,7 @@ def test_the_a_a_control_is_a_tie_in_nineteen_of_twenty_comparisons_of_noise_alo
 
 def test_a_deadline_ends_the_rounds_and_says_why() -> None:
     clock = iter(range(100))
-    record = run_rounds(
+    record = fresh_rounds(
         Rounds("w", "ref", ("a",)), lambda label, number: 1.0, METHOD, 1, deadline=3, clock=lambda: next(clock)
     )
     assert record.stopped["a"].reason == "budget"
@@ -168,7 +181,7 @@ def test_no_round_starts_that_would_end_past_the_deadline() -> None:
         now[0] += 5.0  # three windows a round: 15 s a round
         return 1.0 + 0.1 * (label == "a")
 
-    record = run_rounds(Rounds("w", "ref", ("a",)), window, METHOD, 1, deadline=40.0, clock=lambda: now[0])
+    record = fresh_rounds(Rounds("w", "ref", ("a",)), window, METHOD, 1, deadline=40.0, clock=lambda: now[0])
     assert len(record.orders) == 2 and now[0] == 30.0  # a third round would have ended at 45
     assert record.stopped["a"] == Stop(2, "budget")
 
@@ -183,11 +196,11 @@ def test_the_budget_gives_each_comparison_its_part_of_what_is_left() -> None:
 
 
 def test_a_failing_alternative_stops_and_a_failing_reference_ends_the_comparison() -> None:
-    record = run_rounds(
+    record = fresh_rounds(
         Rounds("w", "ref", ("bad", "good")), lambda label, number: None if label == "bad" else 1.0, METHOD, 1
     )
     assert record.stopped["bad"] == record.stopped["bad"].__class__(2, "failed")
-    dead = run_rounds(Rounds("w", "ref", ("a",)), lambda label, number: None if label == "ref" else 1.0, METHOD, 1)
+    dead = fresh_rounds(Rounds("w", "ref", ("a",)), lambda label, number: None if label == "ref" else 1.0, METHOD, 1)
     assert dead.stopped["a"].reason == "reference failed" and len(dead.orders) == 2
 
 
@@ -206,9 +219,9 @@ def test_the_rounds_go_on_until_the_a_a_twin_is_known_too() -> None:
 
 
 def test_a_comparison_without_the_control_runs_no_twin_and_says_so_in_its_record() -> None:
-    record = run_rounds(Rounds("w", "ref", ("a",), controlled=False), lambda label, number: 1.0, METHOD, 1)
+    record = fresh_rounds(Rounds("w", "ref", ("a",), controlled=False), lambda label, number: 1.0, METHOD, 1)
     assert all(control_of("ref") not in order for order in record.orders) and set(record.stopped) == {"a"}
     assert record.control is None and record.to_json()["control"] is None
     assert ComparisonRecord.from_json(record.to_json()) == record
-    controlled = run_rounds(Rounds("w", "ref", ("a",)), lambda label, number: 1.0, METHOD, 1)
+    controlled = fresh_rounds(Rounds("w", "ref", ("a",)), lambda label, number: 1.0, METHOD, 1)
     assert ComparisonRecord.from_json(controlled.to_json()).control == control_of("ref")

@@ -23,7 +23,9 @@ class Decision:
     verdict: str  # tie (either will do), faster, or unresolved
     avoid: str
     evidence: str  # a link to the tables, and the run and machine it comes from
-    trusted: bool = True  # False when its study's A/A control did not come out a tie
+    trusted: bool = True  # False when its study's A/A control separated (its interval excluded 1)
+    # How its study's A/A control read, with the noise floor it gives (verdicts.calibration_text); "—": none.
+    calibration: str = "—"
 
 
 def no_decisions(runs: Sequence[StudyRun]) -> list[Decision]:

@@ -5,6 +5,7 @@ its row of the decision table. Report-side: reads only the run's files."""
 from __future__ import annotations
 
 import math
+import statistics
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -14,11 +15,14 @@ from harness.studies.base import Decision, StudyReport
 from harness.studies.reading import Judged, judged_comparisons, pick_over
 from harness.summaries import chart_title, driver_share, figure, header, not_ok_mark, png, rate, row, style
 from harness.verdicts import (
+    BLOCKS,
     TIE,
     Interval,
     Outcome,
+    calibration_text,
     interval,
     ratio_text,
+    separated,
     spread_between_rounds,
     unpaired_interval,
     verdict,
@@ -33,17 +37,19 @@ def rate_text(found: Interval) -> str:
 
 
 def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -> list[str]:
-    """One row per label: its OK calls/s (geometric mean over its rounds, 95% interval), its ratio to the
-    reference (paired by round) with the verdict, how many rounds it ran and why it stopped, the server's CPU
-    and the driver's (highest over the windows)."""
+    """One row per label: its OK calls/s (geometric mean over its blocks, 95% interval), its ratio to the
+    reference (paired by block) with the verdict, how many blocks it ran and why it stopped, the server's CPU
+    and the driver's (highest over the slices); then how it was measured, where its noise lived and what the idle
+    servers beside a slice spent."""
     record = judged.record
+    unit = record.method.unit
     labels = [
         "OK calls/s [95% CI]",
         f"× {record.reference} [95% CI]",
         "verdict",
-        "rounds",
+        f"{unit}s",
         "stopped",
-        "between-round spread",
+        f"between-{unit} spread",
         "server CPU",
         "driver CPU",
     ]
@@ -70,23 +76,73 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
                     "1 (reference)" if label == record.reference else ratio_text(outcome.ratio) if outcome else "—",
                     "—" if label == record.reference or outcome is None else f"**{outcome.verdict}**",
                     str(len(judged.rates.get(label, {}))),
-                    "—" if stop is None else f"round {stop.round}, {stop.reason}",
+                    "—" if stop is None else f"{unit} {stop.round}, {stop.reason}",
                     f"{spread_between_rounds(judged.rates.get(label, {})):.1%}",
                     f"{min(busy):.0%}–{max(busy):.0%}" if busy else "not sampled",
                     f"{max(drivers):.0%}" if drivers else "—",
                 ],
             )
         )
-    method = record.method
-    lines += [
-        "",
-        f"Seed {record.seed}; {len(record.orders)} rounds in {record.wall_seconds / 60:.1f} min; tie band "
-        f"1 ± {method.tie:.0%}; an alternative stops after at least {method.min_rounds} rounds once its interval's "
-        f"half-width is at most {method.precision:.0%} (precise) or the interval lies outside the band (clear), "
-        f"at {method.max_rounds} rounds at the most (cap). Each window on a fresh server start after a warm-up; the "
-        "between-round spread is the standard deviation of a label's log rate across rounds.",
+    return [*lines, "", *measured_how(judged)]
+
+
+def measured_how(judged: Judged) -> list[str]:
+    """How a comparison was measured (its design, seed, blocks, stopping rule), where its noise lived, what a
+    block's starts, warm-ups and slices cost, and what idle servers spent beside a slice."""
+    record, method = judged.record, judged.record.method
+    stopping = (
+        f"tie band 1 ± {method.tie:.0%}; an alternative stops after at least {method.min_rounds} {method.unit}s once "
+        f"its interval's half-width is at most {method.precision:.0%} (precise) or the interval lies outside the "
+        f"band (clear), at {method.max_rounds} {method.unit}s at the most (cap)"
+    )
+    if method.design != BLOCKS:
+        return [
+            f"Seed {record.seed}; {len(record.orders)} rounds in {record.wall_seconds / 60:.1f} min; {stopping}. Each "
+            "window on a fresh server start after a warm-up; the between-round spread is the standard deviation of a "
+            "label's log rate across rounds.",
+        ]
+    lines = [
+        f"Seed {record.seed}; {len(record.orders)} blocks in {record.wall_seconds / 60:.1f} min; {stopping}. Each "
+        "block starts every label's server afresh side by side on the server's CPUs, warms each label up (thrown "
+        f"away), then measures {method.cycles} mirrored cycle{'s' if method.cycles > 1 else ''} of slices of about "
+        f"{method.slice_seconds:g} s (every label once in a shuffled order, then in reverse); a label's rate in a "
+        "block is the geometric mean of its slices', its ratio is paired with the reference's in the same block, "
+        "and the interval is the t-interval over blocks. The between-block spread is the standard deviation of a "
+        "label's log rate across blocks.",
     ]
-    return lines
+    noise = judged.noise
+    parts = [
+        f"{name} {value:.1%}"
+        for name, value in (
+            ("a slice's sd about its label's mean in its block", noise.slice_sd),
+            ("a cycle's log ratio sd within a block", noise.cycle_sd),
+            ("a block's log ratio sd", noise.block_sd),
+            ("what a restart adds", noise.restart_sd),
+        )
+        if value is not None
+    ]
+    if noise.lag1 is not None:
+        parts.append(f"neighbouring slices' correlation {noise.lag1:.2f}")
+    if parts:
+        lines.append("Noise (log scale): " + "; ".join(parts) + ".")
+    if record.costs:
+        costs = record.costs
+        lines.append(
+            f"Costs: a server start {costs['start']:.1f} s, a label's warm-up {costs['warm']:.1f} s, a slice's "
+            f"overhead beyond its load {costs['slice_overhead']:.2f} s."
+        )
+    idle = [
+        100 * repeat.neighbour_cpu_seconds / repeat.resources.wall_seconds
+        for cell in judged.cells.values()
+        for repeat in cell.record.repeats
+        if repeat.neighbour_cpu_seconds is not None and repeat.resources.wall_seconds > 0
+    ]
+    if idle:
+        lines.append(
+            f"The idle servers beside a slice spent {statistics.fmean(idle):.1f}% of a core on average "
+            f"({max(idle):.1f}% at most)."
+        )
+    return [" ".join(lines)]
 
 
 def verdict_chart(run: StudyRun, judgeds: Sequence[Judged]) -> bytes:
@@ -126,10 +182,12 @@ def pick(judged: Judged) -> tuple[str, str] | None:
     return (ranked[0][0], ranked[1][0]) if len(ranked) >= 2 else None
 
 
-def decision(question: str, judged: Judged, run: StudyRun, evidence: str, trusted: bool) -> Decision | None:
+def decision(
+    question: str, judged: Judged, run: StudyRun, evidence: str, trusted: bool, calibration: str = "—"
+) -> Decision | None:
     """The decision row of a comparison: the pick, the runner-up, the pick's ratios over it and over the
     reference (95% intervals), whether that is a tie, and the alternative to avoid (the slowest, if slower);
-    trusted when the study's A/A control came out a tie."""
+    trusted unless the study's A/A control separated, with how that control read (its noise floor)."""
     chosen = pick(judged)
     if chosen is None:
         return None
@@ -151,6 +209,7 @@ def decision(question: str, judged: Judged, run: StudyRun, evidence: str, truste
         avoid=f"{slowest} ({ratio_text(worst[0])} of the pick)" if worst and worst[1] == "slower" else "—",
         evidence=f"{evidence}, run `{run.run_id}`, {run.cpu_model}",
         trusted=trusted,
+        calibration=calibration,
     )
 
 
@@ -283,14 +342,17 @@ def across(judgeds: Sequence[Judged]) -> str:
 
 
 def rounds_decisions(runs: Sequence[StudyRun], telling: Telling) -> list[Decision]:
-    """A row per comparison of the newest run, where it ran in rounds; each trusted when every A/A control of
-    the run's study came out a tie (one, in its first comparison; runs before that had one in each)."""
+    """A row per comparison of the newest run, where it ran in rounds; each trusted unless an A/A control of the
+    run's study separated (one control, in its first comparison; runs before that had one in each), and carrying
+    how the widest control read: its noise floor."""
     newest = runs[0]
     evidence = f"[{telling.study}](#{telling.study})"
     judgeds = judged_comparisons(newest)
-    controls = [control for each in judgeds if (control := each.control)]
-    trusted = bool(controls) and all(control.verdict == TIE for control in controls)
-    found = [decision(telling.question(each), each, newest, evidence, trusted) for each in judgeds]
+    controls = [control.ratio for each in judgeds if (control := each.control)]
+    trusted = bool(controls) and not any(separated(control) for control in controls)
+    widest = max(controls, key=lambda each: each.half_width, default=None)
+    said = "—" if widest is None else calibration_text(widest, newest.thresholds.tie)
+    found = [decision(telling.question(each), each, newest, evidence, trusted, said) for each in judgeds]
     return [each for each in found if each is not None]
 
 

@@ -11,7 +11,7 @@ from harness.measure import CellContext
 from harness.options import RunOptions
 from harness.processes import Child
 from harness.results import CellRecord
-from harness.verdicts import Method
+from harness.verdicts import BLOCKS, Method
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Comparison:
     workload: str  # names what every alternative serves; also the comparison's file name ("/" becomes "__")
     reference: tuple[str, Cell]  # (label, cell)
     alternatives: tuple[tuple[str, Cell], ...]
-    # About how long one window takes with its server start and warm-up: sizes the comparison's share of a time
+    # About how long a label's server start, warm-up and one window take: sizes the comparison's share of a time
     # budget (harness.runner), not its measurement.
     window_seconds: float = 4.0
     # Whether the reference also runs as its A/A twin: the runner gives each study's first comparison the study's
@@ -66,17 +66,16 @@ class Comparison:
         """The reference's cell, then each alternative's."""
         return list(self.labelled.values())
 
-    @property
-    def estimate_seconds(self) -> float:
-        """About how long the comparison takes: the least number of rounds of every label, and, where the study's
-        A/A control runs, the reference and its twin on to the cap (the usual case: starts scatter more than
-        stacks differ, so a control needs the rounds). Comparisons share a run's budget by these estimates; an
-        alternative left unresolved at the least number of rounds goes on in the time others leave over."""
-        method = Method()
-        windows = (len(self.alternatives) + 1 + self.controlled) * method.min_rounds
-        if self.controlled:
-            windows += 2 * (method.max_rounds - method.min_rounds)
-        return self.window_seconds * windows
+    def estimate_seconds(self, method: Method) -> float:
+        """About how long the comparison takes at the least number of blocks: each label's start and warm-up (about
+        a window) and its slices; where the study's A/A control runs, three times that (the usual case: slices
+        scatter more than stacks differ, so a control needs the blocks). Comparisons share a run's budget by these
+        estimates; an alternative left unresolved at the least number of blocks goes on in the time others leave
+        over."""
+        labels = len(self.alternatives) + 1 + self.controlled
+        slices = 2 * method.cycles if method.design == BLOCKS else 1
+        block = labels * (self.window_seconds + slices * method.slice_seconds)
+        return block * method.min_rounds * (3 if self.controlled else 1)
 
 
 def controlled_first(comparisons: Sequence[Comparison]) -> list[Comparison]:

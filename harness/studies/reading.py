@@ -4,12 +4,13 @@ our driver reports beyond ghz's shape), the CPU the server and the driver used i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from harness.drivers.report import LoadReport
 from harness.matrix import SHARED, cell_name
+from harness.noise import Noise, components
 from harness.results import (
     CellRecord,
     CellResult,
@@ -23,7 +24,17 @@ from harness.results import (
     study_dir,
 )
 from harness.summaries import driver_share, header, not_ok_mark, or_dash, row, spread
-from harness.verdicts import ComparisonRecord, Interval, Outcome, interval, judge, paired_ratios, verdict
+from harness.verdicts import (
+    BLOCKS,
+    ComparisonRecord,
+    Interval,
+    Outcome,
+    block_rate,
+    interval,
+    judge,
+    paired_ratios,
+    verdict,
+)
 
 WARMUP = "warmup"  # a cell's kept warm-up report, where a study keeps it: <cell>-warmup.json
 
@@ -296,9 +307,16 @@ class Judged:
 
     study: str
     record: ComparisonRecord
-    rates: dict[str, dict[int, float]]
+    rates: dict[str, dict[int, float]]  # label -> block -> its rate in the block (verdicts.block_rate)
     outcomes: list[Outcome]
     cells: dict[str, CellResult]  # label -> its cell (the A/A twin's windows are in the reference's)
+    slices: dict[str, dict[int, list[tuple[int, float]]]] = field(default_factory=dict)  # (place, rate) in order
+
+    @property
+    def noise(self) -> Noise:
+        """Where the comparison's noise lived: slices, cycles, blocks (harness.noise)."""
+        cycles = self.record.method.cycles if self.record.method.design == BLOCKS else 1
+        return components(self.slices, self.record.reference, cycles)
 
     def outcome(self, label: str) -> Outcome | None:
         return next((each for each in self.outcomes if each.alternative == label), None)
@@ -345,15 +363,23 @@ def judged_comparisons(run: StudyRun) -> list[Judged]:
     found = []
     for record in load_comparisons(study_dir(run.run_dir, run.meta, run.study)):
         cells = labelled_cells(run, record)
-        rates: dict[str, dict[int, float]] = {}
+        slices: dict[str, dict[int, list[tuple[int, float]]]] = {}
         for label, cell in cells.items():
             for repeat, report in zip(cell.record.repeats, cell.reports, strict=True):
                 if repeat.round is None or report.ok_rps <= 0:
                     continue
                 owner = record.control if repeat.role == "control" and record.control else label
-                rates.setdefault(owner, {})[repeat.round] = report.ok_rps
+                place = 0 if repeat.slice is None else repeat.slice
+                slices.setdefault(owner, {}).setdefault(repeat.round, []).append((place, report.ok_rps))
+        for blocks in slices.values():
+            for each in blocks.values():
+                each.sort()
+        rates = {
+            label: {block: block_rate([rate for _, rate in each]) for block, each in blocks.items()}
+            for label, blocks in slices.items()
+        }
         outcomes = judge(run.study, record.workload, record.reference, rates, record.method)
-        found.append(Judged(run.study, record, rates, outcomes, cells))
+        found.append(Judged(run.study, record, rates, outcomes, cells, slices))
     return found
 
 
