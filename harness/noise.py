@@ -22,7 +22,7 @@ from scipy import stats
 # label -> block -> (position in its block, OK rate) of each slice, in order
 Slices = Mapping[str, Mapping[int, Sequence[tuple[int, float]]]]
 DRIFT_HORIZON_SECONDS = 10.0  # "the rate drifts about S% over this many seconds"
-MOST_CYCLES = 6
+MOST_CYCLES = 4  # a pilot's restart spread is rough: no design leans on it further
 
 
 def _sd(values: Sequence[float]) -> float | None:
@@ -160,11 +160,13 @@ def expected_half_width(noise: Noise, cycles: int, blocks: int, confidence: floa
 def choose_design(
     noise: Noise, costs: Costs, labels: int, servers: int, seconds: float, slice_seconds: float, least: int = 2
 ) -> Design:
-    """The cycles per block (1 to MOST_CYCLES) whose blocks, as many as fit in `seconds` (and at least `least`),
-    give the narrowest expected interval: short blocks buy degrees of freedom and cancel more of a restart's
-    variance, long ones spend less on starts."""
+    """The cycles per block (1 to MOST_CYCLES) whose blocks, as many as fit in `seconds`, give the narrowest
+    expected interval: short blocks buy degrees of freedom and cancel more of a restart's variance, long ones spend
+    less on starts. A design must fit at least `least` blocks; where none does, one cycle a block (the most
+    blocks)."""
     found = []
     for cycles in range(1, MOST_CYCLES + 1):
-        blocks = max(least, int(seconds // costs.block_seconds(labels, servers, cycles, slice_seconds)))
+        blocks = int(seconds // costs.block_seconds(labels, servers, cycles, slice_seconds))
         found.append(Design(cycles, blocks, expected_half_width(noise, cycles, blocks)))
-    return min(found, key=lambda each: (each.half_width, each.cycles))
+    fitting = [each for each in found if each.blocks >= least]
+    return min(fitting, key=lambda each: (each.half_width, each.cycles)) if fitting else found[0]
