@@ -13,7 +13,7 @@ ARGS ?=
 $(INSTALLED): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[test,lint,type]'
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[test,lint,type,profile]'
 	touch $@
 
 # Python packages plus the pinned tools: ghz, versitygw, toxiproxy (go install), mongo-java-server (Maven).

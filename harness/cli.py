@@ -30,6 +30,7 @@ from harness.matrix import (
     BENCH_BUCKET,
     BENCH_OBJECTS,
     CONCURRENCY_LEVELS,
+    MINIMAL_VARIANTS,
     REST_VARIANTS,
     SCENARIOS,
     SERVER_VARIANTS,
@@ -43,6 +44,7 @@ from harness.matrix import (
 from harness.options import RunOptions
 from harness.pilot import measure_noise
 from harness.processes import ProcessError
+from harness.profiling import profile, profiled_scenario
 from harness.provenance import cpu_model
 from harness.pythons import BUILDABLE, DEFAULT_PYTHONS, NotFound
 from harness.report import write_report
@@ -54,7 +56,7 @@ from harness.studies import DEFAULT_STUDIES, STUDIES, plan, study
 from harness.studies.reading import run_verdicts
 from harness.tls import MTLS, PLAINTEXT, TLS
 from harness.tools import ROOT, MissingPrerequisite, ensure_all
-from harness.verdicts import BLOCKS, DESIGNS, ratio_text
+from harness.verdicts import BLOCKS, DESIGNS, Method, ratio_text
 from scenarios.config import BackendConfig
 from servers.common import StopSignal
 
@@ -94,8 +96,8 @@ def backends(bucket: str, objects: int) -> int:
 
 
 def servers() -> int:
-    """List the registered server variants, gRPC then REST."""
-    for variant in (*SERVER_VARIANTS, *REST_VARIANTS):
+    """List the registered server variants: gRPC, REST, then each stack's floor (hello alone)."""
+    for variant in (*SERVER_VARIANTS, *REST_VARIANTS, *MINIMAL_VARIANTS):
         slots = "unbounded" if variant.slots is None else str(variant.slots)
         print(f"{variant.name:26} {variant.command:58} slots={slots:10} {variant.description}")
     return 0
@@ -233,13 +235,15 @@ def run_all_command(options: RunOptions) -> int:
     return 1 if failed else 0
 
 
-def noise_command(minutes: float, design: str, server_cpus: tuple[int, ...], seed: int | None) -> int:
+def noise_command(
+    minutes: float, design: str, server_cpus: tuple[int, ...], seed: int | None, slice_seconds: float
+) -> int:
     """Run the pilot alone and print how precise this machine can be, before anything else is run."""
     options = RunOptions(Path(tempfile.gettempdir()), server_cpus=server_cpus, design=design, seed=seed)
     console = Console(stderr=True)
     console.log(f"measuring an A/A pair for {minutes:g} min; nothing else should run meanwhile")
     with ProgressDisplay(console) as display:
-        pilot = measure_noise(options, minutes, display)
+        pilot = measure_noise(options, minutes, display, slice_seconds)
     print(pilot.summary(cpu_model()))
     return 0
 
@@ -447,6 +451,20 @@ def parser() -> argparse.ArgumentParser:
     noisy.add_argument("--design", choices=DESIGNS, default=BLOCKS, help="blocks (default) or fresh (a start a window)")
     noisy.add_argument("--server-cpus", type=_cpu_list, help="CPUs for the servers (default: the last one)")
     noisy.add_argument("--seed", type=int, help="the seed of the slices' order (default: drawn)")
+    noisy.add_argument(
+        "--slice-seconds", type=float, default=Method().slice_seconds, help="a slice's length (default: %(default)s)"
+    )
+    profiling = commands.add_parser(
+        "profile", help="where a server spends its CPU under a scenario's load (py-spy, CPU by thread, Envoy's stats)"
+    )
+    profiling.add_argument("server", help="a server variant (see `servers`)")
+    profiling.add_argument(
+        "--scenario", default="hello", help="a scenario, or a wire size such as reply-1MiB (default: %(default)s)"
+    )
+    profiling.add_argument("--concurrency", type=int, default=50, help="client workers (default: %(default)s)")
+    profiling.add_argument("--seconds", type=float, default=10.0, help="how long to profile (default: %(default)s)")
+    profiling.add_argument("--native", action="store_true", help="native frames too (py-spy --native)")
+    profiling.add_argument("--out", type=Path, required=True, help="the directory for profile.txt and stacks.txt")
     soaking = commands.add_parser(
         "soak", help="a mixed load for minutes while faults are injected; checks the criteria"
     )
@@ -544,11 +562,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 root.error(str(error).strip("'\""))
             cpus = args.server_cpus if args.server_cpus is not None else default_server_cpus()
             return soak_command(variants, args.minutes, args.out.resolve(), cpus)
+        if args.command == "profile":
+            try:
+                chosen = (server_variant(args.server), profiled_scenario(args.scenario))
+            except KeyError as error:
+                root.error(str(error).strip("'\""))
+            written = profile(*chosen, args.concurrency, args.seconds, args.out.resolve(), args.native)
+            print(written.read_text(), end="")
+            return 0
         if args.command == "noise":
             if args.minutes <= 0:
                 root.error(f"--minutes must be positive, got {args.minutes:g}")
             cpus = args.server_cpus if args.server_cpus is not None else default_server_cpus()
-            return noise_command(args.minutes, args.design, cpus, args.seed)
+            if args.slice_seconds <= 0:
+                root.error(f"--slice-seconds must be positive, got {args.slice_seconds:g}")
+            return noise_command(args.minutes, args.design, cpus, args.seed, args.slice_seconds)
         if args.command == "seed":
             return seed(args.bucket, args.objects)
         return backends(args.bucket, args.objects)

@@ -36,6 +36,9 @@ class ServerVariant:
     protocol: str = "grpc"
     # The interpreter it runs under (a virtualenv's python, harness.pythons); "": the harness's own.
     python: str = ""
+    # The variant whose floor this one is (servers/minimal.py: hello alone, no health or reflection, so it is
+    # ready once a hello call is answered), or "" for one of ours.
+    floor_of: str = ""
 
     def under(self, interpreter: str, python: str) -> ServerVariant:
         """The same variant run by another interpreter, named `<name>@<interpreter>`."""
@@ -174,6 +177,40 @@ S3_PER_REQUEST_VARIANTS: tuple[ServerVariant, ...] = tuple(
 )
 
 
+# Each stack's floor (servers/minimal.py): SayHello served as the stack's own hello example serves it, nothing
+# else. Not in SERVER_VARIANTS: they serve hello alone; the stacks study sets each of ours against its floor.
+MINIMAL_SUFFIX = "-minimal"
+_MINIMAL_ARGS = {
+    "sync-w1": ("--stack", "grpcio", "-w", "1"),
+    "sync-w10": ("--stack", "grpcio", "-w", "10"),
+    "grpclib-asyncio": ("--stack", "grpclib", "-l", "asyncio"),
+    "grpclib-uvloop": ("--stack", "grpclib", "-l", "uvloop"),
+    "aio-asyncio": ("--stack", "grpc-aio", "-l", "asyncio"),
+    "aio-uvloop": ("--stack", "grpc-aio", "-l", "uvloop"),
+    "connect-pyvoy": ("--stack", "connect", "--server", "pyvoy", "-l", "uvloop"),
+    "connect-hypercorn": ("--stack", "connect", "--server", "hypercorn", "-l", "uvloop"),
+    "rest-h1": ("--stack", "rest", "--server", "uvicorn", "-l", "uvloop"),
+    "rest-h2": ("--stack", "rest", "--server", "hypercorn", "-l", "uvloop"),
+}
+MINIMAL_VARIANTS: tuple[ServerVariant, ...] = tuple(
+    replace(
+        base,
+        name=base.name + MINIMAL_SUFFIX,
+        module="servers.minimal",
+        args=_MINIMAL_ARGS[base.name],
+        description=f"the floor of {base.name}: hello alone, as the stack's own example serves it",
+        only=("hello",),
+        floor_of=base.name,
+    )
+    for base in (*STACKS, *REST_VARIANTS)
+)
+
+
+def minimal_of(variant: ServerVariant) -> ServerVariant | None:
+    """The floor of one of our variants, where it has one."""
+    return next((each for each in MINIMAL_VARIANTS if each.floor_of == variant.name), None)
+
+
 @dataclass(frozen=True)
 class Scenario:
     """One kind of call ghz makes: the method, its request, and how to size a run of it."""
@@ -273,8 +310,9 @@ def scenario(name: str) -> Scenario:
 
 
 def server_variant(name: str) -> ServerVariant:
-    """The registered variant called name: gRPC, REST, or a stack with an S3 client per request."""
-    return _by_name((*SERVER_VARIANTS, *REST_VARIANTS, *S3_PER_REQUEST_VARIANTS), name, "server variant")
+    """The registered variant called name: gRPC, REST, a stack with an S3 client per request, or a stack's floor."""
+    everything = (*SERVER_VARIANTS, *REST_VARIANTS, *S3_PER_REQUEST_VARIANTS, *MINIMAL_VARIANTS)
+    return _by_name(everything, name, "server variant")
 
 
 def _by_name(items: tuple[Named, ...], name: str, kind: str) -> Named:

@@ -109,7 +109,7 @@ class Pilot:
         lines = [
             f"On {cpu}: {self.workload} ({SERVER} against an independent start of itself, {DRIVER}), "
             f"{self.design} design: an A/A pair resolved {reached} in {self.seconds / 60:.1f} min "
-            f"({self.blocks} blocks).",
+            f"({self.blocks} {'blocks' if self.design == BLOCKS else 'rounds of fresh starts'}).",
         ]
         if self.drift is not None:
             lines.append(f"The rate drifts about {math.expm1(self.drift):.0%} over 10 s on one server.")
@@ -129,8 +129,13 @@ class Pilot:
             lines.append("Noise (log scale): " + ", ".join(parts) + ".")
         costs = self.costs
         lines.append(
-            f"Costs: a server start {costs.start:.1f} s, a warm-up {costs.warm:.1f} s, a slice "
-            f"{self.slice_seconds:.1f} s + {costs.slice_overhead:.2f} s."
+            f"Costs: a server start {costs.start:.1f} s, a warm-up {costs.warm:.1f} s, "
+            + (
+                f"a slice {self.slice_seconds:g} s"
+                if self.design == BLOCKS
+                else "a window (the scenario's run seconds)"
+            )
+            + f" + {costs.slice_overhead:.2f} s beyond its load."
         )
         if self.design == BLOCKS and noise.cycle_sd is not None:
             method = Method(slice_seconds=self.slice_seconds)
@@ -184,7 +189,7 @@ def run_pilot(
     return read_pilot(where, meta, measuring, time.monotonic() - begun)
 
 
-def measure_noise(options: RunOptions, minutes: float, progress: RunProgress) -> Pilot:
+def measure_noise(options: RunOptions, minutes: float, progress: RunProgress, slice_seconds: float) -> Pilot:
     """The pilot alone for `minutes`, on the embedded backends (or the environment's), into a scratch directory
     that is gone when it returns: what `python -m harness noise` tells."""
     with ExitStack() as stack:
@@ -194,7 +199,8 @@ def measure_noise(options: RunOptions, minutes: float, progress: RunProgress) ->
         where = StudyEnvironment(options, backends.config, None, ensure_tool(DRIVERS[DRIVER].tool), scratch)
         seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
         meta = {"run_id": "noise", "studies": {}}
-        return run_pilot(where, meta, Method(design=options.design), minutes * 60, seed, progress)
+        method = Method(design=options.design, slice_seconds=slice_seconds)
+        return run_pilot(where, meta, method, minutes * 60, seed, progress)
 
 
 def fitted(

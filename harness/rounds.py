@@ -93,7 +93,8 @@ def run_rounds(
     clock: Callable[[], float] = time.monotonic,
 ) -> ComparisonRecord:
     """Blocks (rounds) until every alternative and the A/A twin have stopped, the cap, or the deadline (a clock()
-    time): no block starts that would end past it, judged by the last block's length.
+    time): after the first two (the least that gives an interval), no block starts that would end past it, judged
+    by the last block's length.
 
     `block(number, plan)` measures one block: each label of the plan (`block_plan`, seeded by `seed`) in turn,
     returning each slice's OK rate (None for a slice that failed)."""
@@ -111,7 +112,7 @@ def run_rounds(
     out_of_time = False
     while active and len(orders) < method.max_rounds:
         started = clock()
-        if deadline is not None and started + last > deadline:
+        if deadline is not None and len(orders) >= 2 and started + last > deadline:  # two blocks make an interval
             out_of_time = True
             break
         number = len(orders) + 1

@@ -18,6 +18,7 @@ from harness.processes import Child, Ready, free_port, managed_process
 from harness.pythons import REPOSITORY_PATH
 from harness.tls import PLAIN, Wire
 from harness.tools import ROOT
+from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from servers.common import HEALTH_PATH
 
 HOST = "127.0.0.1"
@@ -77,6 +78,30 @@ def http_healthy(target: str, wire: Wire = PLAIN) -> Ready:
     return check
 
 
+def hello_answered(target: str, protocol: str, wire: Wire = PLAIN) -> Ready:
+    """A readiness check for a server without health (a stack's floor): it passes once a hello call is answered."""
+
+    def grpc_check(pid: int) -> bool:
+        with wire.channel(target) as channel:
+            try:
+                bench_pb2_grpc.GreeterStub(channel).SayHello(bench_pb2.HelloRequest(name="ready"), timeout=1)
+            except grpc.RpcError:
+                return False
+            return True
+
+    def http_check(pid: int) -> bool:
+        connection = http.client.HTTPConnection(target, timeout=1)
+        try:
+            connection.request("GET", "/v1/hello?name=ready")
+            return connection.getresponse().status == 200
+        except OSError:
+            return False
+        finally:
+            connection.close()
+
+    return http_check if protocol == "http" else grpc_check
+
+
 @contextmanager
 def running_server(
     variant: ServerVariant,
@@ -97,7 +122,10 @@ def running_server(
         argv = ["taskset", "-c", ",".join(map(str, cpus)), *argv]
     # A server under another interpreter finds the repository's own packages beside its virtualenv's.
     env = {**os.environ, **backend_env, **(REPOSITORY_PATH if variant.python else {})}
-    healthy = http_healthy(target, wire) if variant.protocol == "http" else health_serving(target, wire)
+    if variant.floor_of:
+        healthy = hello_answered(target, variant.protocol, wire)
+    else:
+        healthy = http_healthy(target, wire) if variant.protocol == "http" else health_serving(target, wire)
 
     def ready(pid: int) -> bool:
         return healthy(pid) and every_process_listening(pid, port)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 from grpclib.const import Status
@@ -40,19 +40,6 @@ from servers.common import (
 )
 
 
-@contextmanager
-def grpc_errors(method: str) -> Iterator[None]:
-    """Turn a domain error into the call's status; nothing else reaches the client."""
-    try:
-        yield
-    except ScenarioError as error:
-        log_failure(method, error)
-        raise GRPCError(Status[status_of(error)], str(error)) from None
-    except Exception as error:
-        log_failure(method, error)
-        raise GRPCError(Status.INTERNAL, INTERNAL_MESSAGE) from None
-
-
 class LimitedProtoCodec(ProtoCodec):
     """protobuf, refusing a message over MAX_MESSAGE_BYTES as grpcio does (grpclib itself has no limit)."""
 
@@ -79,7 +66,7 @@ class CallsInFlight(CallLimit):
 
     @asynccontextmanager
     async def call(self, method: str) -> AsyncIterator[None]:
-        """Track one call, with its domain errors turned into statuses."""
+        """Track one call, with its domain errors turned into statuses; nothing else reaches the client."""
         if self.draining:
             raise GRPCError(Status.UNAVAILABLE, "server is shutting down")
         refused = self.refusal()
@@ -88,8 +75,13 @@ class CallsInFlight(CallLimit):
         self.started()
         self._idle.clear()
         try:
-            with grpc_errors(method):
-                yield
+            yield
+        except ScenarioError as error:
+            log_failure(method, error)
+            raise GRPCError(Status[status_of(error)], str(error)) from None
+        except Exception as error:
+            log_failure(method, error)
+            raise GRPCError(Status.INTERNAL, INTERNAL_MESSAGE) from None
         finally:
             self.running -= 1
             if self.running == 0:

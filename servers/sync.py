@@ -15,7 +15,7 @@ from grpc_reflection.v1alpha import reflection
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from scenarios.errors import ScenarioError
 from scenarios.info import InfoStore
-from scenarios.sync import SyncScenarios
+from scenarios.sync import NEVER, SyncScenarios
 from servers.common import (
     GRPCIO_SERVER_OPTIONS,
     INTERNAL_MESSAGE,
@@ -44,6 +44,12 @@ def stopped_event(context: grpc.ServicerContext) -> threading.Event:
     return stopped
 
 
+def waiting(request: bench_pb2.HelloRequest, context: grpc.ServicerContext) -> threading.Event:
+    """What a hello call waits on: the call's end where it waits (delay_ms), else an event never set: no event
+    and no callback on a call that does not wait."""
+    return stopped_event(context) if request.delay_ms else NEVER
+
+
 @contextmanager
 def grpc_errors(context: grpc.ServicerContext, method: str) -> Iterator[None]:
     """Count the call, and turn a domain error into its status; nothing else reaches the client."""
@@ -64,13 +70,13 @@ class Greeter(bench_pb2_grpc.GreeterServicer):
 
     def SayHello(self, request: bench_pb2.HelloRequest, context: grpc.ServicerContext) -> bench_pb2.HelloReply:
         with grpc_errors(context, "SayHello"):
-            return self._scenarios.hello(request, stopped_event(context))
+            return self._scenarios.hello(request, waiting(request, context))
 
     def SayHelloStream(
         self, request: bench_pb2.HelloRequest, context: grpc.ServicerContext
     ) -> Iterator[bench_pb2.HelloReply]:
         with grpc_errors(context, "SayHelloStream"):
-            yield self._scenarios.hello(request, stopped_event(context))
+            yield self._scenarios.hello(request, waiting(request, context))
 
 
 class ObjectStore(bench_pb2_grpc.ObjectStoreServicer):

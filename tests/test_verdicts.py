@@ -186,6 +186,17 @@ def test_no_round_starts_that_would_end_past_the_deadline() -> None:
     assert record.stopped["a"] == Stop(2, "budget")
 
 
+def test_a_comparison_gets_two_rounds_however_short_its_part_so_its_ratios_have_an_interval() -> None:
+    now = [0.0]
+
+    def window(label: str, number: int) -> float:
+        now[0] += 5.0
+        return 1.0
+
+    record = fresh_rounds(Rounds("w", "ref", ("a",)), window, METHOD, 1, deadline=1.0, clock=lambda: now[0])
+    assert len(record.orders) == 2 and record.stopped["a"] == Stop(2, "budget")
+
+
 def test_the_budget_gives_each_comparison_its_part_of_what_is_left() -> None:
     budget = Budget(time.monotonic() + 400.0, 100.0 + 300.0)
     first = budget.deadline(100.0)

@@ -17,8 +17,12 @@ from harness.drivers.histogram import Latencies, encode_latencies
 from harness.drivers.report import HISTOGRAM_KEY, NANOSECONDS, DriverError, DriverRun, LoadReport
 from harness.matrix import SHARED, Cell, connection_count
 from harness.tls import Wire
+from harness.tools import ROOT
 
 CALL_TIMEOUT = "120s"
+# The contract ghz reads its methods from: no reflection call before a run, and servers without reflection (a
+# stack's floor) are driven alike.
+PROTO = ROOT / "protos" / "bench" / "v1" / "bench.proto"
 
 
 def ghz_argv(ghz: Path | str, cell: Cell, target: str, requests: int) -> list[str]:
@@ -33,6 +37,8 @@ def ghz_argv(ghz: Path | str, cell: Cell, target: str, requests: int) -> list[st
     return [
         str(ghz),
         "--insecure",
+        "--proto",
+        str(PROTO),
         "--call",
         cell.scenario.call,
         "--data",

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from harness.matrix import MINIMAL_SUFFIX
 from harness.results import CellResult, StudyRun, comparison_files, study_dir
 from harness.studies.base import Decision, StudyReport
 from harness.studies.reading import Judged, judged_comparisons, pick_over
@@ -176,10 +177,35 @@ def verdict_chart(run: StudyRun, judgeds: Sequence[Judged]) -> bytes:
     return png(drawing, chart_title(run, "Ratios to the reference, 95% intervals"))
 
 
+def is_floor(label: str) -> bool:
+    """A stack's floor (servers/minimal.py): measured beside its stack, never a pick or one to avoid."""
+    return label.endswith(MINIMAL_SUFFIX)
+
+
+def candidates(judged: Judged) -> list[str]:
+    """The labels a team could pick, fastest first: every one but the floors and the A/A twin."""
+    return [label for label, _ in judged.ranked if not is_floor(label)]
+
+
 def pick(judged: Judged) -> tuple[str, str] | None:
     """The fastest label and the runner-up by their own rates."""
-    ranked = judged.ranked
-    return (ranked[0][0], ranked[1][0]) if len(ranked) >= 2 else None
+    ranked = candidates(judged)
+    return (ranked[0], ranked[1]) if len(ranked) >= 2 else None
+
+
+def floors_table(judged: Judged) -> list[str]:
+    """Each of our servers against its floor (the stack's own hello example), paired by block: a tie says our code
+    costs nothing the stack does not; a slower one, what it costs."""
+    tie = judged.record.method.tie
+    lines = []
+    for label in [judged.record.reference, *judged.record.alternatives]:
+        floor = label + MINIMAL_SUFFIX
+        if floor in judged.rates and (found := pick_over(judged, label, floor, tie)):
+            lines.append(row(label, [floor, ratio_text(found[0]), f"**{found[1]}**"]))
+    if not lines:
+        return []
+    heading = header(["its floor", "ours × its floor [95% CI]", "verdict"], "ours")
+    return ["Each of our servers against its floor, paired by block:", "", *heading, *lines, ""]
 
 
 def decision(
@@ -196,7 +222,7 @@ def decision(
     over = pick_over(judged, top, runner, tie)
     reference = judged.record.reference
     against = judged.outcome(top)
-    slowest = judged.ranked[-1][0]
+    slowest = candidates(judged)[-1]
     worst = pick_over(judged, slowest, top, tie)
     return Decision(
         question=question,
@@ -254,6 +280,7 @@ def comparison_lines(run: StudyRun, telling: Telling, judgeds: Sequence[Judged])
     for judged in judgeds:
         lines += [f"### {judged.record.workload}: {telling.question(judged)}", ""]
         lines += [f"{telling.description(judged)}.", "", *comparison_table(run, judged, telling.what), ""]
+        lines += floors_table(judged)
         lines += [f"In a sentence: {sentence(judged)}.", ""]
     return lines
 

@@ -68,14 +68,14 @@ class Comparison:
 
     def estimate_seconds(self, method: Method) -> float:
         """About how long the comparison takes at the least number of blocks: each label's start and warm-up (about
-        a window) and its slices; where the study's A/A control runs, three times that (the usual case: slices
+        a window) and its slices; where the study's A/A control runs, twice that (the usual case: slices
         scatter more than stacks differ, so a control needs the blocks). Comparisons share a run's budget by these
         estimates; an alternative left unresolved at the least number of blocks goes on in the time others leave
         over."""
         labels = len(self.alternatives) + 1 + self.controlled
         slices = 2 * method.cycles if method.design == BLOCKS else 1
         block = labels * (self.window_seconds + slices * method.slice_seconds)
-        return block * method.min_rounds * (3 if self.controlled else 1)
+        return block * method.min_rounds * (2 if self.controlled else 1)
 
 
 def controlled_first(comparisons: Sequence[Comparison]) -> list[Comparison]:

@@ -5,6 +5,7 @@ closed loop on one connection, and at CONNECTIONS_LEVEL also on a connection per
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from harness.matrix import (
@@ -17,7 +18,10 @@ from harness.matrix import (
     SHARED,
     STACKS,
     Cell,
+    Scenario,
+    ServerVariant,
     expand,
+    minimal_of,
     scenario,
 )
 from harness.measure import measure_closed_loop
@@ -42,11 +46,17 @@ def comparisons(options: RunOptions) -> list[Comparison]:
     others = tuple(each for each in stacks if each != reference)
     chosen = options.scenarios or tuple(scenario(name) for name in DECISIVE)
     return [
-        between_servers(each, level, reference, [s for s in others if s.runs(each.name)], way)
+        between_servers(each, level, reference, [*(s for s in others if s.runs(each.name)), *floors(stacks, each)], way)
         for each in chosen
         for level in options.levels or (DECISIVE.get(each.name, CONNECTIONS_LEVEL),)
         for way in options.connections or (SHARED,)
     ]
+
+
+def floors(stacks: Sequence[ServerVariant], each: Scenario) -> list[ServerVariant]:
+    """On hello, each stack's floor (servers/minimal.py) beside it: ours against what the stack costs alone."""
+    found = [floor for stack in stacks if (floor := minimal_of(stack)) is not None]
+    return [floor for floor in found if floor.runs(each.name)]
 
 
 def cells(options: RunOptions) -> list[Cell]:
