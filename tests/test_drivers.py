@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.drivers.ghz import compact, ghz_argv, run_ghz
+from harness.drivers.ghz import PROTO, compact, ghz_argv, run_ghz
 from harness.drivers.histogram import Latencies, encode_latencies
 from harness.drivers.registry import DRIVERS
 from harness.drivers.report import HISTOGRAM_KEY, DriverError, LoadReport
@@ -23,12 +23,14 @@ def load(name: str) -> dict[str, object]:
     return dict(json.loads((FIXTURES / name).read_text()))
 
 
-def test_ghz_argv_uses_count_mode_and_reflection() -> None:
+def test_ghz_argv_uses_count_mode_and_the_proto_file() -> None:
     cell = Cell(server_variant("sync-w1"), scenario("s3-stream"), 25)
     argv = ghz_argv("/tools/ghz", cell, "127.0.0.1:5000", 100)
     assert argv == [
         "/tools/ghz",
         "--insecure",
+        "--proto",
+        str(PROTO),
         "--call",
         "bench.v1.ObjectStore.StreamObjects",
         "--data",

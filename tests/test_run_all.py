@@ -141,27 +141,38 @@ def test_a_target_started_elsewhere_is_measured_where_it_answers(tmp_path: Path,
     assert "| Server CPU, average | not sampled |" in table
 
 
-def test_a_comparison_in_rounds_starts_every_window_afresh_and_records_the_order(tmp_path: Path) -> None:
+def test_a_comparison_in_blocks_alternates_mirrored_slices_of_warm_servers_and_records_the_order(
+    tmp_path: Path,
+) -> None:
     args = ["--study", "stacks", "--servers", "sync-w10,aio-uvloop", "--scenarios", "hello", "--concurrency", "2"]
     harness("run-all", *args, "--requests", "20", "--rounds", "2", "--seed", "1", "--out", str(tmp_path))
     (run_dir,) = (tmp_path / "runs").iterdir()
     compared = json.loads((run_dir / "stacks" / "comparisons" / "hello__c2.json").read_text())
     assert compared["seed"] == 1 and compared["reference"] == "sync-w10" and compared["control"] == "sync-w10~aa"
-    assert [sorted(order) for order in compared["orders"]] == [["aio-uvloop", "sync-w10", "sync-w10~aa"]] * 2
-    # --rounds 2 makes two the minimum and the cap: each stops at round 2, known already (clear, precise) or not (cap)
-    assert {label: stop["round"] for label, stop in compared["stopped"].items()} == {"aio-uvloop": 2, "sync-w10~aa": 2}
+    labels = ["aio-uvloop", "aio-uvloop-minimal", "sync-w10", "sync-w10-minimal", "sync-w10~aa"]  # floors on hello
+    cycles = compared["method"]["cycles"]
+    assert compared["method"]["design"] == "blocks" and len(compared["orders"]) == 2
+    for plan in compared["orders"]:
+        assert sorted(set(plan)) == labels and all(plan.count(label) == 2 * cycles for label in labels)
+        first = plan[: len(labels)]
+        assert plan[len(labels) : 2 * len(labels)] == first[::-1]  # a mirrored cycle
+    # --rounds 2 makes two the minimum and the cap: each stops at block 2, known already (clear, precise) or not (cap)
+    assert {label: stop["round"] for label, stop in compared["stopped"].items()} == {
+        label: 2 for label in labels if label != "sync-w10"
+    }
     assert {stop["reason"] for stop in compared["stopped"].values()} <= {"clear", "precise", "cap"}
+    assert set(compared["costs"]) == {"start", "warm", "slice_overhead"}
     reference = json.loads((run_dir / "stacks" / "cells" / "hello" / "sync-w10" / "c2.json").read_text())
-    assert sorted((each["role"], each["round"]) for each in reference["repeats"]) == [
-        ("control", 1),
-        ("control", 2),
-        ("round", 1),
-        ("round", 2),
+    slices = sorted((each["role"], each["round"], each["slice"]) for each in reference["repeats"])
+    assert [(role, block) for role, block, _ in slices] == [
+        (role, block) for role in ("control", "round") for block in (1, 2) for _ in range(2 * cycles)
     ]
+    assert all(each["neighbour_cpu_seconds"] is not None for each in reference["repeats"])  # idle servers measured
     shown = harness("verdicts", "--json", "--out", str(tmp_path), timeout=60)
-    assert [each["alternative"] for each in json.loads(shown.stdout)] == ["aio-uvloop", "sync-w10~aa"]
+    assert [each["alternative"] for each in json.loads(shown.stdout)] == [*labels[:2], labels[3], labels[4]]
     summary = (tmp_path / "README.md").read_text()
-    assert "| hello/c2 | **" in summary.split("## Decide", 1)[1]
+    decided = summary.split("## Decide", 1)[1]
+    assert "| hello/c2 | **" in decided and "-minimal** |" not in decided  # a floor is never the pick
 
 
 def test_the_default_studies_compare_fetch_patterns_call_shapes_and_ways_to_connect_in_rounds(tmp_path: Path) -> None:
@@ -185,7 +196,7 @@ def test_the_default_studies_compare_fetch_patterns_call_shapes_and_ways_to_conn
     per_call = json.loads(
         (run_dir / "connections" / "cells" / "hello" / "aio-uvloop" / "c100+per-call.json").read_text()
     )
-    assert sorted(each["round"] for each in per_call["repeats"]) == [1, 2]
+    assert sorted({each["round"] for each in per_call["repeats"]}) == [1, 2]  # two blocks, each of several slices
     # A fetch-all's smoke window is one fetch-all, as its warm-up is.
     fetch = json.loads((run_dir / "streaming" / "cells" / "fetch-stream-20ms" / "aio-uvloop" / "c1.json").read_text())
     assert {each["requests"] for each in fetch["repeats"]} == {1}

@@ -113,18 +113,16 @@ def test_stacks_compares_every_single_process_stack_against_sync_w10_on_its_deci
     comparisons = plan("stacks").comparisons(RunOptions(OUT))
     assert [each.workload for each in comparisons] == ["hello/c50", "hello-wait/c50", "s3-unary/c10"]
     assert {each.reference[0] for each in comparisons} == {"sync-w10"}
-    assert [label for label, _ in comparisons[0].alternatives] == [
-        "grpclib-uvloop",
-        "aio-uvloop",
-        "connect-pyvoy",
-        "connect-hypercorn",
-    ]
+    stacks = ["grpclib-uvloop", "aio-uvloop", "connect-pyvoy", "connect-hypercorn"]
+    floors = [name + "-minimal" for name in ("sync-w10", *stacks)]  # on hello, each stack's floor beside it
+    assert [label for label, _ in comparisons[0].alternatives] == stacks + floors
+    assert [label for label, _ in comparisons[1].alternatives] == stacks
     narrowed = RunOptions(OUT, servers=(server_variant("aio-uvloop"), server_variant("sync-w10")), levels=(50,))
     (first, *_) = plan("stacks").comparisons(replace(narrowed, scenarios=(scenario("hello"),)))
     assert (first.workload, first.reference[0], [label for label, _ in first.alternatives]) == (
         "hello/c50",
         "sync-w10",
-        ["aio-uvloop"],
+        ["aio-uvloop", "aio-uvloop-minimal", "sync-w10-minimal"],
     )
     with pytest.raises(ValueError, match="at least two server variants"):
         plan("stacks").comparisons(RunOptions(OUT, servers=(server_variant("sync-w1"),)))
@@ -181,7 +179,7 @@ def test_studies_command_lists_questions_and_cell_counts(capsys: pytest.CaptureF
     assert main(["studies"]) == 0
     out = capsys.readouterr().out
     assert "stacks (default): Which gRPC server stack should we run, and when does async pay off?" in out
-    assert "3 comparisons of 15 cells in rounds; --full: 405 cells, 3 measured runs each" in out
+    assert "3 comparisons of 20 cells in rounds; --full: 405 cells, 3 measured runs each" in out
 
 
 def test_the_wire_study_sets_rest_beside_the_grpc_stacks_and_sizes_both_ways(tmp_path: Path) -> None:

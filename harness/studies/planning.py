@@ -51,9 +51,12 @@ class Comparison:
             raise ValueError(f"{self.workload}: labels and cells must be distinct: {labels}")
 
     def over(self, wire: str) -> Comparison:
-        """The same comparison with every cell over wire (run-all --tls, --mtls)."""
+        """The same comparison with every cell over wire (run-all --tls, --mtls); a stack's floor, which serves
+        plaintext as the stack's own example does, is left out."""
         reference, cell = self.reference
-        alternatives = tuple((label, replace(each, wire=wire)) for label, each in self.alternatives)
+        alternatives = tuple(
+            (label, replace(each, wire=wire)) for label, each in self.alternatives if not each.server.floor_of
+        )
         return replace(self, reference=(reference, replace(cell, wire=wire)), alternatives=alternatives)
 
     @property
