@@ -115,7 +115,8 @@ def profile(
         warm = driver.run(driver.argv(tool, cell, target, max(concurrency, scenario.warmup_requests)), 300.0)
         requests = measured_requests(warm.report.ok_rps, concurrency, seconds)
         serving = serving_processes(child.pid)[0].pid
-        envoy_before = envoy_stats(serving) if "envoy" in psutil.Process(serving).name() else {}
+        name = psutil.Process(serving).name()
+        envoy_before = envoy_stats(serving) if "envoy" in name else {}
         threads_before = ThreadTimes.read(serving)
         sampler = subprocess.Popen(
             [spy, "record", "--pid", str(serving), "--duration", str(round(seconds)), "--format", "raw",
@@ -137,7 +138,7 @@ def profile(
         "",
         f"On {cpu_model()}; server on CPU {','.join(map(str, cpus)) or 'any'}; {variant.command}.",
         f"Load: {run.report.ok} OK calls in {wall:.1f} s ({run.report.ok_rps:,.0f} OK calls/s) by {driver.name}; "
-        f"the server's process {serving} ({psutil.Process(serving).name()}) profiled by py-spy at 200 Hz"
+        f"the server's process {serving} ({name}) profiled by py-spy at 200 Hz"
         f"{' with native frames' if native else ''}: {total} samples.",
         "",
         "## CPU by thread (seconds over the run, % of one core)",

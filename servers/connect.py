@@ -89,6 +89,13 @@ def connect_code(error: ScenarioError) -> Code:
     return Code.CANCELED if name == "CANCELLED" else Code[name]
 
 
+# No compression, as the grpcio and grpclib servers, which never compress a reply unless told to. connectrpc's
+# default gzips every reply whose client accepts gzip (grpc-go and ghz do): on 1 MiB replies that was 85% of
+# connect-hypercorn's CPU (python -m harness profile connect-hypercorn --scenario reply-1MiB, 2026-11-25), so the
+# wire study had set gzip against plain bytes. A request sent compressed is refused with UNIMPLEMENTED naming it.
+COMPRESSIONS: tuple[Any, ...] = ()
+
+
 class CallsInFlight(CallLimit):
     """Counts running calls, refuses new ones beyond the limit, and turns domain errors into Connect errors."""
 
@@ -345,12 +352,12 @@ class ConnectApp:
         )
         self._resources.push_async_callback(scenarios.close)
         calls = CallsInFlight(config.max_concurrent_rpcs)
-        limit = MAX_MESSAGE_BYTES
+        plain = {"read_max_bytes": MAX_MESSAGE_BYTES, "compressions": COMPRESSIONS}
         applications: list[Any] = [
-            bench_connect.GreeterASGIApplication(Greeter(scenarios, calls), read_max_bytes=limit),
-            bench_connect.ObjectStoreASGIApplication(ObjectStore(scenarios, calls), read_max_bytes=limit),
-            bench_connect.SensorASGIApplication(Sensor(scenarios, calls), read_max_bytes=limit),
-            bench_connect.InfoASGIApplication(Info(InfoStore(), calls), read_max_bytes=limit),
+            bench_connect.GreeterASGIApplication(Greeter(scenarios, calls), **plain),
+            bench_connect.ObjectStoreASGIApplication(ObjectStore(scenarios, calls), **plain),
+            bench_connect.SensorASGIApplication(Sensor(scenarios, calls), **plain),
+            bench_connect.InfoASGIApplication(Info(InfoStore(), calls), **plain),
             Health().application(),
             reflection_application(),
         ]

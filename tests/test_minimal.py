@@ -50,5 +50,12 @@ def test_a_floor_says_hello_and_refuses_what_it_does_not_serve(floor: tuple[Serv
         store = bench_pb2_grpc.ObjectStoreStub(channel)
         with pytest.raises(grpc.RpcError) as refused:
             store.ListObjects(bench_pb2.ListObjectsRequest(bucket="bench"), timeout=5)
-        assert refused.value.code() == grpc.StatusCode.UNIMPLEMENTED
+        # Stock hypercorn may end the connection a refused call was on instead (it answers before reading the
+        # request: the bug servers/hypercorn_serving.py mends for our servers); the server serves on regardless.
+        stock_hypercorn = "hypercorn" in variant.args
+        expected = {grpc.StatusCode.UNIMPLEMENTED, *([grpc.StatusCode.UNAVAILABLE] if stock_hypercorn else [])}
+        assert refused.value.code() in expected
+    # A connection of its own: channels to one target share their connections unless told not to.
+    with grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)]) as channel:
+        greeter = bench_pb2_grpc.GreeterStub(channel)
         assert greeter.SayHello(bench_pb2.HelloRequest(name="bo"), timeout=5).message == "Hello bo"
