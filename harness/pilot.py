@@ -113,20 +113,8 @@ class Pilot:
         ]
         if self.drift is not None:
             lines.append(f"The rate drifts about {math.expm1(self.drift):.0%} over 10 s on one server.")
-        parts = [
-            f"{name} {value:.1%}"
-            for name, value in (
-                ("a slice's sd", noise.slice_sd),
-                ("a cycle's sd", noise.cycle_sd),
-                ("a block's sd", noise.block_sd),
-                ("a restart adds", noise.restart_sd),
-            )
-            if value is not None
-        ]
-        if noise.lag1 is not None:
-            parts.append(f"neighbouring slices correlate {noise.lag1:.2f}")
-        if parts:
-            lines.append("Noise (log scale): " + ", ".join(parts) + ".")
+        if said := noise.sentence():
+            lines.append(said)
         costs = self.costs
         lines.append(
             f"Costs: a server start {costs.start:.1f} s, a warm-up {costs.warm:.1f} s, "

@@ -111,21 +111,8 @@ def measured_how(judged: Judged) -> list[str]:
         "and the interval is the t-interval over blocks. The between-block spread is the standard deviation of a "
         "label's log rate across blocks.",
     ]
-    noise = judged.noise
-    parts = [
-        f"{name} {value:.1%}"
-        for name, value in (
-            ("a slice's sd about its label's mean in its block", noise.slice_sd),
-            ("a cycle's log ratio sd within a block", noise.cycle_sd),
-            ("a block's log ratio sd", noise.block_sd),
-            ("what a restart adds", noise.restart_sd),
-        )
-        if value is not None
-    ]
-    if noise.lag1 is not None:
-        parts.append(f"neighbouring slices' correlation {noise.lag1:.2f}")
-    if parts:
-        lines.append("Noise (log scale): " + "; ".join(parts) + ".")
+    if said := judged.noise.sentence():
+        lines.append(said)
     if record.costs:
         costs = record.costs
         lines.append(
