@@ -176,6 +176,16 @@ S3_PER_REQUEST_VARIANTS: tuple[ServerVariant, ...] = tuple(
     for base in STACKS
 )
 
+# connect-hypercorn with connectrpc's default compression (gzip every reply a client accepts gzip for), which ours
+# turns off: set against connect-hypercorn on large replies (`run-all --study wire --servers
+# connect-hypercorn,connect-hypercorn-gzip`), it measures what that default cost. Not in SERVER_VARIANTS.
+GZIP_REPLIES = ServerVariant(
+    "connect-hypercorn-gzip",
+    "servers.connect",
+    ("--server", "hypercorn", "-l", "uvloop", "--gzip-replies"),
+    None,
+    "Connect RPC on hypercorn, uvloop, gzipping replies as connectrpc does by default",
+)
 
 # Each stack's floor (servers/minimal.py): SayHello served as the stack's own hello example serves it, nothing
 # else. Not in SERVER_VARIANTS: they serve hello alone; the stacks study sets each of ours against its floor.
@@ -311,7 +321,7 @@ def scenario(name: str) -> Scenario:
 
 def server_variant(name: str) -> ServerVariant:
     """The registered variant called name: gRPC, REST, a stack with an S3 client per request, or a stack's floor."""
-    everything = (*SERVER_VARIANTS, *REST_VARIANTS, *S3_PER_REQUEST_VARIANTS, *MINIMAL_VARIANTS)
+    everything = (*SERVER_VARIANTS, *REST_VARIANTS, *S3_PER_REQUEST_VARIANTS, *MINIMAL_VARIANTS, GZIP_REPLIES)
     return _by_name(everything, name, "server variant")
 
 

@@ -143,6 +143,8 @@ class ServerConfig:
     http: HttpVersion = "1.1"
     # The ASGI server of the Connect RPC stack: pyvoy (Envoy) or hypercorn.
     server: AsgiServer = "hypercorn"
+    # The Connect stack gzips replies for clients that accept it (connectrpc's default); False: it never compresses.
+    gzip_replies: bool = False
     # TLS (and with a client CA, mutual TLS); None: plaintext.
     tls: TlsFiles | None = None
     backends: BackendConfig = field(default_factory=BackendConfig)
@@ -253,6 +255,12 @@ def parse_config(argv: Sequence[str] | None, *, prog: str, description: str, sta
                 choices=ASGI_SERVERS,
                 default="pyvoy",
                 help="the ASGI server: pyvoy (Envoy) or hypercorn (default: %(default)s)",
+            )
+            parser.add_argument(
+                "--gzip-replies",
+                action="store_true",
+                default=None,
+                help="gzip replies for clients that accept it, as connectrpc does by default (default: never)",
             )
         loop = "uvloop" if stack == "asgi" else "asyncio"
         parser.add_argument("-l", "--loop", choices=LOOPS, default=loop, help="event loop (default: %(default)s)")

@@ -89,11 +89,17 @@ def connect_code(error: ScenarioError) -> Code:
     return Code.CANCELED if name == "CANCELLED" else Code[name]
 
 
-# No compression, as the grpcio and grpclib servers, which never compress a reply unless told to. connectrpc's
-# default gzips every reply whose client accepts gzip (grpc-go and ghz do): on 1 MiB replies that was 85% of
-# connect-hypercorn's CPU (python -m harness profile connect-hypercorn --scenario reply-1MiB, 2026-11-25), so the
-# wire study had set gzip against plain bytes. A request sent compressed is refused with UNIMPLEMENTED naming it.
+# No compression unless --gzip-replies, as the grpcio and grpclib servers, which never compress a reply unless told
+# to. connectrpc's default gzips every reply whose client accepts gzip (grpc-go and ghz do): on 1 MiB replies that
+# was 85% of connect-hypercorn's CPU (python -m harness profile connect-hypercorn --scenario reply-1MiB,
+# 2026-11-25), so the wire study had set gzip against plain bytes (connect-hypercorn-gzip keeps that default, to
+# measure it). A request sent compressed is refused with UNIMPLEMENTED naming it.
 COMPRESSIONS: tuple[Any, ...] = ()
+
+
+def compressions(config: ServerConfig) -> dict[str, Any]:
+    """The applications' compression setting: none, or with --gzip-replies connectrpc's default (gzip)."""
+    return {} if config.gzip_replies else {"compressions": COMPRESSIONS}
 
 
 class CallsInFlight(CallLimit):
@@ -352,7 +358,7 @@ class ConnectApp:
         )
         self._resources.push_async_callback(scenarios.close)
         calls = CallsInFlight(config.max_concurrent_rpcs)
-        plain = {"read_max_bytes": MAX_MESSAGE_BYTES, "compressions": COMPRESSIONS}
+        plain = {"read_max_bytes": MAX_MESSAGE_BYTES, **compressions(config)}
         applications: list[Any] = [
             bench_connect.GreeterASGIApplication(Greeter(scenarios, calls), **plain),
             bench_connect.ObjectStoreASGIApplication(ObjectStore(scenarios, calls), **plain),
