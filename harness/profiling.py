@@ -59,12 +59,12 @@ class ThreadTimes:
             found[int(task.name)] = (name, ticks / os.sysconf("SC_CLK_TCK"))
         return cls(found)
 
-    def since(self, before: ThreadTimes) -> Counter[str]:
+    def since(self, before: ThreadTimes) -> dict[str, float]:
         """CPU seconds spent since `before`, summed by thread name (grpc's pollers, Envoy's workers...)."""
-        spent: Counter[str] = Counter()
+        spent: dict[str, float] = {}
         for tid, (name, seconds) in self.seconds.items():
-            spent[name] += seconds - before.seconds.get(tid, (name, 0.0))[1]
-        return spent
+            spent[name] = spent.get(name, 0.0) + seconds - before.seconds.get(tid, (name, 0.0))[1]
+        return dict(sorted(spent.items(), key=lambda pair: -pair[1]))
 
 
 def envoy_stats(pid: int) -> dict[str, int]:
@@ -143,7 +143,7 @@ def profile(
         "",
         "## CPU by thread (seconds over the run, % of one core)",
         "",
-        *(f"- {name}: {used:.2f} s, {100 * used / wall:.0f}%" for name, used in spent.most_common() if used > 0),
+        *(f"- {name}: {used:.2f} s, {100 * used / wall:.0f}%" for name, used in spent.items() if used > 0),
         "",
         f"## The {TOP_FUNCTIONS} functions that held the CPU longest (py-spy samples, leaf frames)",
         "",

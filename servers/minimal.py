@@ -95,7 +95,7 @@ def connect_app() -> Any:
         def say_hello_stream(self, request: Any, ctx: Any, /) -> AsyncIterator[Any]:
             raise NotImplementedError  # hello only
 
-    return GreeterASGIApplication(Greeter())  # type: ignore[arg-type]
+    return GreeterASGIApplication(Greeter())
 
 
 def rest_app() -> Any:

@@ -39,9 +39,9 @@ def test_a_floor_says_hello_and_refuses_what_it_does_not_serve(floor: tuple[Serv
         answer = connection.getresponse()
         assert answer.status == 200 and b'"Hello ann"' in answer.read()
         connection.request("POST", "/v1/hello")
-        refused = connection.getresponse()
-        refused.read()
-        assert refused.status in (404, 405)
+        unserved = connection.getresponse()
+        unserved.read()
+        assert unserved.status in (404, 405)
         connection.close()
         return
     with grpc.insecure_channel(target) as channel:
