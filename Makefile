@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 ARGS ?=
 
-.PHONY: setup test test-fast bench lint type protos clean
+.PHONY: setup test test-fast bench lint type protos clean chromium
 
 # The virtualenv, reinstalled only when the dependency pins change.
 $(INSTALLED): pyproject.toml constraints.txt
@@ -20,11 +20,17 @@ $(INSTALLED): pyproject.toml constraints.txt
 setup: $(INSTALLED)
 	$(BIN)/python -m harness tools
 
-test: setup
+test: setup chromium
 	$(BIN)/python -m pytest
 
 test-fast: $(INSTALLED)
-	$(BIN)/python -m pytest -m "not live"
+	$(BIN)/python -m pytest -m "not live and not browser"
+
+# Debian's chromium, for the test that opens results/report.html in a real browser; as root, apt-get installs it.
+chromium:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+		{ echo "the browser test needs chromium: apt-get install chromium"; exit 1; }
 
 bench: setup
 	$(BIN)/python -m harness run-all $(ARGS)

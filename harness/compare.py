@@ -9,7 +9,9 @@ models are compared all the same, with a warning first.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from harness.results import load_study, read_json, studies_in, thresholds_of
 from harness.studies.reading import without_controls
@@ -42,17 +44,18 @@ def _ratio(a: float | None, b: float | None) -> str:
     return "—" if a is None or b is None or a == 0 else f"{b / a:.2f}"
 
 
-def compare(run_a: Path, run_b: Path) -> str:
-    """The comparison as text: a warning if the CPU models differ, a table, and a geometric mean."""
+HEAD = ("cell", "A OK calls/s", "B OK calls/s", "B/A [95% CI]", "A p99", "B p99", "B/A p99", "verdict")
+VERDICTS = ("faster", "slower", "tie", "unresolved")
+
+
+def compare_rows(run_a: Path, run_b: Path, studies: Sequence[str] | None = None) -> dict[str, Any]:
+    """Every cell the runs share (of `studies`, default all), as rows of HEAD, with the runs' ids and CPU models,
+    the tie band, the count of each verdict and the geometric mean of B/A."""
     (id_a, cpu_a), (id_b, cpu_b) = _label(run_a), _label(run_b)
-    lines = [f"A: {id_a} ({cpu_a})", f"B: {id_b} ({cpu_b})"]
-    if cpu_a != cpu_b:
-        lines.append(
-            f"warning: the runs come from different CPU models ({cpu_a} vs {cpu_b}): "
-            "absolute figures do not compare; ranks may."
-        )
     shared_studies = [
-        s for s in studies_in(read_json(run_a / "run.json")) if s in studies_in(read_json(run_b / "run.json"))
+        s
+        for s in studies_in(read_json(run_a / "run.json"))
+        if s in studies_in(read_json(run_b / "run.json")) and (studies is None or s in studies)
     ]
     tie = thresholds_of(read_json(run_b / "run.json")).tie
     rows: list[tuple[str, ...]] = []
@@ -77,23 +80,43 @@ def compare(run_a: Path, run_b: Path) -> str:
                     "—" if found is None else verdict(found, tie),
                 )
             )
+    return {
+        "a": {"run": id_a, "machine": cpu_a},
+        "b": {"run": id_b, "machine": cpu_b},
+        "head": HEAD,
+        "rows": rows,
+        "tie": tie,
+        "counts": {name: sum(1 for row in rows if row[-1] == name) for name in VERDICTS},
+        "mean": math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan"),
+    }
+
+
+def compare(run_a: Path, run_b: Path) -> str:
+    """The comparison as text: a warning if the CPU models differ, a table, and a geometric mean."""
+    found = compare_rows(run_a, run_b)
+    (id_a, cpu_a), (id_b, cpu_b) = found["a"].values(), found["b"].values()
+    lines = [f"A: {id_a} ({cpu_a})", f"B: {id_b} ({cpu_b})"]
+    if cpu_a != cpu_b:
+        lines.append(
+            f"warning: the runs come from different CPU models ({cpu_a} vs {cpu_b}): "
+            "absolute figures do not compare; ranks may."
+        )
+    rows = found["rows"]
     if not rows:
         lines.append("the runs share no measured cell")
         return "\n".join(lines) + "\n"
-    head = ("cell", "A OK calls/s", "B OK calls/s", "B/A [95% CI]", "A p99", "B p99", "B/A p99", "verdict")
-    widths = [max(len(row[i]) for row in (head, *rows)) for i in range(len(head))]
-    for row in (head, *rows):
+    widths = [max(len(row[i]) for row in (HEAD, *rows)) for i in range(len(HEAD))]
+    for row in (HEAD, *rows):
         lines.append(
             "  ".join(
                 value.ljust(width) if i == 0 else value.rjust(width)
                 for i, (value, width) in enumerate(zip(row, widths, strict=True))
             )
         )
-    counts = {name: sum(1 for row in rows if row[-1] == name) for name in ("faster", "slower", "tie", "unresolved")}
-    mean = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan")
+    counts = found["counts"]
     lines.append(
-        f"{len(rows)} shared cells, tie band 1 ± {tie:.0%}: B faster in {counts['faster']}, slower in "
+        f"{len(rows)} shared cells, tie band 1 ± {found['tie']:.0%}: B faster in {counts['faster']}, slower in "
         f"{counts['slower']}, a tie in {counts['tie']}, unresolved in {counts['unresolved']}; geometric mean of "
-        f"B/A OK calls/s: {mean:.2f}"
+        f"B/A OK calls/s: {found['mean']:.2f}"
     )
     return "\n".join(lines) + "\n"

@@ -1,7 +1,8 @@
-"""results/README.md and every study's tables and charts, rendered from the run files only.
+"""results/README.md (the decision table and short answers), each study's page with its tables and charts, and
+results/report.html, rendered from the run files only.
 
-Each study renders from the newest run that holds it; its answer and section also see the newest
-full default run of the study on every other CPU model, so machines stand side by side.
+Each study renders from the newest run that holds it; its page also sees the newest full default run of the study
+on every other CPU model, so machines stand side by side, and the newest run of its full matrix.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.findings import ANSWER_WORDS, Findings, findings, matrix_run, only_in_matrix
+from harness.page import page
 from harness.results import (
     StudyRun,
     Thresholds,
@@ -23,8 +26,8 @@ from harness.results import (
 from harness.soak_verdict import SOAK_DOC, load_line
 from harness.studies import STUDIES, StudyReport
 from harness.studies.comparing import same_workloads
-from harness.studies.reading import judged_comparisons, trouble
-from harness.verdicts import TIE, separated
+from harness.studies.reading import trouble
+from harness.summaries import header, row
 
 
 def runs_of(study: StudyReport, runs: Sequence[Path]) -> list[StudyRun]:
@@ -57,55 +60,124 @@ def answer(study: StudyReport, runs: Sequence[StudyRun]) -> str:
     return " ".join(told)
 
 
-def decide(chosen: dict[StudyReport, list[StudyRun]]) -> list[str]:
-    """The decision table: one row per question a team asks, from each study's newest run in rounds."""
-    decided = {each: found for each, runs in chosen.items() if (found := each.decisions(runs))}
-    rows = [(each, row_) for each, found in decided.items() for row_ in found]
+def verdicts_line() -> str:
+    """What a row's verdict means, in one paragraph."""
+    return (
+        "Each row answers one question from its study's newest run: alternatives measured in blocks of warm servers "
+        "alternated in short slices, ratios paired within a block with their 95% interval over blocks. **tie**: "
+        "the interval lies inside the tie band (±5%), either will do; **faster**: wholly above it; **unresolved**: "
+        "neither. The **noise floor** is the study's A/A control's half-width (its reference against an independent "
+        "start of itself): the smallest difference the run could resolve. A row is **trusted** unless that control "
+        "separated. Compare only within one run and machine."
+    )
+
+
+def decide(found: Findings) -> list[str]:
+    """The decision table: one row per question."""
     lines = ["## Decide", ""]
-    if not rows:
-        return [*lines, "No comparison has run in rounds yet: `python -m harness run-all`.", ""]
-    controls = [
-        control for each in decided for judged in judged_comparisons(chosen[each][0]) if (control := judged.control)
-    ]
-    ties = sum(1 for control in controls if control.verdict == TIE)
-    apart = sum(1 for control in controls if separated(control.ratio))
+    if not found.rows:
+        return [*lines, "No comparison has run yet: `python -m harness run-all`.", ""]
     lines += [
-        "Each row compares alternatives on one workload, in blocks of warm servers alternated in short slices (runs "
-        "before 2026-11-25: rounds of fresh starts); ratios are paired within a block and carry their 95% interval "
-        "over blocks. **tie**: the interval lies inside the tie band, either will do; **faster**: wholly above it; "
-        "**unresolved**: neither. Each study's A/A control (its reference against an independent start of itself) "
-        "calibrates its rows: **separated** (its interval excludes 1) marks them untrustworthy; otherwise its "
-        "half-width is the **noise floor**, the smallest difference the run could resolve. Compare only within one "
-        "run and machine.",
+        verdicts_line(),
         "",
-        "| question | workload | pick | runner-up | pick × runner-up [95% CI] | pick × reference [95% CI] | verdict "
-        "| avoid | A/A control, noise floor | trusted | evidence |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        *header(
+            ["pick", "how sure: the pick × the runner-up [95% CI]", "avoid", "noise floor", "trusted", "evidence"],
+            "question",
+        ),
     ]
-    for _, each in rows:
+    for each in found.rows:
+        runs = ", ".join(f"`{run}` ({machine})" for run, machine in each.evidence)
         lines.append(
-            f"| {each.question} | {each.workload} | **{each.pick}** | {each.runner_up} | {each.over_runner_up} | "
-            f"{each.over_reference} | {each.verdict} | {each.avoid} | {each.calibration} | "
-            f"{'yes' if each.trusted else '**no**'} | {each.evidence} |"
+            row(
+                each.question,
+                [
+                    f"**{each.pick}**",
+                    each.sure,
+                    each.avoid,
+                    each.floor,
+                    "yes" if each.trusted else "**no**",
+                    f"[{each.study}]({each.study}/README.md), {runs}",
+                ],
+            )
         )
-    lines += [
-        "",
-        f"A/A controls: {ties} of {len(controls)} a tie, {apart} separated, the rest hold 1 but are wider than the "
-        "band.",
-        "",
-    ]
-    return lines + same_workloads([runs[0] for runs in chosen.values()])
+    return [*lines, ""]
 
 
-def answers(chosen: dict[StudyReport, list[StudyRun]]) -> list[str]:
-    """The answers section: one paragraph per registered study, its question in bold."""
+def answers(found: Findings, chosen: dict[StudyReport, list[StudyRun]]) -> list[str]:
+    """A short answer per question, each linking its study's page; then the studies with no row yet."""
     lines = ["## The answers", ""]
-    for each in STUDIES:
-        if each in chosen:
-            lines += [f"**{each.question}** {answer(each, chosen[each])} ([{each.name}](#{each.name}))", ""]
-        else:
-            lines += [f"**{each.question}** Not measured yet: `python -m harness run-all --study {each.name}`.", ""]
+    for told in found.rows:
+        lines += [f"**{told.question}** {told.answer} [More]({told.study}/README.md).", ""]
+    answered = {told.study for told in found.rows}
+    for study, runs in chosen.items():  # a study whose newest run has no decision row: its answer's opening
+        if study.name not in answered:
+            lines += [f"**{study.question}** {opening(answer(study, runs))} [More]({study.name}/README.md).", ""]
+    for study in STUDIES:
+        if study not in chosen:
+            lines += [f"**{study.question}** Not measured yet: `python -m harness run-all --study {study.name}`.", ""]
     return lines
+
+
+def opening(text: str, words: int = ANSWER_WORDS) -> str:
+    """A text's first sentences, as many as fit in `words` (at least the first, cut at that many words)."""
+    kept: list[str] = []
+    for sentence in text.replace("\n", " ").split(". "):
+        if kept and len(" ".join([*kept, sentence]).split()) > words:
+            break
+        kept.append(sentence)
+    told = " ".join(". ".join(kept).split()[:words])
+    return told if told.endswith(".") else told + "."
+
+
+def study_page(study: StudyReport, runs: Sequence[StudyRun], matrix: StudyRun | None, tables: bool) -> str:
+    """results/<study>/README.md: the study's answer, section and tables from its newest runs, then the newest run
+    of its full matrix where that is another run, each marked with its run and machine."""
+    lines = [
+        f"# {study.name}",
+        "",
+        f"*{study.question}* Follows {study.follows}.",
+        "",
+        "## The answer",
+        "",
+        relocated(answer(study, runs), study.name),
+        "",
+        relocated(study.section(runs), study.name),
+        "",
+        *([f"Every table of run `{runs[0].run_id}`: [tables.md](tables.md).", ""] if tables else []),
+    ]
+    if matrix is not None:
+        lines += [
+            f"## The full matrix: run `{matrix.run_id}`, {matrix.cpu_model}",
+            "",
+            "Measured cell by cell (every variant at every level, before the default run moved to comparisons in "
+            "blocks), with its own method and machine: compare within it only. "
+            + (
+                f"It answers what the default run does not measure: {', '.join(only)}."
+                if (only := only_in_matrix(matrix, runs[0]))
+                else "It measured the scenarios the default run compares, at more levels."
+            ),
+            "",
+            relocated(study.section([matrix]), study.name, MATRIX),
+            "",
+            f"Every table of run `{matrix.run_id}`: [{MATRIX}/README.md]({MATRIX}/README.md).",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+MATRIX = "matrix"  # under results/<study>/: the files of the study's newest full-matrix run
+
+
+def relocated(markdown: str, study: str, folder: str = "", depth: int = 1) -> str:
+    """Markdown written for results/README.md, with its links made relative to a page `depth` folders below
+    results/ whose files are under `folder`."""
+    inside = f"]({folder}/" if folder else "]("
+    up = "../" * depth
+    return (
+        markdown.replace(f"]({study}/", inside)
+        .replace("](runs/", f"]({up}runs/")
+        .replace(f"](#{study})", "](README.md)")
+    )
 
 
 def soak_section(out_dir: Path) -> list[str]:
@@ -116,7 +188,7 @@ def soak_section(out_dir: Path) -> list[str]:
     meta = read_json(soaks[-1])
     folder = f"soak/{meta['run_id']}"
     lines = [
-        "## soak",
+        "# soak",
         "",
         "*Does each stack keep serving through backend faults, without leaking?* `python -m harness soak` "
         f"drives a mixed load at concurrency 20 while S3 and MongoDB fail on a schedule ({SOAK_DOC}). "
@@ -154,35 +226,39 @@ def soak_section(out_dir: Path) -> list[str]:
     return lines
 
 
-def summary(chosen: dict[StudyReport, list[StudyRun]], runs: Sequence[Path], out_dir: Path | None = None) -> str:
-    """results/README.md: the answers first, then each study's section, then the runs it draws on."""
+def summary(found: Findings, chosen: dict[StudyReport, list[StudyRun]], runs: Sequence[Path], out_dir: Path) -> str:
+    """results/README.md: the decision table, the short answers, and links to each study's page, the soak, the
+    page and the runs."""
     lines = [
         "# Results",
         "",
-        "Generated by `python -m harness report` from the raw files under [`runs/`](runs); no figure here is "
-        "typed by hand. Figures from different machines are never compared in absolute terms: compare ranks, "
-        "or run `python -m harness compare RUN_A RUN_B`.",
+        "Rendered by `python -m harness report` from the raw files under [`runs/`](runs); no figure here is typed by "
+        "hand. Explore the same findings in a browser, offline: [`report.html`](report.html) (filters, every "
+        "comparison's forest plot and blocks, each run's provenance).",
         "",
-        *decide(chosen),
-        *answers(chosen),
+        *decide(found),
+        *answers(found, chosen),
+        *same_workloads([study_runs[0] for study_runs in chosen.values()]),
+        "## Each study",
+        "",
+        *[f"- [{each.name}]({each.name}/README.md): {each.question}" for each in chosen],
+        *soak_line(out_dir),
+        "",
+        f"Runs: {len(runs)} under [`runs/`](runs), the newest `{runs[-1].name}`.",
     ]
-    for each, study_runs in chosen.items():
-        lines += [f"## {each.name}", "", f"*{each.question}* Follows {each.follows}.", "", each.section(study_runs)]
-    if out_dir is not None:
-        lines += soak_section(out_dir)
-    lines += ["## Runs", ""]
-    for run in reversed(runs):
-        meta = read_json(run / "run.json")
-        env = meta["environment"]
-        lines.append(
-            f"- [`{meta['run_id']}`](runs/{meta['run_id']}): {env['cpu_model']} ({env['cpu_count']} CPUs), "
-            f"studies {', '.join(studies_in(meta))}, {meta['status']}, {meta.get('wall_seconds', 0) / 60:.1f} min"
-        )
     return "\n".join(lines) + "\n"
 
 
+def soak_line(out_dir: Path) -> list[str]:
+    """The soak's entry in the list of studies, where one has run."""
+    if not (out_dir / "soak").is_dir() or not list((out_dir / "soak").glob("*/run.json")):
+        return []
+    return ["- [soak](soak/README.md): Does each stack keep serving through backend faults, without leaking?"]
+
+
 def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
-    """Render every study's files and the summary into out_dir; returns the files written.
+    """Render every study's page and files, results/README.md and results/report.html into out_dir; returns the
+    files written.
 
     newest: render from this run and those before it (default: every run under out_dir/runs).
     """
@@ -197,11 +273,25 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
         folder = out_dir / each.name
         if folder.is_dir():
             shutil.rmtree(folder)
-        for relative, content in each.render(study_runs[0]).items():
+        matrix = matrix_run(each, runs, study_runs[0])
+        files = {**each.render(study_runs[0])}
+        if matrix is not None:
+            files |= {f"{MATRIX}/{name}": content for name, content in each.render(matrix).items()}
+            files.setdefault(f"{MATRIX}/README.md", relocated(each.section([matrix]), each.name, depth=2).encode())
+        if "README.md" in files:  # a run measured cell by cell tells its tables in a file of that name
+            files["tables.md"] = files.pop("README.md")
+        files["README.md"] = study_page(each, study_runs, matrix, "tables.md" in files).encode()
+        for relative, content in files.items():
             path = folder / relative
             write_bytes_atomic(path, content)
             written.append(path)
-    path = out_dir / "README.md"
-    write_text_atomic(path, summary(chosen, runs, out_dir))
-    written.append(path)
+    if soak := soak_section(out_dir):
+        path = out_dir / "soak" / "README.md"
+        write_text_atomic(path, "\n".join(soak).replace("](soak/", "](") + "\n")
+        written.append(path)
+    found = findings(chosen, runs)
+    for name, text in (("README.md", summary(found, chosen, runs, out_dir)), ("report.html", page(found))):
+        path = out_dir / name
+        write_text_atomic(path, text)
+        written.append(path)
     return written

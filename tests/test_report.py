@@ -43,18 +43,20 @@ def test_summary_opens_with_the_answers_and_matches_golden(rendered: Path) -> No
     answers = text.split("## The answers", 1)[1].split("\n## ", 1)[0]
     for each in STUDIES:
         assert f"**{each.question}**" in answers
-    assert text.index("## The answers") < text.index("## stacks")
+    assert text.index("## The answers") < text.index("## Each study") and len(text.splitlines()) <= 150
+    for line in filter(None, answers.splitlines()):  # the question, at most 80 words, a link to its study's page
+        assert len(line.split("** ", 1)[1].split()) <= 80 + 1
 
 
 def test_answer_is_written_from_the_files(rendered: Path) -> None:
-    text = (rendered / "README.md").read_text()
+    text = (rendered / "stacks" / "README.md").read_text()
     # hello at c=50 on CPU A: sync-w10 (3000 calls in 1 s) leads; aio-uvloop 2600; the median run is the first.
     assert "async pays off on hello-wait ×4.67 (grpclib-uvloop 467 vs sync-w10 100 OK calls/s)" in text
     assert "async costs on hello ×0.87 (aio-uvloop 2,600 vs sync-w10 3,000 OK calls/s)" in text
 
 
 def test_every_machine_stands_side_by_side(rendered: Path) -> None:
-    text = (rendered / "README.md").read_text()
+    text = (rendered / "stacks" / "README.md").read_text()
     assert "Test CPU A (`20260102T000000Z`)" in text and "Test CPU B (`20260101T000000Z`)" in text
     assert "Legacy CPU" in text  # a full default run on a third CPU model, schema 1
 

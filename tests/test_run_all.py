@@ -68,8 +68,10 @@ def test_quick_run_writes_every_file_with_zero_errors_and_leaves_no_process(tmp_
             assert cell["repeats"][0]["driver_cpu_seconds"] > 0
             assert bool(cell["probe_file"]) == each.bounded
     summary = (tmp_path / "README.md").read_text()
-    assert summary.index("## The answers") < summary.index("## stacks")
-    assert all(f"### {each.name}" in summary for each in SCENARIOS)
+    assert summary.index("## Decide") < summary.index("## The answers") < summary.index("## Each study")
+    page = (tmp_path / "stacks" / "README.md").read_text()
+    assert all(f"### {each.name}" in page for each in SCENARIOS)
+    assert (tmp_path / "report.html").stat().st_size < 2_000_000
     assert "stacks: complete in" in finished.stdout
     assert "target zero_non_ok (gate): True" in finished.stdout
 
@@ -104,8 +106,8 @@ def test_a_small_capacity_run_records_every_step_and_renders(tmp_path: Path) -> 
     assert (tmp_path / "capacity" / "hello.md").is_file()
     assert (tmp_path / "capacity" / "charts" / "s3-unary-100ms.png").is_file()
     summary = (tmp_path / "README.md").read_text()
-    assert "**How much load does one core take within our latency SLO?** On " in summary
-    assert "Closed loop against open loop" in summary
+    assert "**The load one core takes within its p99 SLO: which stack?** Pick " in summary
+    assert "Closed loop against open loop" in (tmp_path / "capacity" / "README.md").read_text()
 
 
 def test_a_target_started_elsewhere_is_measured_where_it_answers(tmp_path: Path, backends: Backends) -> None:
@@ -172,7 +174,7 @@ def test_a_comparison_in_blocks_alternates_mirrored_slices_of_warm_servers_and_r
     assert [each["alternative"] for each in json.loads(shown.stdout)] == [*labels[:2], labels[3], labels[4]]
     summary = (tmp_path / "README.md").read_text()
     decided = summary.split("## Decide", 1)[1]
-    assert "| hello/c2 | **" in decided and "-minimal** |" not in decided  # a floor is never the pick
+    assert "| Handlers without I/O: which stack? | **" in decided and "-minimal** |" not in decided  # never a floor
 
 
 def test_the_default_studies_compare_fetch_patterns_call_shapes_and_ways_to_connect_in_rounds(tmp_path: Path) -> None:
@@ -201,7 +203,7 @@ def test_the_default_studies_compare_fetch_patterns_call_shapes_and_ways_to_conn
     fetch = json.loads((run_dir / "streaming" / "cells" / "fetch-stream-20ms" / "aio-uvloop" / "c1.json").read_text())
     assert {each["requests"] for each in fetch["repeats"]} == {1}
     decide = (tmp_path / "README.md").read_text().split("## Decide", 1)[1].split("\n## ", 1)[0]
-    assert "| How should clients hold connections? | hello/aio-uvloop/c100 |" in decide
+    assert "| How should clients hold connections, and servers their S3 client? | **" in decide
     assert (tmp_path / "protocols" / "comparisons.md").is_file()
 
 
@@ -243,7 +245,8 @@ def test_the_wire_study_compares_wires_ways_and_sizes_in_rounds(tmp_path: Path) 
     assert tls["wire"] == "tls" and tls["tls"].startswith("TLSv1.3")
     assert (tmp_path / "wire" / "charts" / "sizes.png").is_file()
     readme = (tmp_path / "README.md").read_text()
-    assert "Which stack moves 1MiB replies" in readme and "Request payload moved" in readme
+    assert "Which stack moves large messages, in plaintext or TLS?" in readme
+    assert "Request payload moved" in (tmp_path / "wire" / "README.md").read_text()
 
 
 def test_the_interpreters_study_runs_servers_under_each_interpreter_and_on_every_core(tmp_path: Path) -> None:
@@ -273,4 +276,5 @@ def test_the_interpreters_study_runs_servers_under_each_interpreter_and_on_every
         for repeat in shared["repeats"]
     )
     readme = (tmp_path / "README.md").read_text()
-    assert "Processes or threads for handlers that compute?" in readme and "calls by process" in readme
+    assert "Processes or threads for handlers that compute?" in readme
+    assert "calls by process" in (tmp_path / "interpreters" / "README.md").read_text()

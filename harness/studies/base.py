@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.results import CellRecord, Repeat, StudyRun, Target
+from harness.verdicts import Interval
 
 
 @dataclass(frozen=True)
@@ -22,10 +23,15 @@ class Decision:
     over_reference: str  # the pick's rate over the comparison's reference, with its 95% interval
     verdict: str  # tie (either will do), faster, or unresolved
     avoid: str
-    evidence: str  # a link to the tables, and the run and machine it comes from
+    study: str  # the evidence: the study, its run and the machine it ran on
+    run_id: str
+    machine: str
     trusted: bool = True  # False when its study's A/A control separated (its interval excluded 1)
     # How its study's A/A control read, with the noise floor it gives (verdicts.calibration_text); "—": none.
     calibration: str = "—"
+    over: Interval | None = None  # the pick over the runner-up, where paired in blocks
+    worst: Interval | None = None  # the one to avoid over the pick, where it was slower
+    floor: float | None = None  # the study's noise floor (its A/A control's half-width, 0.04 is ±4%); None: none
 
 
 def no_decisions(runs: Sequence[StudyRun]) -> list[Decision]:

@@ -8,7 +8,7 @@ import math
 import statistics
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from harness.matrix import MINIMAL_SUFFIX
 from harness.results import CellResult, StudyRun, comparison_files, study_dir
@@ -22,6 +22,7 @@ from harness.verdicts import (
     Outcome,
     calibration_text,
     interval,
+    noise_floor,
     ratio_text,
     separated,
     spread_between_rounds,
@@ -203,7 +204,7 @@ def floors_table(judged: Judged) -> list[str]:
 
 
 def decision(
-    question: str, judged: Judged, run: StudyRun, evidence: str, trusted: bool, calibration: str = "—"
+    question: str, judged: Judged, run: StudyRun, trusted: bool, control: Interval | None = None
 ) -> Decision | None:
     """The decision row of a comparison: the pick, the runner-up, the pick's ratios over it and over the
     reference (95% intervals), whether that is a tie, and the alternative to avoid (the slowest, if slower);
@@ -227,9 +228,14 @@ def decision(
         over_reference="1 (reference)" if top == reference or against is None else ratio_text(against.ratio),
         verdict="—" if over is None else f"tie with {runner}" if over[1] == TIE else over[1],
         avoid=f"{slowest} ({ratio_text(worst[0])} of the pick)" if worst and worst[1] == "slower" else "—",
-        evidence=f"{evidence}, run `{run.run_id}`, {run.cpu_model}",
+        study=judged.study,
+        run_id=run.run_id,
+        machine=run.cpu_model,
         trusted=trusted,
-        calibration=calibration,
+        calibration="—" if control is None else calibration_text(control, run.thresholds.tie),
+        over=None if over is None else over[0],
+        worst=worst[0] if worst and worst[1] == "slower" else None,
+        floor=None if control is None else noise_floor(control),
     )
 
 
@@ -259,9 +265,15 @@ class Telling:
     describe: Callable[[str], str]
     what: str = "alternative"  # the heading of the label column
     unpinned: frozenset[str] = frozenset()  # topics whose server may use every CPU, not the one server core
+    # The decision table's question, where several topics answer one (their rows merge into one); default: the
+    # topic's own question.
+    headlines: Mapping[str, str] = field(default_factory=dict)
 
     def question(self, judged: Judged) -> str:
         return self.questions.get(judged.record.topic, self.describe(judged.record.topic))
+
+    def headline(self, judged: Judged) -> str:
+        return self.headlines.get(judged.record.topic, self.question(judged))
 
     def description(self, judged: Judged) -> str:
         return self.describe(judged.record.topic)
@@ -367,13 +379,11 @@ def rounds_decisions(runs: Sequence[StudyRun], telling: Telling) -> list[Decisio
     run's study separated (one control, in its first comparison; runs before that had one in each), and carrying
     how the widest control read: its noise floor."""
     newest = runs[0]
-    evidence = f"[{telling.study}](#{telling.study})"
     judgeds = judged_comparisons(newest)
     controls = [control.ratio for each in judgeds if (control := each.control)]
     trusted = bool(controls) and not any(separated(control) for control in controls)
     widest = max(controls, key=lambda each: each.half_width, default=None)
-    said = "—" if widest is None else calibration_text(widest, newest.thresholds.tie)
-    found = [decision(telling.question(each), each, newest, evidence, trusted, said) for each in judgeds]
+    found = [decision(telling.headline(each), each, newest, trusted, widest) for each in judgeds]
     return [each for each in found if each is not None]
 
 

@@ -586,8 +586,8 @@ def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
         slo = newest.settings["slo_seconds"][scenario_name]
         found.append(
             Decision(
-                question=f"The load one core takes within p99 ≤ {slo * 1000:g} ms ({scenario_name}): which stack?",
-                workload=f"{scenario_name}, open loop",
+                question="The load one core takes within its p99 SLO: which stack?",
+                workload=f"{scenario_name}, p99 ≤ {slo * 1000:g} ms, open loop",
                 pick=top.name,
                 runner_up=runner.name,
                 over_runner_up=f"{top.capacity / runner.capacity:.2f} ({top.capacity_text} against "
@@ -597,7 +597,9 @@ def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
                 if top.capacity >= runner.failed_at
                 else "unresolved: the capacities' intervals overlap",
                 avoid=f"{last.name} ({last.capacity / top.capacity:.2f} of the pick)",
-                evidence=f"[{NAME}](#{NAME}), run `{newest.run_id}`, {newest.cpu_model}",
+                study=NAME,
+                run_id=newest.run_id,
+                machine=newest.cpu_model,
             )
         )
     return found

@@ -260,6 +260,7 @@ TELLING = Telling(
         "or a new session and client made for every request (as the 2020 study's handlers did)",
     }.__getitem__,
     "way",
+    headlines={HELLO.name: QUESTION, "s3-client": QUESTION},
 )
 
 REPORT = StudyReport(

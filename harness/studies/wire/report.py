@@ -316,6 +316,7 @@ TELLING = Telling(
     {topic: _question(topic) for topic in ("tls", "connections-tls", *SIZED)},
     _description,
     "stack or wire",
+    headlines={topic: "Which stack moves large messages, in plaintext or TLS?" for topic in SIZED},
 )
 
 REPORT = with_rounds(

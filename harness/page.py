@@ -1,0 +1,261 @@
+"""results/report.html: the findings as one page that works offline. The decision table opens its evidence; each
+comparison is a forest plot (each alternative's ratio to the reference with its 95% interval, on a log axis, the
+tie band shaded, the A/A control marked) beside its blocks' ratios; filters by study, stack and workload keep
+their state in the URL (`#stack=aio-uvloop&study=wire`); each run's provenance and each study's two newest runs
+side by side follow. Vega-Lite draws the charts (its scripts are inlined from vl-convert's bundle), from
+specifications Vega-Altair builds here; the data is the page's own JSON, nothing is fetched.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+import altair as alt
+import vl_convert
+
+from harness.findings import Findings, Row
+
+PAGE_TITLE = "Python RPC stacks: the decision and its evidence"
+BLOCK_DOTS = "#4c78a8"
+EMBED = "window.vegaEmbed = vegaEmbed;"  # the bundle's snippet: Vega-Embed for the page's own script
+
+
+def _data(values: list[dict[str, Any]]) -> Any:
+    return alt.Data(values=values)  # type: ignore[no-untyped-call]
+
+
+def forest(view: dict[str, Any]) -> dict[str, Any]:
+    """A comparison's chart: on the left each label's ratio to the reference with its 95% interval on a log axis,
+    the tie band shaded and the A/A control a hollow mark; on the right each block's ratio, in block order."""
+    tie = view["tie"]
+    order = [each["label"] for each in sorted(view["labels"], key=lambda each: -each["value"])]
+    labels = _data([{**each, "high": each["high"] or each["value"]} for each in view["labels"]])
+    axis = alt.Scale(type="log", zero=False, nice=False)
+    y = alt.Y("label:N", sort=order, title=None)
+    band = (
+        alt.Chart(_data([{"low": 1 - tie, "high": 1 + tie}]))
+        .mark_rect(color="#bbbbbb", opacity=0.3)
+        .encode(x=alt.X("low:Q", scale=axis), x2="high:Q")
+    )
+    one = alt.Chart(_data([{"one": 1}])).mark_rule(color="#666666").encode(x="one:Q")
+    base = alt.Chart(labels).encode(y=y)
+    spans = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("low:Q", scale=axis, title=f"× {view['reference']} (OK calls/s), 95% CI"),
+        x2="high:Q",
+        color=alt.Color("verdict:N", legend=alt.Legend(orient="bottom", title=None)),
+    )
+    marks = base.mark_point(size=70, filled=True).encode(
+        x="value:Q",
+        color="verdict:N",
+        shape=alt.Shape("control:N", legend=None),
+        tooltip=["label:N", "text:N", "verdict:N", "blocks:Q"],
+    )
+    ratios = (band + one + spans + marks).properties(width=340, height=alt.Step(22))
+    dots = (
+        alt.Chart(_data(view["rounds"]))
+        .mark_circle(size=28, opacity=0.7, color=BLOCK_DOTS)
+        .encode(
+            x=alt.X("block:O", title="block"),
+            y=alt.Y("label:N", sort=order, title=None, axis=None),
+            size=alt.value(30),
+            tooltip=["label:N", "block:O", alt.Tooltip("ratio:Q", format=".2f")],
+            color=alt.Color("ratio:Q", scale=alt.Scale(type="log", scheme="blueorange", domainMid=1), legend=None),
+        )
+        .properties(height=alt.Step(22))
+    )
+    chart = alt.hconcat(ratios, dots).resolve_scale(color="independent", y="shared")
+    spec: dict[str, Any] = chart.to_dict()
+    return spec
+
+
+def _cell(text: str) -> str:
+    return html.escape(text)
+
+
+def _row(index: int, row: Row, ids: dict[int, list[str]], stacks: dict[int, list[str]]) -> str:
+    runs = ", ".join(f"<code>{run}</code> ({_cell(machine)})" for run, machine in row.evidence)
+    evidence = f'<a href="#row={index}">{row.study}</a>, {runs}' if ids[index] else f"{row.study}, {runs}"
+    scenarios = " ".join(sorted({workload.split("/")[0] for workload in row.workloads}))
+    return (
+        f'<tr data-study="{row.study}" data-stacks="{" ".join(stacks[index])}" data-row="{index}" '
+        f'data-scenarios="{scenarios}" data-ids="{" ".join(ids[index])}">'
+        f"<td>{_cell(row.question)}</td><td><b>{_cell(row.pick)}</b></td><td>{_cell(row.sure)}</td>"
+        f"<td>{_cell(row.avoid)}</td><td>{_cell(row.floor)}</td><td>{'yes' if row.trusted else '<b>no</b>'}</td>"
+        f"<td>{evidence}</td></tr>"
+    )
+
+
+def _card(view: dict[str, Any], chart: int) -> str:
+    floor = f", the study's noise floor ±{view['floor']:.1%}" if view["floor"] is not None else ""
+    return (
+        f'<section class="cmp" id="{_cell(view["id"])}" data-study="{view["study"]}" '
+        f'data-stacks="{" ".join(view["stacks"])}" data-scenarios="{view["scenario"]}" data-ids="{_cell(view["id"])}">'
+        f'<h3><a href="#cmp={_cell(view["id"])}">{_cell(view["study"])}: {_cell(view["workload"])}</a></h3>'
+        f"<p>{_cell(view['question'])} Run <code>{view['run']}</code>, {_cell(view['machine'])}, "
+        f"{view['design']}{floor}; tie band 1 ± {view['tie']:.0%}.</p>"
+        f'<div class="chart" id="chart-{chart}"></div></section>'
+    )
+
+
+def _table(head: tuple[str, ...] | list[str], rows: list[tuple[str, ...]] | list[list[str]]) -> str:
+    heading = "".join(f"<th>{_cell(each)}</th>" for each in head)
+    body = "".join("<tr>" + "".join(f"<td>{_cell(str(v))}</td>" for v in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{heading}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _provenance(run: dict[str, Any]) -> str:
+    facts = [
+        ("commit", f"{run['commit'][:12]} ({'clean' if run['clean'] else 'uncommitted changes'})"),
+        ("machine", run["machine"]),
+        ("platform", run["platform"]),
+        ("interpreter", run["python"]),
+        ("studies", ", ".join(run["studies"])),
+        ("status, wall time", f"{run['status']}, {run['wall_minutes']} min (budget {run['budget_minutes']} min)"),
+        ("pinning", json.dumps(run["pinning"])),
+        ("method", json.dumps(run["thresholds"])),
+        ("pilot", json.dumps(run["pilot"]) if run["pilot"] else "none"),
+        *[(f"tool {name}", version) for name, version in run["tools"].items()],
+    ]
+    packages = ", ".join(f"{name} {version}" for name, version in sorted(run["packages"].items()))
+    return (
+        f"<details><summary>Run <code>{run['run']}</code>, {_cell(run['machine'])}, {run['date']}</summary>"
+        + _table(["what", "value"], [list(each) for each in facts])
+        + f"<p class='packages'>Packages: {_cell(packages)}</p></details>"
+    )
+
+
+def _pair(pair: dict[str, Any]) -> str:
+    counts = ", ".join(f"{name} {count}" for name, count in pair["counts"].items())
+    return (
+        f'<details data-study="{pair["study"]}"><summary>{pair["study"]}: B <code>{pair["b"]["run"]}</code> '
+        f"({_cell(pair['b']['machine'])}) against A <code>{pair['a']['run']}</code> ({_cell(pair['a']['machine'])})"
+        f"</summary><p>Tie band 1 ± {pair['tie']:.0%}: {counts}; geometric mean of B/A {pair['mean']:.2f}.</p>"
+        + _table(pair["head"], pair["rows"])
+        + "</details>"
+    )
+
+
+SCRIPT = """
+const specs = JSON.parse(document.getElementById('specs').textContent);
+const keys = ['study', 'stack', 'workload', 'cmp', 'row'];
+function state() { return Object.fromEntries(new URLSearchParams(location.hash.slice(1))); }
+function shown(el, s) {
+  const d = el.dataset;
+  if (s.study && d.study !== s.study) return false;
+  if (s.stack && !(d.stacks || '').split(' ').includes(s.stack)) return false;
+  if (s.workload && !(d.scenarios || '').split(' ').includes(s.workload)) return false;
+  if (s.cmp && !(d.ids || '').split(' ').includes(s.cmp)) return false;
+  if (s.row) {
+    const row = document.querySelector(`tr[data-row="${s.row}"]`);
+    const ids = row ? row.dataset.ids.split(' ') : [];
+    if (d.row !== undefined ? d.row !== s.row : !ids.includes(d.ids)) return false;
+  }
+  return true;
+}
+function apply() {
+  const s = state();
+  for (const key of ['study', 'stack', 'workload']) document.getElementById('f-' + key).value = s[key] || '';
+  for (const el of document.querySelectorAll('[data-study]')) el.hidden = !shown(el, s);
+  document.getElementById('clear').hidden = !keys.some((k) => s[k]);
+}
+function choose() {
+  const s = new URLSearchParams();
+  for (const key of ['study', 'stack', 'workload']) {
+    const value = document.getElementById('f-' + key).value;
+    if (value) s.set(key, value);
+  }
+  location.hash = s.toString();
+}
+for (const key of ['study', 'stack', 'workload']) {
+  document.getElementById('f-' + key).addEventListener('change', choose);
+}
+window.addEventListener('hashchange', apply);
+apply();
+window.drawn = Promise.all(specs.map((spec, i) =>
+  vegaEmbed('#chart-' + i, spec, {actions: false, renderer: 'svg'}))).then(() => true);
+"""
+
+STYLE = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em auto; max-width: 1200px; padding: 0 1em; }
+table { border-collapse: collapse; margin: 0.5em 0; } td, th { border: 1px solid #ccc; padding: 3px 6px;
+vertical-align: top; text-align: left; } th { background: #f3f3f3; } .filters select { margin-right: 1em; }
+section.cmp { border-top: 1px solid #ddd; margin-top: 1em; } .packages { font-size: 11px; color: #555; }
+"""
+
+
+def _select(key: str, values: list[str]) -> str:
+    options = "".join(f'<option value="{_cell(v)}">{_cell(v)}</option>' for v in values)
+    return f'<label>{key} <select id="f-{key}"><option value="">all</option>{options}</select></label>'
+
+
+def page(found: Findings) -> str:
+    """The whole page, its scripts and data inside it."""
+    views = found.comparisons
+    ids: dict[int, list[str]] = {}
+    stacks: dict[int, list[str]] = {}
+    for index, row in enumerate(found.rows):
+        held = [v for v in views if v["study"] == row.study and v["workload"] in row.workloads]
+        held = [v for v in held if v["run"] in {run for run, _ in row.evidence}]
+        ids[index] = [v["id"] for v in held]
+        stacks[index] = sorted({stack for v in held for stack in v["stacks"]})
+    specs = [forest(view) for view in views]
+    studies = sorted({v["study"] for v in views} | {row.study for row in found.rows})
+    all_stacks = sorted({stack for v in views for stack in v["stacks"]})
+    scenarios = sorted({v["scenario"] for v in views})
+    decision = _table(
+        [
+            "question",
+            "pick",
+            "how sure: the pick × the runner-up [95% CI]",
+            "avoid",
+            "noise floor",
+            "trusted",
+            "evidence",
+        ],
+        [],
+    ).replace(
+        "<tbody></tbody>", "<tbody>" + "".join(_row(i, r, ids, stacks) for i, r in enumerate(found.rows)) + "</tbody>"
+    )
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{PAGE_TITLE}</title><style>{STYLE}</style>",
+        f"<script>{vl_convert.javascript_bundle(EMBED)}</script></head><body>",
+        f"<h1>{PAGE_TITLE}</h1>",
+        "<p>Rendered by <code>python -m harness report</code> from the raw files under <code>results/runs/</code>. "
+        "A ratio is an alternative's OK calls/s over the reference's, paired within a block, with its 95% interval "
+        "over blocks. <b>tie</b>: the interval lies inside the tie band; <b>faster</b>/<b>slower</b>: wholly "
+        "outside it; <b>unresolved</b>: neither. The noise floor is the study's A/A control's half-width: the "
+        "smallest difference its run could resolve. Compare only within one run and machine.</p>",
+        "<div class='filters'>",
+        _select("study", studies),
+        _select("stack", all_stacks),
+        _select("workload", scenarios),
+        "<a id='clear' href='#'>show everything</a></div>",
+        "<h2>Decide</h2>",
+        decision,
+        "<h2>The comparisons</h2>",
+        *[_card(view, index) for index, view in enumerate(views)],
+        "<h2>Measured only in a full matrix</h2>",
+        "<ul>",
+        *[
+            f"<li data-study='{each['study']}'>{each['study']}: run <code>{each['run']}</code> "
+            f"({_cell(each['machine'])}) also measured {_cell(', '.join(each['only']))}: its page, "
+            f"<a href='{each['study']}/README.md'>{each['study']}/README.md</a>, has the tables.</li>"
+            for each in found.matrices
+        ],
+        "</ul>",
+        "<h2>Two runs side by side</h2>",
+        *[_pair(pair) for pair in found.pairs],
+        "<h2>Provenance</h2>",
+        *[_provenance(run) for run in found.runs],
+        f"<script type='application/json' id='specs'>{_json(specs)}</script>",
+        f"<script>{SCRIPT}</script></body></html>",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def _json(value: Any) -> str:
+    """JSON safe inside a script element."""
+    return json.dumps(value, separators=(",", ":")).replace("</", "<\\/")

@@ -1,0 +1,110 @@
+"""results/report.html in a real browser: Debian's headless Chromium driven by Playwright, every request that
+is not the page itself refused. Marked `browser` (and so left out of `make test-fast`): `make test` installs
+Chromium with `apt-get` when it is missing."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.findings import comparison_id
+from harness.report import write_report
+from harness.studies.reading import run_verdicts
+from tests.runs import make_connections_rounds_run, make_rounds_run
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two studies' runs in blocks, rendered."""
+    root = tmp_path_factory.mktemp("results")
+    make_rounds_run(root)
+    make_connections_rounds_run(root)
+    write_report(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def browser() -> Any:
+    if CHROMIUM is None:
+        pytest.fail("no chromium on PATH: `make test` installs Debian's (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+def opened(browser: Any, page_file: Path, fragment: str = "") -> tuple[Any, list[str], list[str]]:
+    """The page opened at its fragment, its charts drawn; with the console's errors and every request that
+    left the file (refused)."""
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    errors: list[str] = []
+    fetched: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+
+    def refuse(route: Any) -> None:
+        if route.request.url.split("#")[0] == page_file.as_uri():
+            route.continue_()
+        else:
+            fetched.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", refuse)
+    page.goto(page_file.as_uri() + fragment)
+    page.wait_for_function("window.drawn !== undefined")
+    page.evaluate("window.drawn")
+    return page, errors, fetched
+
+
+def test_the_page_draws_every_chart_offline_without_an_error(browser: Any, results: Path, tmp_path: Path) -> None:
+    page, errors, fetched = opened(browser, results / "report.html")
+    assert errors == [] and fetched == []
+    charts = page.locator("div.chart")
+    assert charts.count() == 2
+    for index in range(charts.count()):  # each forest plot drew its intervals and its points
+        assert charts.nth(index).locator("svg .mark-rule line, svg .mark-rule path").count() >= 3
+        assert charts.nth(index).locator("svg .mark-symbol path").count() >= 3
+    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+    assert (tmp_path / "report.png").stat().st_size > 0
+
+
+def test_a_filter_hides_the_others_and_lives_in_the_url(browser: Any, results: Path) -> None:
+    page, errors, _ = opened(browser, results / "report.html")
+    page.select_option("#f-stack", "sync-w10")
+    page.wait_for_function("location.hash === '#stack=sync-w10'")
+    visible = page.locator("section.cmp:visible")
+    assert visible.count() == 1 and visible.first.get_attribute("data-study") == "stacks"
+    assert page.locator("tbody tr:visible").count() == 1
+    page.close()
+    again, errors, _ = opened(browser, results / "report.html", "#study=connections")
+    assert again.locator("section.cmp:visible").first.get_attribute("data-study") == "connections"
+    assert again.locator("section.cmp:visible").count() == 1
+    assert again.input_value("#f-study") == "connections"
+    assert errors == []
+
+
+def test_the_decision_rows_match_the_verdicts(browser: Any, results: Path) -> None:
+    """Each row opens a comparison that `python -m harness verdicts --json` lists, and picks one of its labels
+    that was not slower than the reference."""
+    page, _, _ = opened(browser, results / "report.html")
+    rows = page.locator("tbody tr[data-row]")
+    assert rows.count() == 2
+    for index in range(rows.count()):
+        row = rows.nth(index)
+        (shown,) = row.get_attribute("data-ids").split()
+        study, run_id, workload = shown.split("/", 2)
+        outcomes = [each for each in run_verdicts(results / "runs" / run_id) if each.workload == workload]
+        assert comparison_id(study, run_id, outcomes[0].workload) == shown
+        verdicts = {each.alternative: each.verdict for each in outcomes if not each.control}
+        pick = row.locator("td").nth(1).inner_text()
+        assert pick == outcomes[0].reference or verdicts[pick] != "slower"
+        assert pick in {*verdicts, outcomes[0].reference}
