@@ -126,8 +126,11 @@ def answer(row: Row, found: Sequence[Decision]) -> str:
         said.append(f"The run resolved differences down to ±{max(floors):.1%}.")
     if not row.trusted:
         said.append("Its A/A control separated: rerun before you act on it.")
-    words = " ".join(said).split()
-    return " ".join(words[:ANSWER_WORDS])
+    kept = said[:1]  # the decision, then as many of the figures as fit
+    for sentence in said[1:]:
+        if len(" ".join([*kept, sentence]).split()) <= ANSWER_WORDS:
+            kept.append(sentence)
+    return " ".join(" ".join(kept).split()[:ANSWER_WORDS])
 
 
 def decision_rows(decisions: Sequence[Decision]) -> list[Row]:
@@ -163,10 +166,16 @@ def comparison_view(run: StudyRun, judged: Judged, question: str) -> dict[str, A
         }
         for each in judged.outcomes
     ]
+    whole = {each.alternative: each.ratio.value for each in judged.outcomes}
     blocks = [
-        {"label": label, "block": block, "ratio": rate / reference[block]}
+        {
+            "label": label,
+            "block": block,
+            "ratio": rate / reference[block],
+            "apart": rate / reference[block] / whole[label],
+        }
         for label, rates in judged.rates.items()
-        if label != record.reference
+        if label in whole
         for block, rate in sorted(rates.items())
         if reference.get(block)
     ]

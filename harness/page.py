@@ -18,7 +18,8 @@ import vl_convert
 from harness.findings import Findings, Row
 
 PAGE_TITLE = "Python RPC stacks: the decision and its evidence"
-BLOCK_DOTS = "#4c78a8"
+VERDICT_COLOURS = {"faster": "#1b9e77", "tie": "#7570b3", "slower": "#d95f02", "unresolved": "#999999"}
+DRIFT_SPAN = 1.2  # the drift panel's colours saturate at a block 20% off its label's whole ratio
 EMBED = "window.vegaEmbed = vegaEmbed;"  # the bundle's snippet: Vega-Embed for the page's own script
 
 
@@ -27,45 +28,56 @@ def _data(values: list[dict[str, Any]]) -> Any:
 
 
 def forest(view: dict[str, Any]) -> dict[str, Any]:
-    """A comparison's chart: on the left each label's ratio to the reference with its 95% interval on a log axis,
-    the tie band shaded and the A/A control a hollow mark; on the right each block's ratio, in block order."""
+    """A comparison's chart. Left: each label's ratio to the reference with its 95% interval on a log axis, the tie
+    band shaded, the A/A control a square, each block's ratio a grey dot on its label's row. Right: each block's
+    ratio over its label's whole ratio, in block order (blue below, orange above), so drift and outliers show."""
     tie = view["tie"]
     order = [each["label"] for each in sorted(view["labels"], key=lambda each: -each["value"])]
     labels = _data([{**each, "high": each["high"] or each["value"]} for each in view["labels"]])
     axis = alt.Scale(type="log", zero=False, nice=False)
     y = alt.Y("label:N", sort=order, title=None)
+    verdicts = alt.Scale(domain=list(VERDICT_COLOURS), range=list(VERDICT_COLOURS.values()))
     band = (
         alt.Chart(_data([{"low": 1 - tie, "high": 1 + tie}]))
         .mark_rect(color="#bbbbbb", opacity=0.3)
         .encode(x=alt.X("low:Q", scale=axis), x2="high:Q")
     )
     one = alt.Chart(_data([{"one": 1}])).mark_rule(color="#666666").encode(x="one:Q")
+    blocks = _data(view["rounds"])
     base = alt.Chart(labels).encode(y=y)
     spans = base.mark_rule(strokeWidth=2).encode(
         x=alt.X("low:Q", scale=axis, title=f"× {view['reference']} (OK calls/s), 95% CI"),
         x2="high:Q",
-        color=alt.Color("verdict:N", legend=alt.Legend(orient="bottom", title=None)),
+        color=alt.Color("verdict:N", scale=verdicts, legend=alt.Legend(orient="bottom", title=None)),
+    )
+    each_block = (
+        alt.Chart(blocks)
+        .mark_tick(color="#999999", opacity=0.6, thickness=1, size=10)
+        .encode(x="ratio:Q", y=y, tooltip=["label:N", "block:O", alt.Tooltip("ratio:Q", format=".2f")])
     )
     marks = base.mark_point(size=70, filled=True).encode(
         x="value:Q",
-        color="verdict:N",
-        shape=alt.Shape("control:N", legend=None),
+        color=alt.Color("verdict:N", scale=verdicts),
+        shape=alt.Shape("control:N", scale=alt.Scale(domain=[False, True], range=["circle", "square"]), legend=None),
         tooltip=["label:N", "text:N", "verdict:N", "blocks:Q"],
     )
-    ratios = (band + one + spans + marks).properties(width=340, height=alt.Step(22))
-    dots = (
-        alt.Chart(_data(view["rounds"]))
-        .mark_circle(size=28, opacity=0.7, color=BLOCK_DOTS)
+    ratios = (band + one + each_block + spans + marks).properties(width=340, height=alt.Step(22))
+    drift = (
+        alt.Chart(blocks)
+        .mark_square(size=60)
         .encode(
             x=alt.X("block:O", title="block"),
             y=alt.Y("label:N", sort=order, title=None, axis=None),
-            size=alt.value(30),
-            tooltip=["label:N", "block:O", alt.Tooltip("ratio:Q", format=".2f")],
-            color=alt.Color("ratio:Q", scale=alt.Scale(type="log", scheme="blueorange", domainMid=1), legend=None),
+            tooltip=["label:N", "block:O", alt.Tooltip("ratio:Q", format=".2f"), alt.Tooltip("apart:Q", format=".2f")],
+            color=alt.Color(
+                "apart:Q",
+                scale=alt.Scale(type="log", scheme="blueorange", domain=[1 / DRIFT_SPAN, DRIFT_SPAN], clamp=True),
+                legend=alt.Legend(orient="bottom", title="block / whole", format=".2f"),
+            ),
         )
         .properties(height=alt.Step(22))
     )
-    chart = alt.hconcat(ratios, dots).resolve_scale(color="independent", y="shared")
+    chart = alt.hconcat(ratios, drift).resolve_scale(color="independent", y="shared")
     spec: dict[str, Any] = chart.to_dict()
     return spec
 
@@ -92,7 +104,8 @@ def _card(view: dict[str, Any], chart: int) -> str:
     return (
         f'<section class="cmp" id="{_cell(view["id"])}" data-study="{view["study"]}" '
         f'data-stacks="{" ".join(view["stacks"])}" data-scenarios="{view["scenario"]}" data-ids="{_cell(view["id"])}">'
-        f'<h3><a href="#cmp={_cell(view["id"])}">{_cell(view["study"])}: {_cell(view["workload"])}</a></h3>'
+        f'<h3><a href="#cmp={_cell(view["id"])}">{_cell(view["study"])}: {_cell(view["workload"])}</a> '
+        f"<small>run {view['run']}, {_cell(view['machine'])}</small></h3>"
         f"<p>{_cell(view['question'])} Run <code>{view['run']}</code>, {_cell(view['machine'])}, "
         f"{view['design']}{floor}; tie band 1 ± {view['tie']:.0%}.</p>"
         f'<div class="chart" id="chart-{chart}"></div></section>'

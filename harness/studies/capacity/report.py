@@ -587,15 +587,15 @@ def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
         found.append(
             Decision(
                 question="The load one core takes within its p99 SLO: which stack?",
-                workload=f"{scenario_name}, p99 ≤ {slo * 1000:g} ms, open loop",
+                workload=f"{scenario_name}/p99 ≤ {slo * 1000:g} ms",
                 pick=top.name,
                 runner_up=runner.name,
                 over_runner_up=f"{top.capacity / runner.capacity:.2f} ({top.capacity_text} against "
-                f"{runner.capacity_text} calls/s)",
+                f"{runner.capacity_text} calls/s, open loop)",
                 over_reference="—",
-                verdict="ahead: the capacities' intervals do not overlap"
+                verdict="ahead (the capacities do not overlap)"
                 if top.capacity >= runner.failed_at
-                else "unresolved: the capacities' intervals overlap",
+                else "unresolved (the capacities overlap)",
                 avoid=f"{last.name} ({last.capacity / top.capacity:.2f} of the pick)",
                 study=NAME,
                 run_id=newest.run_id,
