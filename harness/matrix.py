@@ -186,6 +186,15 @@ GZIP_REPLIES = ServerVariant(
     None,
     "Connect RPC on hypercorn, uvloop, gzipping replies as connectrpc does by default",
 )
+# connect-hypercorn with HTTP/2 receive windows of 1 MiB where hypercorn leaves HTTP/2's 65,535 bytes: set against
+# connect-hypercorn on large requests, it measures what the small window cost. Not in SERVER_VARIANTS.
+WIDE_WINDOW = ServerVariant(
+    "connect-hypercorn-1MiB-window",
+    "servers.connect",
+    ("--server", "hypercorn", "-l", "uvloop", "--h2-window", str(2**20)),
+    None,
+    "Connect RPC on hypercorn, uvloop, HTTP/2 receive windows of 1 MiB",
+)
 
 # Each stack's floor (servers/minimal.py): SayHello served as the stack's own hello example serves it, nothing
 # else. Not in SERVER_VARIANTS: they serve hello alone; the stacks study sets each of ours against its floor.
@@ -321,7 +330,14 @@ def scenario(name: str) -> Scenario:
 
 def server_variant(name: str) -> ServerVariant:
     """The registered variant called name: gRPC, REST, a stack with an S3 client per request, or a stack's floor."""
-    everything = (*SERVER_VARIANTS, *REST_VARIANTS, *S3_PER_REQUEST_VARIANTS, *MINIMAL_VARIANTS, GZIP_REPLIES)
+    everything = (
+        *SERVER_VARIANTS,
+        *REST_VARIANTS,
+        *S3_PER_REQUEST_VARIANTS,
+        *MINIMAL_VARIANTS,
+        GZIP_REPLIES,
+        WIDE_WINDOW,
+    )
     return _by_name(everything, name, "server variant")
 
 

@@ -145,6 +145,8 @@ class ServerConfig:
     server: AsgiServer = "hypercorn"
     # The Connect stack gzips replies for clients that accept it (connectrpc's default); False: it never compresses.
     gzip_replies: bool = False
+    # On hypercorn, each HTTP/2 stream's and the connection's receive window (None: HTTP/2's 65,535).
+    h2_window: int | None = None
     # TLS (and with a client CA, mutual TLS); None: plaintext.
     tls: TlsFiles | None = None
     backends: BackendConfig = field(default_factory=BackendConfig)
@@ -255,6 +257,12 @@ def parse_config(argv: Sequence[str] | None, *, prog: str, description: str, sta
                 choices=ASGI_SERVERS,
                 default="pyvoy",
                 help="the ASGI server: pyvoy (Envoy) or hypercorn (default: %(default)s)",
+            )
+            parser.add_argument(
+                "--h2-window",
+                type=int,
+                help="on hypercorn, each HTTP/2 stream's and the connection's receive window in bytes "
+                "(default: HTTP/2's 65,535, as hypercorn leaves it)",
             )
             parser.add_argument(
                 "--gzip-replies",

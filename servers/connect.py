@@ -396,7 +396,7 @@ def serve_hypercorn(config: ServerConfig) -> None:
     sock = listening_socket(config.host, config.port)
 
     async def main(config: ServerConfig) -> None:
-        await serve_on_hypercorn(ConnectApp(config), sock, config.grace, stop, config.tls)
+        await serve_on_hypercorn(ConnectApp(config), sock, config.grace, stop, config.tls, config.h2_window)
 
     try:
         run_on_loop(config, main)

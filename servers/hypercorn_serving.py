@@ -29,6 +29,8 @@ from typing import Any
 from servers.common import StopSignal, TlsFiles
 
 KEEP_ALIVE_MAX_REQUESTS = 2**62
+DEFAULT_WINDOW = 65_535  # HTTP/2's initial flow-control window, which hypercorn never raises
+H2_WINDOW = "bench_h2_window"  # the Config attribute that raises it (serve_on_hypercorn's `window`)
 
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -101,18 +103,30 @@ class _Streams(dict[int, Any]):
 def patch_hypercorn_h2() -> None:
     """Install `_Streams` and the reset after trailers in hypercorn's HTTP/2 protocol; idempotent."""
     from h2.errors import ErrorCodes
+    from h2.settings import SettingCodes, Settings
     from h2.stream import StreamState
     from hypercorn.protocol.events import Trailers
     from hypercorn.protocol.h2 import H2Protocol
 
     if getattr(H2Protocol, "patched_by_bench", False):
         return
-    init, stream_send = H2Protocol.__init__, H2Protocol.stream_send
+    init, initiate, stream_send = H2Protocol.__init__, H2Protocol.initiate, H2Protocol.stream_send
 
     @functools.wraps(init)
     def __init__(self: H2Protocol, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
         self.streams = _Streams()
+        if window := getattr(self.config, H2_WINDOW, None):  # each stream's receive window, in the first SETTINGS
+            values = {SettingCodes(code): value for code, value in self.connection.local_settings.items()}
+            values[SettingCodes.INITIAL_WINDOW_SIZE] = window
+            self.connection.local_settings = Settings(client=False, initial_values=values)
+
+    @functools.wraps(initiate)
+    async def _initiate_with_window(self: H2Protocol, *args: Any, **kwargs: Any) -> None:
+        await initiate(self, *args, **kwargs)
+        if (window := getattr(self.config, H2_WINDOW, None)) and window > DEFAULT_WINDOW:  # the connection's too
+            self.connection.increment_flow_control_window(window - DEFAULT_WINDOW)
+            await self._flush()
 
     def still_receiving(connection: Any, stream_id: int) -> bool:
         stream = connection.streams.get(stream_id)
@@ -126,15 +140,22 @@ def patch_hypercorn_h2() -> None:
             await self._flush()
 
     H2Protocol.__init__ = __init__  # type: ignore[method-assign]
+    H2Protocol.initiate = _initiate_with_window  # type: ignore[method-assign]
     H2Protocol.stream_send = _reset_after_trailers  # type: ignore[method-assign]
     H2Protocol.patched_by_bench = True  # type: ignore[attr-defined]
 
 
 async def serve_on_hypercorn(
-    app: App, sock: socket.socket, grace: float, stop: StopSignal, tls: TlsFiles | None = None
+    app: App,
+    sock: socket.socket,
+    grace: float,
+    stop: StopSignal,
+    tls: TlsFiles | None = None,
+    window: int | None = None,
 ) -> None:
     """Serve the ASGI app on hypercorn (HTTP/2 and HTTP/1.1; cleartext, or TLS with ALPN h2 and http/1.1 when
-    given its files) until stop; it takes the socket over."""
+    given its files) until stop; it takes the socket over. `window`: each HTTP/2 stream's and connection's
+    receive window, in bytes (None: HTTP/2's 65,535, as hypercorn leaves it)."""
     from hypercorn.asyncio import serve
     from hypercorn.config import Config
 
@@ -149,4 +170,5 @@ async def serve_on_hypercorn(
     settings.graceful_timeout = grace
     settings.accesslog = None
     settings.keep_alive_max_requests = KEEP_ALIVE_MAX_REQUESTS
+    setattr(settings, H2_WINDOW, window)
     await serve(ReadsRequestsToTheEnd(app), settings, shutdown_trigger=stop.until_received)  # type: ignore[arg-type]
