@@ -244,7 +244,7 @@ def matrix_run(study: StudyReport, runs: Sequence[Path], newest: StudyRun) -> St
 
 def is_default(run: Path, study: str) -> bool:
     """Whether the run measured the study's default comparisons or matrix (not a narrow run of a few variants)."""
-    return bool(read_json(run / "run.json").get("studies", {}).get(study, {}).get("default_matrix", True))
+    return bool(read_json(run / "run.json")["studies"].get(study, {}).get("default_matrix", True))
 
 
 def narrow_runs(study: StudyReport, runs: Sequence[Path], newest: StudyRun) -> list[StudyRun]:
