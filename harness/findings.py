@@ -242,23 +242,6 @@ def matrix_run(study: StudyReport, runs: Sequence[Path], newest: StudyRun) -> St
     return None
 
 
-def is_default(run: Path, study: str) -> bool:
-    """Whether the run measured the study's default comparisons or matrix (not a narrow run of a few variants)."""
-    return bool(read_json(run / "run.json")["studies"].get(study, {}).get("default_matrix", True))
-
-
-def narrow_runs(study: StudyReport, runs: Sequence[Path], newest: StudyRun) -> list[StudyRun]:
-    """The narrow runs of the study newer than the run its page and decision rows come from, newest first: shown
-    on its page, never deciding a row."""
-    return [
-        load_study(run, study.name)
-        for run in reversed(runs)
-        if run.name > newest.run_id
-        and study.name in studies_in(read_json(run / "run.json"))
-        and not is_default(run, study.name)
-    ]
-
-
 def only_in_matrix(matrix: StudyRun, newest: StudyRun) -> list[str]:
     """The scenarios a full-matrix run measured that the newest run did not."""
     measured = {cell.record.scenario for cell in newest.cells}
@@ -282,11 +265,10 @@ def findings(chosen: Mapping[StudyReport, Sequence[StudyRun]], runs: Sequence[Pa
     decisions = [row for each, study_runs in chosen.items() for row in each.decisions(study_runs)]
     views = []
     for each, study_runs in chosen.items():
-        for run in [*study_runs, *narrow_runs(each, runs, study_runs[0])]:
+        for run in study_runs:
             asked = {row.workload: row.question for row in each.decisions([run])}
             views += [
                 comparison_view(run, judged, asked.get(judged.record.workload, each.question))
-                | {"narrow": run not in study_runs}
                 for judged in judged_comparisons(run)
             ]
     used = {view["run"] for view in views} | {row.run_id for row in decisions}

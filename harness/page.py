@@ -101,7 +101,6 @@ def _row(index: int, row: Row, ids: dict[int, list[str]], stacks: dict[int, list
 
 def _card(view: dict[str, Any], chart: int) -> str:
     floor = f", the study's noise floor ±{view['floor']:.1%}" if view["floor"] is not None else ""
-    floor += "; a narrow run of some of the study's variants, deciding no row" if view.get("narrow") else ""
     return (
         f'<section class="cmp" id="{_cell(view["id"])}" data-study="{view["study"]}" '
         f'data-stacks="{" ".join(view["stacks"])}" data-scenarios="{view["scenario"]}" data-ids="{_cell(view["id"])}">'

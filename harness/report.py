@@ -11,7 +11,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.findings import ANSWER_WORDS, Findings, findings, is_default, matrix_run, narrow_runs, only_in_matrix
+from harness.findings import ANSWER_WORDS, Findings, findings, matrix_run, only_in_matrix
 from harness.page import page
 from harness.results import (
     StudyRun,
@@ -35,8 +35,7 @@ def runs_of(study: StudyReport, runs: Sequence[Path]) -> list[StudyRun]:
     holding = [run for run in reversed(runs) if study.name in studies_in(read_json(run / "run.json"))]
     if not holding:
         return []
-    default = [run for run in holding if is_default(run, study.name)]
-    chosen = [load_study((default or holding)[0], study.name)]
+    chosen = [load_study(holding[0], study.name)]
     models = {chosen[0].cpu_model}
     for run in holding[1:]:
         candidate = load_study(run, study.name)
@@ -130,9 +129,7 @@ def opening(text: str, words: int = ANSWER_WORDS) -> str:
     return told if told.endswith(".") else told + "."
 
 
-def study_page(
-    study: StudyReport, runs: Sequence[StudyRun], matrix: StudyRun | None, tables: bool, narrow: Sequence[StudyRun] = ()
-) -> str:
+def study_page(study: StudyReport, runs: Sequence[StudyRun], matrix: StudyRun | None, tables: bool) -> str:
     """results/<study>/README.md: the study's answer, section and tables from its newest runs, then the newest run
     of its full matrix where that is another run, each marked with its run and machine."""
     lines = [
@@ -148,16 +145,6 @@ def study_page(
         "",
         *([f"Every table of run `{runs[0].run_id}`: [tables.md](tables.md).", ""] if tables else []),
     ]
-    for each in narrow:
-        lines += [
-            f"## A narrow run: `{each.run_id}`, {each.cpu_model}",
-            "",
-            "Some of the study's variants or scenarios, measured after the run above; it decides no row of the "
-            "decision table.",
-            "",
-            relocated(study.section([each]), study.name, f"{NARROW}/{each.run_id}"),
-            "",
-        ]
     if matrix is not None:
         lines += [
             f"## The full matrix: run `{matrix.run_id}`, {matrix.cpu_model}",
@@ -179,7 +166,6 @@ def study_page(
 
 
 MATRIX = "matrix"  # under results/<study>/: the files of the study's newest full-matrix run
-NARROW = "narrow"  # under results/<study>/: the files of each narrow run newer than the study's default run
 
 
 def relocated(markdown: str, study: str, folder: str = "", depth: int = 1) -> str:
@@ -292,12 +278,9 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
         if matrix is not None:
             files |= {f"{MATRIX}/{name}": content for name, content in each.render(matrix).items()}
             files.setdefault(f"{MATRIX}/README.md", relocated(each.section([matrix]), each.name, depth=2).encode())
-        narrow = narrow_runs(each, runs, study_runs[0])
-        for run in narrow:
-            files |= {f"{NARROW}/{run.run_id}/{name}": content for name, content in each.render(run).items()}
         if "README.md" in files:  # a run measured cell by cell tells its tables in a file of that name
             files["tables.md"] = files.pop("README.md")
-        files["README.md"] = study_page(each, study_runs, matrix, "tables.md" in files, narrow).encode()
+        files["README.md"] = study_page(each, study_runs, matrix, "tables.md" in files).encode()
         for relative, content in files.items():
             path = folder / relative
             write_bytes_atomic(path, content)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -281,23 +280,3 @@ def test_the_wire_sizes_table_gives_mb_per_second_cpu_per_mb_and_p99(tmp_path: P
     run = load_study(make_wire_run(tmp_path), "wire")
     told = study("wire").section([run])
     check_golden("wire/sizes.md", told[told.index("Reply payload moved") :])
-
-
-def test_a_narrow_run_is_shown_on_its_study_s_page_but_decides_no_row(tmp_path: Path) -> None:
-    """A run of a few variants after the default one (default_matrix false) stands on the study's page and in the
-    page's comparisons; the decision table still comes from the default run."""
-    default = make_rounds_run(tmp_path)
-    narrow = tmp_path / "runs" / "20260107T000000Z"
-    shutil.copytree(default, narrow)
-    meta = json.loads((narrow / "run.json").read_text())
-    meta["run_id"] = narrow.name
-    meta["studies"]["stacks"]["default_matrix"] = False
-    write_json_atomic(narrow / "run.json", meta)
-    write_report(tmp_path)
-    decide = (tmp_path / "README.md").read_text().split("## Decide", 1)[1].split("\n## ", 1)[0]
-    assert "`20260106T000000Z`" in decide and "`20260107T000000Z`" not in decide
-    page = (tmp_path / "stacks" / "README.md").read_text()
-    assert "## A narrow run: `20260107T000000Z`" in page
-    assert "(narrow/20260107T000000Z/charts/verdicts.png)" in page
-    assert (tmp_path / "stacks" / "narrow" / "20260107T000000Z" / "charts" / "verdicts.png").is_file()
-    assert "stacks/20260107T000000Z/hello/c50" in (tmp_path / "report.html").read_text()
