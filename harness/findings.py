@@ -223,9 +223,10 @@ def provenance(meta: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def side_by_side(runs: Sequence[Path], study: str) -> dict[str, Any] | None:
-    """A study's two newest runs, cell by cell (what `python -m harness compare` prints); None with one run."""
-    holding = [run for run in runs if study in studies_in(read_json(run / "run.json"))]
+def side_by_side(runs: Mapping[Path, dict[str, Any]], study: str) -> dict[str, Any] | None:
+    """A study's two newest of the runs (each with its run.json), cell by cell (what `python -m harness compare`
+    prints); None with one run."""
+    holding = [run for run, meta in runs.items() if study in studies_in(meta)]
     if len(holding) < 2:
         return None
     found = compare_rows(holding[-2], holding[-1], (study,))
@@ -259,32 +260,37 @@ class Findings:
     matrices: list[dict[str, Any]]  # each study's newest full-matrix run, and what only it measured
 
 
-def findings(chosen: Mapping[StudyReport, Sequence[StudyRun]], runs: Sequence[Path]) -> Findings:
-    """The findings of each study's runs (newest first, as harness.report chooses them), and every run's
-    provenance."""
-    decisions = [row for each, study_runs in chosen.items() for row in each.decisions(study_runs)]
+def findings(
+    chosen: Mapping[StudyReport, Sequence[StudyRun]],
+    runs: Sequence[Path],
+    matrices: Mapping[StudyReport, StudyRun | None],
+) -> Findings:
+    """The findings of each study's runs (newest first, as harness.report chooses them) and of its newest
+    full-matrix run, and every run's provenance."""
+    decisions: list[Decision] = []
     views = []
     for each, study_runs in chosen.items():
-        for run in study_runs:
-            asked = {row.workload: row.question for row in each.decisions([run])}
+        for index, run in enumerate(study_runs):
+            rows = each.decisions([run])  # a study decides from the first run it is given: its newest
+            if index == 0:
+                decisions += rows
+            asked = {row.workload: row.question for row in rows}
             views += [
                 comparison_view(run, judged, asked.get(judged.record.workload, each.question))
                 for judged in judged_comparisons(run)
             ]
-    used = {view["run"] for view in views} | {row.run_id for row in decisions}
-    metas = [read_json(run / "run.json") for run in runs]
-    pairs = [found for each in chosen if (found := side_by_side(runs, each.name))]
-    matrices = [
+    metas = {run: read_json(run / "run.json") for run in runs}
+    pairs = [found for each in chosen if (found := side_by_side(metas, each.name))]
+    found_matrices = [
         {"study": each.name, "run": matrix.run_id, "machine": matrix.cpu_model, "only": only}
         for each, study_runs in chosen.items()
-        if (matrix := matrix_run(each, runs, study_runs[0])) is not None
-        and (only := only_in_matrix(matrix, study_runs[0]))
+        if (matrix := matrices.get(each)) is not None and (only := only_in_matrix(matrix, study_runs[0]))
     ]
-    used |= {each["run"] for each in matrices}
+    used = {view["run"] for view in views} | {row.run_id for row in decisions} | {m["run"] for m in found_matrices}
     return Findings(
         decision_rows(decisions),
         views,
-        [provenance(meta) for meta in reversed(metas) if meta["run_id"] in used],
+        [provenance(meta) for meta in reversed(metas.values()) if meta["run_id"] in used],
         pairs,
-        matrices,
+        found_matrices,
     )

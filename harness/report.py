@@ -129,9 +129,12 @@ def opening(text: str, words: int = ANSWER_WORDS) -> str:
     return told if told.endswith(".") else told + "."
 
 
-def study_page(study: StudyReport, runs: Sequence[StudyRun], matrix: StudyRun | None, tables: bool) -> str:
+def study_page(
+    study: StudyReport, runs: Sequence[StudyRun], matrix: StudyRun | None, matrix_section: str, tables: bool
+) -> str:
     """results/<study>/README.md: the study's answer, section and tables from its newest runs, then the newest run
-    of its full matrix where that is another run, each marked with its run and machine."""
+    of its full matrix where that is another run (its section as results/README.md would tell it), each marked
+    with its run and machine."""
     lines = [
         f"# {study.name}",
         "",
@@ -157,7 +160,7 @@ def study_page(study: StudyReport, runs: Sequence[StudyRun], matrix: StudyRun | 
                 else "It measured the scenarios the default run compares, at more levels."
             ),
             "",
-            relocated(study.section([matrix]), study.name, MATRIX),
+            relocated(matrix_section, study.name, MATRIX),
             "",
             f"Every table of run `{matrix.run_id}`: [{MATRIX}/README.md]({MATRIX}/README.md).",
             "",
@@ -226,7 +229,7 @@ def soak_section(out_dir: Path) -> list[str]:
     return lines
 
 
-def summary(found: Findings, chosen: dict[StudyReport, list[StudyRun]], runs: Sequence[Path], out_dir: Path) -> str:
+def summary(found: Findings, chosen: dict[StudyReport, list[StudyRun]], runs: Sequence[Path], soak: bool) -> str:
     """results/README.md: the decision table, the short answers, and links to each study's page, the soak, the
     page and the runs."""
     lines = [
@@ -242,18 +245,15 @@ def summary(found: Findings, chosen: dict[StudyReport, list[StudyRun]], runs: Se
         "## Each study",
         "",
         *[f"- [{each.name}]({each.name}/README.md): {each.question}" for each in chosen],
-        *soak_line(out_dir),
+        *(
+            ["- [soak](soak/README.md): Does each stack keep serving through backend faults, without leaking?"]
+            if soak
+            else []
+        ),
         "",
         f"Runs: {len(runs)} under [`runs/`](runs), the newest `{runs[-1].name}`.",
     ]
     return "\n".join(lines) + "\n"
-
-
-def soak_line(out_dir: Path) -> list[str]:
-    """The soak's entry in the list of studies, where one has run."""
-    if not (out_dir / "soak").is_dir() or not list((out_dir / "soak").glob("*/run.json")):
-        return []
-    return ["- [soak](soak/README.md): Does each stack keep serving through backend faults, without leaking?"]
 
 
 def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
@@ -268,29 +268,31 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
     if not runs:
         raise FileNotFoundError(f"no run under {out_dir / 'runs'}: run `python -m harness run-all` first")
     chosen = {each: study_runs for each in STUDIES if (study_runs := runs_of(each, runs))}
+    matrices = {each: matrix_run(each, runs, study_runs[0]) for each, study_runs in chosen.items()}
     written = []
     for each, study_runs in chosen.items():
         folder = out_dir / each.name
         if folder.is_dir():
             shutil.rmtree(folder)
-        matrix = matrix_run(each, runs, study_runs[0])
+        matrix = matrices[each]
+        matrix_section = "" if matrix is None else each.section([matrix])
         files = {**each.render(study_runs[0])}
         if matrix is not None:
             files |= {f"{MATRIX}/{name}": content for name, content in each.render(matrix).items()}
-            files.setdefault(f"{MATRIX}/README.md", relocated(each.section([matrix]), each.name, depth=2).encode())
+            files.setdefault(f"{MATRIX}/README.md", relocated(matrix_section, each.name, depth=2).encode())
         if "README.md" in files:  # a run measured cell by cell tells its tables in a file of that name
             files["tables.md"] = files.pop("README.md")
-        files["README.md"] = study_page(each, study_runs, matrix, "tables.md" in files).encode()
+        files["README.md"] = study_page(each, study_runs, matrix, matrix_section, "tables.md" in files).encode()
         for relative, content in files.items():
             path = folder / relative
             write_bytes_atomic(path, content)
             written.append(path)
     if soak := soak_section(out_dir):
         path = out_dir / "soak" / "README.md"
-        write_text_atomic(path, "\n".join(soak).replace("](soak/", "](") + "\n")
+        write_text_atomic(path, relocated("\n".join(soak), "soak") + "\n")
         written.append(path)
-    found = findings(chosen, runs)
-    for name, text in (("README.md", summary(found, chosen, runs, out_dir)), ("report.html", page(found))):
+    found = findings(chosen, runs, matrices)
+    for name, text in (("README.md", summary(found, chosen, runs, bool(soak))), ("report.html", page(found))):
         path = out_dir / name
         write_text_atomic(path, text)
         written.append(path)

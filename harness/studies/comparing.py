@@ -219,6 +219,7 @@ def decision(
     against = judged.outcome(top)
     slowest = candidates(judged)[-1]
     worst = pick_over(judged, slowest, top, tie)
+    slower = worst[0] if worst and worst[1] == "slower" else None  # the one to avoid, where it was slower
     return Decision(
         question=question,
         workload=judged.record.workload,
@@ -227,14 +228,14 @@ def decision(
         over_runner_up="—" if over is None else ratio_text(over[0]),
         over_reference="1 (reference)" if top == reference or against is None else ratio_text(against.ratio),
         verdict="—" if over is None else f"tie with {runner}" if over[1] == TIE else over[1],
-        avoid=f"{slowest} ({ratio_text(worst[0])} of the pick)" if worst and worst[1] == "slower" else "—",
+        avoid=f"{slowest} ({ratio_text(slower)} of the pick)" if slower else "—",
         study=judged.study,
         run_id=run.run_id,
         machine=run.cpu_model,
         trusted=trusted,
         calibration="—" if control is None else calibration_text(control, run.thresholds.tie),
         over=None if over is None else over[0],
-        worst=worst[0] if worst and worst[1] == "slower" else None,
+        worst=slower,
         floor=None if control is None else noise_floor(control),
     )
 
