@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import copy
 import shutil
+import signal
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ from harness.results import (
 )
 from harness.studies.capacity.report import SETTINGS as CAPACITY_SETTINGS
 from harness.studies.stacks.report import SETTINGS as STACKS_SETTINGS
+from harness.tools import ROOT
 from harness.verdicts import FRESH, ComparisonRecord, Method, Stop
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -212,6 +216,28 @@ def started_by_harness() -> set[int]:
         ):
             pids.add(process.info["pid"])
     return pids
+
+
+INTERRUPTED_GRACE = 60.0  # seconds an interrupted `python -m harness` gets to stop what it started
+
+
+def run_harness(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """`python -m harness` with these arguments from the project's root, its output captured. If the wait ends
+    early (its timeout, or pytest-timeout failing the test), the harness is interrupted as Ctrl-C would, so that
+    it stops every server and backend it started, and killed only if it has not ended within INTERRUPTED_GRACE."""
+    with subprocess.Popen(
+        [sys.executable, "-m", "harness", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except BaseException:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.communicate(timeout=INTERRUPTED_GRACE)
+            finally:
+                process.kill()
+            raise
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
 # --- a small run of every study, for golden tests of its tables and answer ------------------------------------

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,8 +14,7 @@ from harness.cli import QUICK_SERVERS
 from harness.matrix import SCENARIOS, server_variant
 from harness.processes import free_port
 from harness.serving import running_server
-from harness.tools import ROOT
-from tests.runs import started_by_harness
+from tests.runs import run_harness, started_by_harness
 
 pytestmark = pytest.mark.usefixtures("tools")  # every test here starts a server or a tool
 
@@ -28,9 +26,7 @@ def harness(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str
     """`python -m harness` with these arguments from the project's root: it must exit 0 and leave no process it
     started."""
     before = started_by_harness()
-    finished = subprocess.run(
-        [sys.executable, "-m", "harness", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
-    )
+    finished = run_harness(*args, timeout=timeout)
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert started_by_harness() <= before
     return finished
@@ -117,15 +113,10 @@ def test_a_target_started_elsewhere_is_measured_where_it_answers(tmp_path: Path,
     """--target: the harness starts no server and no backend, probes each RPC, and samples no resources."""
     unreachable_s3 = {**backends.env(), "AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}"}
     with running_server(server_variant("aio-asyncio"), unreachable_s3) as (target, child):
-        finished = subprocess.run(
-            [
-                *(sys.executable, "-m", "harness", "run-all", "--target", target, "--target-name", "theirs"),
-                *("--scenarios", "hello,s3-unary,s3-unary-100ms", "--concurrency", "2", "--requests", "20"),
-                *("--out", str(tmp_path)),
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
+        finished = run_harness(
+            *("run-all", "--target", target, "--target-name", "theirs"),
+            *("--scenarios", "hello,s3-unary,s3-unary-100ms", "--concurrency", "2", "--requests", "20"),
+            *("--out", str(tmp_path)),
             timeout=300,
         )
         assert child.process.poll() is None  # the harness never stopped the target

@@ -5,8 +5,6 @@ from __future__ import annotations
 import copy
 import itertools
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +12,7 @@ import pytest
 
 from harness.soak import FAULTS, schedule
 from harness.soak_verdict import NEEDS, RECOVERY_SECONDS, load_summary, passed, verdict
-from harness.tools import ROOT
-from tests.runs import started_by_harness
+from tests.runs import run_harness, started_by_harness
 
 MiB = 2**20
 
@@ -147,13 +144,7 @@ def test_every_rpc_of_the_mix_names_the_backends_it_needs() -> None:
 @pytest.mark.usefixtures("tools")
 def test_a_short_soak_on_a_live_stack_injects_every_fault_and_leaves_nothing_running(tmp_path: Path) -> None:
     before = started_by_harness()
-    finished = subprocess.run(
-        [sys.executable, "-m", "harness", "soak", "--minutes", "1", "--servers", "sync-w10", "--out", str(tmp_path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    finished = run_harness("soak", "--minutes", "1", "--servers", "sync-w10", "--out", str(tmp_path), timeout=300)
     assert started_by_harness() <= before
     (run_dir,) = (tmp_path / "soak").iterdir()
     report = json.loads((run_dir / "sync-w10.json").read_text())
