@@ -8,6 +8,7 @@ specifications Vega-Altair builds here; the data is the page's own JSON, nothing
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 from typing import Any
@@ -21,6 +22,13 @@ PAGE_TITLE = "Python RPC stacks: the decision and its evidence"
 VERDICT_COLOURS = {"faster": "#1b9e77", "tie": "#7570b3", "slower": "#d95f02", "unresolved": "#999999"}
 DRIFT_SPAN = 1.2  # the drift panel's colours saturate at a block 20% off its label's whole ratio
 EMBED = "window.vegaEmbed = vegaEmbed;"  # the bundle's snippet: Vega-Embed for the page's own script
+
+
+@functools.cache
+def vega_scripts() -> str:
+    """Vega, Vega-Lite and Vega-Embed in one script, from vl-convert's bundle: about 2 s to build, so built once
+    a process."""
+    return vl_convert.javascript_bundle(EMBED)
 
 
 def _data(values: list[dict[str, Any]]) -> Any:
@@ -234,7 +242,7 @@ def page(found: Findings) -> str:
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>{PAGE_TITLE}</title><style>{STYLE}</style>",
-        f"<script>{vl_convert.javascript_bundle(EMBED)}</script></head><body>",
+        f"<script>{vega_scripts()}</script></head><body>",
         f"<h1>{PAGE_TITLE}</h1>",
         "<p>Rendered by <code>python -m harness report</code> from the raw files under <code>results/runs/</code>. "
         "A ratio is an alternative's OK calls/s over the reference's, paired within a block, with its 95% interval "
