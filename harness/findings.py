@@ -19,6 +19,15 @@ from harness.studies.reading import Judged, judged_comparisons
 from harness.verdicts import Interval, noise_floor, ratio_text
 
 ANSWER_WORDS = 80  # an answer's most words: the decision first, then the figures that carry it
+# The decision table's columns after the question, as both renderers head them.
+DECISION_COLUMNS = (
+    "pick",
+    "how sure: the pick × the runner-up [95% CI]",
+    "avoid",
+    "noise floor",
+    "trusted",
+    "evidence",
+)
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,13 @@ from __future__ import annotations
 import functools
 import html
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import altair as alt
 import vl_convert
 
-from harness.findings import Findings, Row
+from harness.findings import DECISION_COLUMNS, Findings, Row
 
 PAGE_TITLE = "Python RPC stacks: the decision and its evidence"
 VERDICT_COLOURS = {"faster": "#1b9e77", "tie": "#7570b3", "slower": "#d95f02", "unresolved": "#999999"}
@@ -120,10 +121,15 @@ def _card(view: dict[str, Any], chart: int) -> str:
     )
 
 
-def _table(head: tuple[str, ...] | list[str], rows: list[tuple[str, ...]] | list[list[str]]) -> str:
+def _table(head: Sequence[str], body: str) -> str:
+    """A table of these column heads around rows already in HTML."""
     heading = "".join(f"<th>{_cell(each)}</th>" for each in head)
-    body = "".join("<tr>" + "".join(f"<td>{_cell(str(v))}</td>" for v in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{heading}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _rows(rows: Sequence[Sequence[str]]) -> str:
+    """Rows of plain text, escaped."""
+    return "".join("<tr>" + "".join(f"<td>{_cell(str(v))}</td>" for v in row) + "</tr>" for row in rows)
 
 
 def _provenance(run: dict[str, Any]) -> str:
@@ -142,7 +148,7 @@ def _provenance(run: dict[str, Any]) -> str:
     packages = ", ".join(f"{name} {version}" for name, version in sorted(run["packages"].items()))
     return (
         f"<details><summary>Run <code>{run['run']}</code>, {_cell(run['machine'])}, {run['date']}</summary>"
-        + _table(["what", "value"], [list(each) for each in facts])
+        + _table(["what", "value"], _rows(facts))
         + f"<p class='packages'>Packages: {_cell(packages)}</p></details>"
     )
 
@@ -153,7 +159,7 @@ def _pair(pair: dict[str, Any]) -> str:
         f'<details data-study="{pair["study"]}"><summary>{pair["study"]}: B <code>{pair["b"]["run"]}</code> '
         f"({_cell(pair['b']['machine'])}) against A <code>{pair['a']['run']}</code> ({_cell(pair['a']['machine'])})"
         f"</summary><p>Tie band 1 ± {pair['tie']:.0%}: {counts}; geometric mean of B/A {pair['mean']:.2f}.</p>"
-        + _table(pair["head"], pair["rows"])
+        + _table(pair["head"], _rows(pair["rows"]))
         + "</details>"
     )
 
@@ -226,18 +232,7 @@ def page(found: Findings) -> str:
     all_stacks = sorted({stack for v in views for stack in v["stacks"]})
     scenarios = sorted({v["scenario"] for v in views})
     decision = _table(
-        [
-            "question",
-            "pick",
-            "how sure: the pick × the runner-up [95% CI]",
-            "avoid",
-            "noise floor",
-            "trusted",
-            "evidence",
-        ],
-        [],
-    ).replace(
-        "<tbody></tbody>", "<tbody>" + "".join(_row(i, r, ids, stacks) for i, r in enumerate(found.rows)) + "</tbody>"
+        ("question", *DECISION_COLUMNS), "".join(_row(i, r, ids, stacks) for i, r in enumerate(found.rows))
     )
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",

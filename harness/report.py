@@ -11,7 +11,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.findings import ANSWER_WORDS, Findings, findings, matrix_run, only_in_matrix
+from harness.findings import ANSWER_WORDS, DECISION_COLUMNS, Findings, findings, matrix_run, only_in_matrix
 from harness.page import page
 from harness.results import (
     StudyRun,
@@ -80,10 +80,7 @@ def decide(found: Findings) -> list[str]:
     lines += [
         verdicts_line(),
         "",
-        *header(
-            ["pick", "how sure: the pick × the runner-up [95% CI]", "avoid", "noise floor", "trusted", "evidence"],
-            "question",
-        ),
+        *header(DECISION_COLUMNS, "question"),
     ]
     for each in found.rows:
         runs = ", ".join(f"`{run}` ({machine})" for run, machine in each.evidence)
