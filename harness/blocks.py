@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Protocol
 
 from harness.backends import LatencyRoutes, backend_env
+from harness.drivers.held import SERVED_MODES, HeldLoadgen
+from harness.drivers.loadgen import loadgen_argv
 from harness.drivers.report import DriverError
 from harness.matrix import Cell, Scenario, window_requests
 from harness.measure import CellContext, failure_reason, new_record, sampled_run, warm_up
@@ -26,7 +28,7 @@ from harness.rounds import Rounds, run_rounds
 from harness.serving import running_server
 from harness.studies.planning import Comparison
 from harness.tls import PLAIN, PLAINTEXT, Wire, negotiated
-from harness.verdicts import BLOCKS, ComparisonRecord, Method, control_of
+from harness.verdicts import BLOCKS, HELD, ComparisonRecord, Method, control_of
 from scenarios.config import BackendConfig
 from servers.diagnostics import STATS_DIR_VARIABLE
 
@@ -79,6 +81,26 @@ def server_of(comparison: Comparison, label: str, options: RunOptions) -> tuple[
     return (cell.server.name, cell.wire, options.latencies(cell.scenario))
 
 
+def holdable(comparison: Comparison, driver: str) -> bool:
+    """Whether a held loadgen can run a comparison's slices: its driver is ghz or loadgen, and loadgen has a served
+    mode for every cell (not a watch, nor a call it does not make)."""
+    if driver not in ("ghz", "loadgen"):
+        return False
+    for cell in comparison.labelled.values():
+        try:
+            argv = loadgen_argv("loadgen", cell, "127.0.0.1:1", cell.concurrency)
+        except ValueError:
+            return False
+        if argv[1] not in SERVED_MODES:
+            return False
+    return True
+
+
+def held_context(comparison: Comparison, context: CellContext) -> CellContext | None:
+    """The context that drives a comparison's slices by a held loadgen, or None where one cannot (`holdable`)."""
+    return context.driven_by("loadgen") if holdable(comparison, context.driver.name) else None
+
+
 def measure_comparison(
     comparison: Comparison,
     where: StudyEnvironment,
@@ -106,6 +128,7 @@ def measure_comparison(
     measured = itertools.count(1)
     slice_seconds = method.slice_seconds if method.design == BLOCKS else None  # fresh: the scenario's window
     estimate = (len(cells) + comparison.controlled) * (2 * method.cycles if slice_seconds else 1) * method.min_rounds
+    holding = held_context(comparison, context) if method.slicer == HELD else None
 
     def owner(label: str) -> str:
         return reference if label == control else label
@@ -119,26 +142,28 @@ def measure_comparison(
         env = counted(where.server_env(cell.scenario), context)
         return running_server(cell.server, env, cpus=window_cpus(comparison, options), wire=context.wire(cell))
 
-    def warm(label: str, target: str, fresh: bool) -> None:
+    def warm(label: str, target: str, fresh: bool, driving: CellContext) -> None:
         """Warm a label up on its server (thrown away) and size its slices from the warm-up's rate."""
         cell = cells[owner(label)]
         if not records[owner(label)].tls:
             records[owner(label)] = replace(records[owner(label)], tls=negotiated(target, context.wire(cell)))
         begun = time.monotonic()
-        warmed = warm_up(cell, target, context, records[owner(label)])
+        warmed = warm_up(cell, target, driving, records[owner(label)])
         spent["warm"].append(time.monotonic() - begun)
         records[owner(label)] = replace(records[owner(label)], warmup_ok_rps=warmed.warmup_ok_rps)
         size = window_requests(warmed.warmup_ok_rps, cell, options.requests, slice_seconds)
         sizes[label] = sizes.setdefault(label, size) if fresh else size
 
-    def measure_slice(label: str, number: int, index: int | None, server: tuple[str, Child], idle: list[int]) -> float:
+    def measure_slice(
+        label: str, number: int, index: int | None, server: tuple[str, Child], idle: list[int], driving: CellContext
+    ) -> float:
         cell, role = cells[owner(label)], "control" if label == control else "round"
         progress.cell_started(cell, next(measured), estimate)
         target, child = server
         relative = f"{records[owner(label)].stem}-{role}{number}" + ("" if index is None else f"-{index}") + ".json"
-        argv = context.argv(cell, target, sizes[label])
+        argv = driving.argv(cell, target, sizes[label])
         begun = time.monotonic()
-        repeat, report = sampled_run(argv, child, context, relative, sizes[label], role, number, index, idle)
+        repeat, report = sampled_run(argv, child, driving, relative, sizes[label], role, number, index, idle)
         spent["slice_overhead"].append(max(0.0, time.monotonic() - begun - report.total))
         runs[owner(label)].append(repeat)
         return report.ok_rps
@@ -157,13 +182,17 @@ def measure_comparison(
                     spent["start"].append(time.monotonic() - begun)
                 except ProcessError as error:
                     servers[key] = failure_reason(error)
+            driving = context
+            if holding is not None:  # one loadgen for the block, its connections held from slice to slice
+                held = stack.enter_context(HeldLoadgen(holding.tool))
+                driving = replace(holding, driver=replace(holding.driver, run=held.run))
             ready: set[str] = set()
             for label in dict.fromkeys(plan):
                 server = servers[server_of(comparison, label, options)]
                 try:
                     if isinstance(server, str):
                         raise ProcessError(server)
-                    warm(label, server[0], fresh=False)
+                    warm(label, server[0], fresh=False, driving=driving)
                     ready.add(label)
                 except (ProcessError, DriverError, OSError) as error:
                     failed(label, number, error)
@@ -176,7 +205,7 @@ def measure_comparison(
                     continue
                 idle = [pid for other, pid in pids.items() if other != key]
                 try:
-                    rates.append(measure_slice(label, number, index, servers[key], idle))  # type: ignore[arg-type]
+                    rates.append(measure_slice(label, number, index, servers[key], idle, driving))  # type: ignore[arg-type]
                 except (ProcessError, DriverError, OSError) as error:
                     failed(label, number, error)
                     ready.discard(label)
@@ -191,8 +220,8 @@ def measure_comparison(
                 begun = time.monotonic()
                 with serve(label) as server:
                     spent["start"].append(time.monotonic() - begun)
-                    warm(label, server[0], fresh=True)
-                    rates.append(measure_slice(label, number, None, server, []))
+                    warm(label, server[0], fresh=True, driving=context)
+                    rates.append(measure_slice(label, number, None, server, [], context))
             except (ProcessError, DriverError, OSError) as error:
                 failed(label, number, error)
                 rates.append(None)

@@ -36,6 +36,7 @@ from harness.matrix import (
     SERVER_VARIANTS,
     SMALL_OBJECTS,
     Cell,
+    Scenario,
     ServerVariant,
     external_server,
     scenario,
@@ -56,7 +57,7 @@ from harness.studies import DEFAULT_STUDIES, STUDIES, plan, study
 from harness.studies.reading import run_verdicts
 from harness.tls import MTLS, PLAINTEXT, TLS
 from harness.tools import ROOT, MissingPrerequisite, ensure_all
-from harness.verdicts import BLOCKS, DESIGNS, Method, ratio_text
+from harness.verdicts import BLOCKS, DESIGNS, HELD, SLICERS, Method, ratio_text
 from scenarios.config import BackendConfig
 from servers.common import StopSignal
 
@@ -64,6 +65,10 @@ DEFAULT_OUT = ROOT / "results"
 # make bench's default: every default study's comparisons within 20 minutes on the 2-core machine, the backends'
 # start and seeding included (about half a minute), the last round's overshoot allowed for.
 DEFAULT_BUDGET_MINUTES = 19.0
+SLICER_HELP = (
+    "who runs a block's slices: one loadgen for the block that holds its connections to every server from slice "
+    "to slice (held, the default, where loadgen can drive every cell), or a driver process each (process)"
+)
 QUICK = {"levels": (2,), "repeats": 1, "requests": 20, "warmup_requests": 10, "full": True}
 # One variant per server module and option, including one that needs more CPUs (so skipping is exercised too).
 QUICK_SERVERS = ("sync-w10", "sync-w10-p2", "grpclib-uvloop", "aio-asyncio", "grpclib-asyncio-pymongo")
@@ -236,10 +241,10 @@ def run_all_command(options: RunOptions) -> int:
 
 
 def noise_command(
-    minutes: float, design: str, server_cpus: tuple[int, ...], seed: int | None, slice_seconds: float
+    minutes: float, design: str, server_cpus: tuple[int, ...], seed: int | None, slice_seconds: float, slicer: str
 ) -> int:
     """Run the pilot alone and print how precise this machine can be, before anything else is run."""
-    options = RunOptions(Path(tempfile.gettempdir()), server_cpus=server_cpus, design=design, seed=seed)
+    options = RunOptions(Path(tempfile.gettempdir()), server_cpus=server_cpus, design=design, seed=seed, slicer=slicer)
     console = Console(stderr=True)
     console.log(f"measuring an A/A pair for {minutes:g} min; nothing else should run meanwhile")
     with ProgressDisplay(console) as display:
@@ -365,6 +370,13 @@ def parser() -> argparse.ArgumentParser:
         default=BLOCKS,
         help="blocks of warm servers alternated in slices (default), or fresh: a server start for every window",
     )
+    run.add_argument("--slicer", choices=SLICERS, default=HELD, help=SLICER_HELP)
+    run.add_argument(
+        "--aside",
+        action="store_true",
+        help="a run for one question (a narrow comparison, a fix's before and after): shown on its studies' pages "
+        "under aside/, never the run a study's answer and the decision table come from",
+    )
     run.add_argument("--seed", type=int, help="the seed of the blocks' order (default: drawn, and recorded)")
     run.add_argument(
         "--budget-minutes",
@@ -449,6 +461,7 @@ def parser() -> argparse.ArgumentParser:
     )
     noisy.add_argument("--minutes", type=float, default=2.0, help="how long to measure (default: %(default)s)")
     noisy.add_argument("--design", choices=DESIGNS, default=BLOCKS, help="blocks (default) or fresh (a start a window)")
+    noisy.add_argument("--slicer", choices=SLICERS, default=HELD, help=SLICER_HELP)
     noisy.add_argument("--server-cpus", type=_cpu_list, help="CPUs for the servers (default: the last one)")
     noisy.add_argument("--seed", type=int, help="the seed of the slices' order (default: drawn)")
     noisy.add_argument(
@@ -484,6 +497,12 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
+def named_scenario(name: str, studies: Sequence[str]) -> Scenario:
+    """A scenario of scenarios/, or one a chosen study makes for itself (the wire study's sizes)."""
+    own = {each.name: each for study_name in studies for each in plan(study_name).own_scenarios}
+    return own[name] if name in own else scenario(name)
+
+
 def run_options(args: argparse.Namespace) -> RunOptions:
     """RunOptions from run-all's arguments; --quick fills what was not given."""
     quick = QUICK if args.quick else {}
@@ -502,13 +521,16 @@ def run_options(args: argparse.Namespace) -> RunOptions:
     if args.target:
         servers = (external_server(args.target_name, args.target),)
     cpus = args.server_cpus if args.server_cpus is not None else () if args.target else default_server_cpus()
+    # A smoke test (--quick) and a server the harness did not start (--target) are the stacks study's unless --study
+    # says otherwise.
+    studies = tuple(study(name).name for name in args.study or (("stacks",) if args.quick or args.target else ()))
     return RunOptions(
         out_dir=args.out.resolve(),
-        # A smoke test (--quick) and a server the harness did not start (--target) are the stacks study's unless
-        # --study says otherwise.
-        studies=tuple(study(name).name for name in args.study or (("stacks",) if args.quick or args.target else ())),
+        studies=studies,
         servers=servers,
-        scenarios=tuple(scenario(name) for name in args.scenarios) if args.scenarios else None,
+        scenarios=tuple(named_scenario(name, studies or DEFAULT_STUDIES) for name in args.scenarios)
+        if args.scenarios
+        else None,
         connections=tuple(args.connections) if args.connections else None,
         server_cpus=cpus,
         objects=args.objects,
@@ -518,6 +540,8 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         jitter_ms=args.jitter,
         rounds=args.rounds,
         design=args.design,
+        slicer=args.slicer,
+        aside=args.aside,
         seed=args.seed,
         budget_minutes=args.budget_minutes or None,
         wire=args.wire or PLAINTEXT,
@@ -576,7 +600,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             cpus = args.server_cpus if args.server_cpus is not None else default_server_cpus()
             if args.slice_seconds <= 0:
                 root.error(f"--slice-seconds must be positive, got {args.slice_seconds:g}")
-            return noise_command(args.minutes, args.design, cpus, args.seed, args.slice_seconds)
+            return noise_command(args.minutes, args.design, cpus, args.seed, args.slice_seconds, args.slicer)
         if args.command == "seed":
             return seed(args.bucket, args.objects)
         return backends(args.bucket, args.objects)

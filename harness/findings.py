@@ -13,7 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from harness.compare import compare_rows
-from harness.results import DIRTY, StudyRun, comparison_files, load_study, read_json, studies_in, study_dir
+from harness.results import (
+    DIRTY,
+    StudyRun,
+    comparison_files,
+    is_aside,
+    load_study,
+    read_json,
+    studies_in,
+    study_dir,
+)
 from harness.studies.base import Decision, StudyReport
 from harness.studies.reading import Judged, judged_comparisons
 from harness.verdicts import Interval, noise_floor, ratio_text
@@ -233,9 +242,9 @@ def provenance(meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def side_by_side(runs: Mapping[Path, dict[str, Any]], study: str) -> dict[str, Any] | None:
-    """A study's two newest of the runs (each with its run.json), cell by cell (what `python -m harness compare`
-    prints); None with one run."""
-    holding = [run for run, meta in runs.items() if study in studies_in(meta)]
+    """A study's two newest of the runs (each with its run.json) but those made --aside, cell by cell (what
+    `python -m harness compare` prints); None with one run."""
+    holding = [run for run, meta in runs.items() if study in studies_in(meta) and not is_aside(meta)]
     if len(holding) < 2:
         return None
     found = compare_rows(holding[-2], holding[-1], (study,))

@@ -19,7 +19,7 @@ from harness.matrix import (
 )
 from harness.pythons import Prepared
 from harness.tls import PLAINTEXT, WIRES
-from harness.verdicts import DESIGNS
+from harness.verdicts import BLOCKS, DESIGNS, HELD, PROCESS, SLICERS
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,9 @@ class RunOptions:
     rounds: int | None = None  # comparisons run exactly this many blocks (a smoke test); None: the stopping rule
     # How comparisons are measured: "blocks" of warm servers alternated in slices, or "fresh" (a start per window).
     design: str = "blocks"
+    # Who runs a block's slices: one loadgen held for the block, or a driver process each (harness.verdicts).
+    slicer: str = HELD
+    aside: bool = False  # a run for one question: it decides no row of the report (results.RunMeta.aside)
     seed: int | None = None  # the seed of the rounds' order; None: one drawn for the run (and recorded)
     # The time the run's comparisons share: none starts a round that would end past it. None: no budget.
     budget_minutes: float | None = None
@@ -56,6 +59,11 @@ class RunOptions:
     # own), and each as prepared for the run (harness.pythons): filled by the runner before it plans.
     pythons: tuple[str, ...] = ()
     interpreters: tuple[Prepared, ...] = ()
+
+    @property
+    def slices_by(self) -> str:
+        """Who runs the slices: the slicer asked for in blocks; a design of fresh starts, a driver process a window."""
+        return self.slicer if self.design == BLOCKS else PROCESS
 
     @property
     def target(self) -> str:
@@ -82,6 +90,8 @@ class RunOptions:
             raise ValueError("the budget must be > 0 minutes")
         if self.design not in DESIGNS:
             raise ValueError(f"the design is one of {', '.join(DESIGNS)}, got {self.design!r}")
+        if self.slicer not in SLICERS:
+            raise ValueError(f"the slicer is one of {', '.join(SLICERS)}, got {self.slicer!r}")
         if self.wire not in WIRES:
             raise ValueError(f"the wire is one of {', '.join(WIRES)}, got {self.wire!r}")
         if self.wire != PLAINTEXT and "wire" in self.studies:

@@ -29,7 +29,7 @@ from harness.results import StudyRun, load_cells
 from harness.studies.planning import Comparison
 from harness.studies.reading import judged_comparisons
 from harness.tools import ensure_tool
-from harness.verdicts import BLOCKS, Interval, Method, ratio_text, verdict
+from harness.verdicts import BLOCKS, PROCESS, Interval, Method, ratio_text, verdict
 
 NAME = "pilot"  # its files: <run>/pilot/
 SERVER, SCENARIO, LEVEL, DRIVER = "sync-w10", "hello", 50, "ghz"
@@ -58,6 +58,7 @@ class Pilot:
     costs: Costs
     drift: float | None  # sd of the log rate's change over 10 s on one server
     ratio: Interval | None  # the twin over the reference, with its 95% interval
+    slicer: str = PROCESS  # who ran the slices (harness.verdicts.SLICERS)
 
     def to_json(self) -> dict[str, Any]:
         found = self.ratio
@@ -71,6 +72,7 @@ class Pilot:
             "costs": self.costs.to_json(),
             "drift_10s": None if self.drift is None else round(self.drift, 4),
             "ratio": None if found is None else [found.value, found.low, found.high, found.rounds],
+            "slicer": self.slicer,
         }
 
     @classmethod
@@ -86,7 +88,12 @@ class Pilot:
             Costs(**raw["costs"]),
             raw["drift_10s"],
             None if found is None else Interval(*found),
+            raw.get("slicer", PROCESS),
         )
+
+    @property
+    def driver(self) -> str:
+        return DRIVER if self.slicer == PROCESS else "one loadgen a block, its connections held"
 
     @property
     def slice_for_run(self) -> float:
@@ -107,7 +114,7 @@ class Pilot:
             else f"±{math.expm1(found.half_width):.1%} ({ratio_text(found)}, {verdict(found, 0.05)})"
         )
         lines = [
-            f"On {cpu}: {self.workload} ({SERVER} against an independent start of itself, {DRIVER}), "
+            f"On {cpu}: {self.workload} ({SERVER} against an independent start of itself, {self.driver}), "
             f"{self.design} design: an A/A pair resolved {reached} in {self.seconds / 60:.1f} min "
             f"({self.blocks} {'blocks' if self.design == BLOCKS else 'rounds of fresh starts'}).",
         ]
@@ -160,6 +167,7 @@ def read_pilot(where: StudyEnvironment, meta: dict[str, Any], method: Method, se
         Costs(**judged.record.costs),
         math.sqrt(sum(each**2 for each in drifts) / len(drifts)) if drifts else None,
         None if control is None else control.ratio,
+        method.slicer,
     )
 
 
@@ -187,7 +195,7 @@ def measure_noise(options: RunOptions, minutes: float, progress: RunProgress, sl
         where = StudyEnvironment(options, backends.config, None, ensure_tool(DRIVERS[DRIVER].tool), scratch)
         seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
         meta = {"run_id": "noise", "studies": {}}
-        method = Method(design=options.design, slice_seconds=slice_seconds)
+        method = Method(design=options.design, slice_seconds=slice_seconds, slicer=options.slices_by)
         return run_pilot(where, meta, method, minutes * 60, seed, progress)
 
 

@@ -1,8 +1,9 @@
 """results/README.md (the decision table and short answers), each study's page with its tables and charts, and
 results/report.html, rendered from the run files only.
 
-Each study renders from the newest run that holds it; its page also sees the newest full default run of the study
-on every other CPU model, so machines stand side by side, and the newest run of its full matrix.
+Each study renders from the newest run that holds it, but a run made --aside (told under aside/ on its page); its
+page also sees the newest full default run of the study on every other CPU model, so machines stand side by side,
+and the newest run of its full matrix.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from harness.results import (
     StudyRun,
     Thresholds,
     all_runs,
+    is_aside,
     load_study,
     read_json,
     studies_in,
@@ -31,8 +33,12 @@ from harness.summaries import header, row
 
 
 def runs_of(study: StudyReport, runs: Sequence[Path]) -> list[StudyRun]:
-    """The newest run holding the study, then the newest full default run on each other CPU model."""
-    holding = [run for run in reversed(runs) if study.name in studies_in(read_json(run / "run.json"))]
+    """The newest run holding the study, then the newest full default run on each other CPU model; runs made
+    --aside only where the study has no other."""
+    metas = {run: read_json(run / "run.json") for run in reversed(runs)}
+    holding = [run for run, meta in metas.items() if study.name in studies_in(meta)]
+    if deciding := [run for run in holding if not is_aside(metas[run])]:
+        holding = deciding
     if not holding:
         return []
     chosen = [load_study(holding[0], study.name)]
@@ -43,6 +49,17 @@ def runs_of(study: StudyReport, runs: Sequence[Path]) -> list[StudyRun]:
             chosen.append(candidate)
             models.add(candidate.cpu_model)
     return chosen
+
+
+def asides_of(study: StudyReport, runs: Sequence[Path], chosen: StudyRun) -> list[StudyRun]:
+    """The runs made --aside that hold the study, newest first, but the one its page is told from."""
+    return [
+        load_study(run, study.name)
+        for run in reversed(runs)
+        if run.name != chosen.run_id
+        and is_aside(meta := read_json(run / "run.json"))
+        and study.name in studies_in(meta)
+    ]
 
 
 def answer(study: StudyReport, runs: Sequence[StudyRun]) -> str:
@@ -127,11 +144,16 @@ def opening(text: str, words: int = ANSWER_WORDS) -> str:
 
 
 def study_page(
-    study: StudyReport, runs: Sequence[StudyRun], matrix: StudyRun | None, matrix_section: str, tables: bool
+    study: StudyReport,
+    runs: Sequence[StudyRun],
+    matrix: StudyRun | None,
+    matrix_section: str,
+    tables: bool,
+    asides: Sequence[StudyRun] = (),
 ) -> str:
     """results/<study>/README.md: the study's answer, section and tables from its newest runs, then the newest run
     of its full matrix where that is another run (its section as results/README.md would tell it), each marked
-    with its run and machine."""
+    with its run and machine; then links to the runs made --aside."""
     lines = [
         f"# {study.name}",
         "",
@@ -162,10 +184,26 @@ def study_page(
             f"Every table of run `{matrix.run_id}`: [{MATRIX}/README.md]({MATRIX}/README.md).",
             "",
         ]
+    if asides:
+        lines += [
+            "## Runs aside",
+            "",
+            "Each answered one question (a narrow comparison, a fix's before and after); none decides the answer "
+            "above. Compare within one run only.",
+            "",
+            *(
+                f"- [`{each.run_id}`]({ASIDE}/{each.run_id}/README.md), {each.cpu_model}: "
+                f"{', '.join(sorted({cell.record.server for cell in each.cells}))} on "
+                f"{', '.join(sorted({cell.record.scenario for cell in each.cells}))}"
+                for each in asides
+            ),
+            "",
+        ]
     return "\n".join(lines)
 
 
 MATRIX = "matrix"  # under results/<study>/: the files of the study's newest full-matrix run
+ASIDE = "aside"  # under results/<study>/: a folder of each run made --aside
 
 
 def relocated(markdown: str, study: str, folder: str = "", depth: int = 1) -> str:
@@ -277,9 +315,16 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
         if matrix is not None:
             files |= {f"{MATRIX}/{name}": content for name, content in each.render(matrix).items()}
             files.setdefault(f"{MATRIX}/README.md", relocated(matrix_section, each.name, depth=2).encode())
+        asides = asides_of(each, runs, study_runs[0])
+        for aside in asides:
+            folder_name = f"{ASIDE}/{aside.run_id}"
+            files |= {f"{folder_name}/{name}": content for name, content in each.render(aside).items()}
+            told = relocated(each.section([aside]), each.name, depth=3)
+            files.setdefault(f"{folder_name}/README.md", told.encode())
         if "README.md" in files:  # a run measured cell by cell tells its tables in a file of that name
             files["tables.md"] = files.pop("README.md")
-        files["README.md"] = study_page(each, study_runs, matrix, matrix_section, "tables.md" in files).encode()
+        tables = "tables.md" in files
+        files["README.md"] = study_page(each, study_runs, matrix, matrix_section, tables, asides).encode()
         for relative, content in files.items():
             path = folder / relative
             write_bytes_atomic(path, content)

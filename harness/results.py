@@ -296,6 +296,11 @@ def studies_in(meta: dict[str, Any]) -> list[str]:
     return list(meta["studies"]) if "studies" in meta else [LEGACY_STUDY]
 
 
+def is_aside(meta: dict[str, Any]) -> bool:
+    """A run made --aside: it answers one question and decides no row (runs before the flag decided)."""
+    return bool(meta.get("aside"))
+
+
 def study_dir(run_dir: Path, meta: dict[str, Any], study: str) -> Path:
     """Where a study's files are in a run."""
     return run_dir if "studies" not in meta else run_dir / study
@@ -431,6 +436,9 @@ class RunMeta:
     interpreters: dict[str, Any] = field(default_factory=dict)
     # What the pilot found of the machine's noise and costs before the comparisons (harness.pilot), or nothing.
     pilot: dict[str, Any] = field(default_factory=dict)
+    # A run for one question (--aside: a narrow comparison, a fix's before and after): shown on its studies' pages,
+    # never the run a study's answer and decision rows come from.
+    aside: bool = False
     schema: int = SCHEMA
 
     def to_json(self) -> dict[str, Any]:

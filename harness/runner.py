@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.backends import LatencyRoutes, seed_bucket, start_backends, toxiproxy
-from harness.blocks import RunProgress, StudyEnvironment, counted, measure_comparison
+from harness.blocks import RunProgress, StudyEnvironment, counted, holdable, measure_comparison
 from harness.drivers.registry import DRIVERS
 from harness.drivers.report import DriverError
 from harness.matrix import BUCKET_PREFIXES, REST_VARIANTS, SERVER_VARIANTS, Cell
@@ -48,7 +48,7 @@ from harness.studies.interpreters import NAME as INTERPRETERS_STUDY
 from harness.studies.planning import Comparison, StudyPlan, controlled_first
 from harness.tls import MTLS, PLAIN, PLAINTEXT, TLS, Wire, make_certificates, negotiated
 from harness.tools import TOXIPROXY, ensure_tool
-from harness.verdicts import BLOCKS, Method
+from harness.verdicts import BLOCKS, HELD, Method
 
 
 def default_server_cpus() -> tuple[int, ...]:
@@ -173,8 +173,15 @@ def measure_target(
         yield cell, record
 
 
-def study_matrix(each: StudyPlan, options: RunOptions, cells: list[Cell], repeats: int) -> dict[str, Any]:
-    """What a study measured, recorded in run.json: its axes, and how each server variant served."""
+def slices_driver(each: Chosen, options: RunOptions) -> str:
+    """The driver that runs a study's windows: its own, or loadgen where a held one runs every comparison's slices."""
+    driver = each.plan.driver
+    held = options.slices_by == HELD and each.comparisons
+    return "loadgen" if held and all(holdable(c, c.driver or driver) for c in each.comparisons) else driver
+
+
+def study_matrix(each: StudyPlan, options: RunOptions, cells: list[Cell], repeats: int, driver: str) -> dict[str, Any]:
+    """What a study measured, recorded in run.json: its axes, how each server variant served, the driver."""
     servers = list({cell.server.name: cell.server for cell in cells}.values())
     scenarios = list({cell.scenario.name: cell.scenario for cell in cells}.values())
     return {
@@ -196,7 +203,7 @@ def study_matrix(each: StudyPlan, options: RunOptions, cells: list[Cell], repeat
             scenario.bucket: options.bucket_objects(scenario.bucket) for scenario in scenarios if scenario.bucket
         },
         "jitter_ms": options.jitter_ms,
-        "driver": each.driver,
+        "driver": driver,
     }
 
 
@@ -284,8 +291,10 @@ def run_study(
 def run_method(options: RunOptions) -> Method:
     """The method the options ask for: its design, and with --rounds exactly that many blocks (a smoke test)."""
     if options.rounds:
-        return Method(design=options.design, min_rounds=options.rounds, max_rounds=options.rounds)
-    return Method(design=options.design)
+        return Method(
+            design=options.design, slicer=options.slices_by, min_rounds=options.rounds, max_rounds=options.rounds
+        )
+    return Method(design=options.design, slicer=options.slices_by)
 
 
 def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
@@ -296,22 +305,27 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
     options = with_interpreters(options)
     plans = chosen_studies(options)
     drivers = {name for each in plans for name in (each.plan.driver, *each.plan.checkers)}
+    if options.slices_by == HELD:
+        drivers.add("loadgen")  # it runs every comparison's slices that it can drive
     tools = {each.name: ensure_tool(DRIVERS[each.plan.driver].tool) for each in plans}
     versions = {name: tool_version(DRIVERS[name].tool) for name in sorted(drivers)}
     meta = RunMeta(
         run_id=run_id,
         date=datetime.now(UTC).isoformat(timespec="seconds"),
         environment=environment(versions),
-        drivers={each.plan.driver: versions[each.plan.driver] for each in plans},
+        drivers={name: versions[name] for each in plans for name in (each.plan.driver, slices_driver(each, options))},
         pinning={"server_cpus": list(options.server_cpus), "ghz_and_backend_cpus": list(options.other_cpus)},
         thresholds=Thresholds(),
         interpreters={each.name: each.to_json() for each in options.interpreters},
         budget_seconds=options.budget_minutes * 60 if options.budget_minutes else None,
+        aside=options.aside,
         studies={
             each.name: StudyEntry(
                 question=each.report.question,
                 default_matrix=each.plan.is_default_matrix(options),
-                matrix=study_matrix(each.plan, options, each.cells, options.repeats or each.plan.repeats),
+                matrix=study_matrix(
+                    each.plan, options, each.cells, options.repeats or each.plan.repeats, slices_driver(each, options)
+                ),
                 settings=dict(each.report.settings),
             )
             for each in plans

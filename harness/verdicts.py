@@ -36,6 +36,10 @@ def control_of(reference: str) -> str:
 
 BLOCKS, FRESH = "blocks", "fresh"  # the designs: warm servers alternated in slices, or a fresh start per window
 DESIGNS = (BLOCKS, FRESH)
+# Who runs a block's slices: a driver process each (ghz or loadgen), or one loadgen held for the block, with its
+# connections to every server of the block kept from slice to slice (harness.drivers.held).
+PROCESS, HELD = "process", "held"
+SLICERS = (PROCESS, HELD)
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class Method:
     design: str = BLOCKS
     cycles: int = 2  # mirrored cycles of slices per block
     slice_seconds: float = 1.0  # a slice's length, before its workload's own minimum (two waves of calls)
+    slicer: str = PROCESS  # who runs the slices (SLICERS); held only where loadgen can drive every cell
 
     def __post_init__(self) -> None:
         if not 0 < self.tie < 1 or not 0 < self.precision < 1 or not 0.5 < self.confidence < 1:
@@ -63,6 +68,8 @@ class Method:
             raise ValueError(f"need 2 <= min_rounds <= max_rounds, got {self.min_rounds} and {self.max_rounds}")
         if self.design not in (BLOCKS, FRESH) or self.cycles < 1 or self.slice_seconds <= 0:
             raise ValueError(f"design blocks or fresh, cycles >= 1, slice_seconds > 0: got {self}")
+        if self.slicer not in SLICERS or (self.slicer == HELD and self.design != BLOCKS):
+            raise ValueError(f"slicer {' or '.join(SLICERS)}, held only in the blocks design: got {self}")
 
     @property
     def unit(self) -> str:

@@ -10,6 +10,7 @@
 //	loadgen fetch -target HOST:PORT -pattern paging|stream -parallelism P -bucket B -expect K -clients C -total N
 //	loadgen watch -target HOST:PORT -streams N -seconds S -sensors K
 //	loadgen info  -target HOST:PORT -shape unary|lockstep|pipelined|rest|connect [-http 1.1|2] -workers W -total N
+//	loadgen serve (runs of call, fetch or info, one a line of JSON on stdin, on connections held between them)
 //
 // Every mode speaks TLS with -cacert CA.pem (and mutual TLS with -cert and -key as well), plaintext without.
 package main
@@ -29,7 +30,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: loadgen call|fetch|watch|info [flags]; loadgen <mode> -h lists the flags")
+		fail("usage: loadgen call|fetch|watch|info [flags], or loadgen serve; loadgen <mode> -h lists the flags")
 	}
 	var (
 		report any
@@ -44,11 +45,16 @@ func main() {
 		report, err = runWatch(args)
 	case "info":
 		report, err = runInfo(args)
+	case "serve":
+		if err := runServe(os.Stdin, os.Stdout); err != nil {
+			fail(err.Error())
+		}
+		return
 	case "--version", "version":
 		fmt.Println(version)
 		return
 	default:
-		fail(fmt.Sprintf("unknown mode %q: call, fetch, watch or info", mode))
+		fail(fmt.Sprintf("unknown mode %q: call, fetch, watch, info or serve", mode))
 	}
 	if err != nil {
 		fail(err.Error())
@@ -83,12 +89,15 @@ func parse(set *flag.FlagSet, args []string, target *string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", set.Name(), err)
 	}
-	clientTLS = config
+	clientTLS, clientTLSFiles = config, *caFile+"|"+*certFile+"|"+*keyFile
 	return nil
 }
 
-// clientTLS is the TLS every connection of this run speaks; nil: plaintext.
-var clientTLS *tls.Config
+// clientTLS is the TLS every connection of this run speaks (nil: plaintext), from clientTLSFiles.
+var (
+	clientTLS      *tls.Config
+	clientTLSFiles string
+)
 
 // tlsConfig trusts the CA in caFile (and presents certFile and keyFile when given); nil for plaintext.
 func tlsConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
@@ -130,8 +139,13 @@ func dial(target string) (*grpc.ClientConn, error) {
 	return grpc.NewClient(target, grpc.WithTransportCredentials(creds))
 }
 
-// dialEach opens n connections; close closes them all.
+// dialEach opens n connections; close closes them all. A served loadgen (serve.go) hands out the ones it
+// holds instead, and keeps them open.
 func dialEach(target string, n int) (connections []*grpc.ClientConn, close func(), err error) {
+	if held != nil {
+		connections, err = heldConnections(target, n)
+		return connections, func() {}, err
+	}
 	close = func() {
 		for _, conn := range connections {
 			conn.Close()

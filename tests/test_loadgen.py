@@ -1,5 +1,6 @@
 """Our Go driver (loadgen): its command lines from cells (pure), its reports parsed strictly, and each mode
-against a live server: call counts, fetch-alls that check every object, watch streams with readings."""
+against a live server: call counts, fetch-alls that check every object, watch streams with readings; and a held
+loadgen (`loadgen serve`) running slice after slice on the connections it keeps."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from typing import Any
 import pytest
 
 from harness.backends import Backends, seed_bucket
+from harness.blocks import held_context
+from harness.drivers.held import HeldLoadgen
 from harness.drivers.loadgen import loadgen_argv, run_loadgen
 from harness.drivers.registry import DRIVERS
 from harness.drivers.report import DriverError, FetchCounts, LoadReport, WatchOutcome
@@ -20,6 +23,7 @@ from harness.measure import CellContext
 from harness.options import RunOptions
 from harness.results import CellRecord, Repeat, ResourceUsage, load_study, read_json, save_cell, write_json_atomic
 from harness.serving import running_server
+from harness.studies.planning import Comparison
 from harness.studies.reading import calls_not_ok
 from harness.studies.streaming import BATCH_SCENARIOS, CROSS_CHECK_LEVEL, HELLO, HELLO_STREAM, WATCH, fetch_scenario
 from harness.studies.streaming import plan as streaming
@@ -265,3 +269,39 @@ def test_call_mode_asks_grpc_hello_for_work_and_reply_bytes(target: str) -> None
     assert report.ok == 3 and raw["options"]["request_bytes"] == 1024 * 1024
     _, refused = run("call", "-target", target, "-reply-bytes", "4000001", "-total", "2")
     assert refused.status_codes == {"InvalidArgument": 2}
+
+
+def test_a_held_loadgen_runs_slice_after_slice_on_connections_it_dialled_once(target: str) -> None:
+    loadgen = str(ensure_go_tool(LOADGEN))
+    host, _, port = target.rpartition(":")
+    with CountingProxy(host, int(port), 0.0) as proxy, HeldLoadgen(Path(loadgen)) as held:
+        address = proxy.endpoint.removeprefix("http://")
+        call = [loadgen, "call", "-target", address, "-method", "hello", "-concurrency", "6", "-connections", "3"]
+        first, second = (held.run([*call, "-total", str(total)], 60.0) for total in (30, 60))
+        assert (first.report.ok, second.report.ok) == (30, 60)
+        assert first.cpu_seconds > 0 and second.cpu_seconds > 0
+        assert proxy.connections == 3  # dialled for the first slice, held for the second
+        with pytest.raises(DriverError, match="need 1 <= -concurrency <= -total"):
+            held.run([loadgen, "call", "-target", address, "-concurrency", "5", "-total", "2"], 60.0)
+        with pytest.raises(DriverError, match="runs call, fetch, info, not"):
+            held.run([loadgen, "watch", "-target", address], 60.0)
+        assert held.run([*call, "-total", "6"], 60.0).report.ok == 6  # a refused run leaves it serving
+        process = held.process
+    assert process is not None and process.poll() == 0  # stopped on leaving, by the end of its input
+
+
+@pytest.mark.usefixtures("tools")
+def test_a_comparison_is_held_only_where_loadgen_can_drive_every_cell(tmp_path: Path) -> None:
+    ghz = DRIVERS["ghz"]
+    context = CellContext(ghz, ensure_go_tool(ghz.tool), RunOptions(tmp_path), 1, tmp_path)
+
+    def comparison(*cells: Cell) -> Comparison:
+        return Comparison("w", (cells[0].server.name, cells[0]), tuple((cell.server.name, cell) for cell in cells[1:]))
+
+    hello = comparison(*(Cell(server_variant(name), HELLO, 50) for name in ("sync-w10", "aio-uvloop")))
+    held = held_context(hello, context)
+    assert held is not None and held.driver.name == "loadgen"
+    assert held_context(comparison(Cell(server_variant("aio-uvloop"), WATCH, 10)), context) is None
+    archive = replace(HELLO, call="bench.v1.ObjectStore.ArchiveObjects")
+    assert held_context(comparison(Cell(server_variant("sync-w10"), archive, 1)), context) is None
+    assert held_context(hello, context.driven_by("h2load")) is None

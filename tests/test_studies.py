@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main, parser, run_options
+from harness.cli import main, named_scenario, parser, run_options
 from harness.drivers.registry import DRIVERS
 from harness.matrix import (
     CONCURRENCY_LEVELS,
@@ -24,6 +24,7 @@ from harness.options import RunOptions
 from harness.runner import chosen_studies
 from harness.studies import DEFAULT_STUDIES, STUDIES, plan, study
 from harness.studies.planning import between_servers
+from harness.studies.wire import HELLO
 from harness.studies.wire.plan import cells as wire_cells
 from harness.studies.wire.plan import comparisons as wire_comparisons
 
@@ -140,6 +141,8 @@ def test_every_default_study_decides_its_questions_by_comparisons_of_labelled_ce
         "hello/aio-uvloop/c50",
         "hello-stream/aio-uvloop/c50",
     ]
+    # The study's A/A control goes with its first comparison: the one of second-long slices, not the fetch-alls.
+    assert next(iter(found["streaming"])) == "one-message/aio-uvloop/c50"
     info = found["protocols"]["info/aio-uvloop/c16"]
     assert list(info.labelled) == ["unary", "lockstep", "pipelined", "rest-h1", "rest-h2", "connect-json-h1"]
     assert info.labelled["rest-h2"].key == "info-rest-h2/rest-h2/c16"
@@ -193,3 +196,16 @@ def test_the_wire_study_sets_rest_beside_the_grpc_stacks_and_sizes_both_ways(tmp
     assert "rest-h1" not in requests and requests["aio-uvloop+tls"].scenario.data["request_bytes"] == 1024 * 1024
     full = wire_cells(RunOptions(tmp_path, full=True))  # ghz alone: no REST, no MiB on its command line
     assert not [cell for cell in full if cell.server.protocol == "http" or "request_bytes" in cell.scenario.data]
+
+
+def test_the_wire_study_measures_the_scenarios_it_is_told_and_names_them_when_it_is_told_none(tmp_path: Path) -> None:
+    sizes = {each.name: each for each in plan("wire").own_scenarios}
+    chosen = RunOptions(tmp_path, scenarios=(sizes["request-1MiB"], sizes["reply-1MiB"]))
+    assert [each.workload for each in wire_comparisons(chosen)] == ["reply-1MiB/c10", "request-1MiB/c10"]
+    hello = {each.workload.split("/")[0] for each in wire_comparisons(RunOptions(tmp_path, scenarios=(HELLO,)))}
+    assert hello == {"tls", "connections-tls"}
+    with pytest.raises(ValueError, match="compares on hello, reply-0B"):
+        wire_comparisons(RunOptions(tmp_path, scenarios=(scenario("s3-unary"),)))
+    assert named_scenario("request-1MiB", ("wire",)) == sizes["request-1MiB"]
+    with pytest.raises(KeyError, match="unknown scenario 'request-1MiB'"):
+        named_scenario("request-1MiB", ("stacks",))  # the wire study's own

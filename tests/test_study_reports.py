@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -187,6 +188,23 @@ def test_a_run_in_rounds_tells_its_comparisons_with_intervals_and_decides(tmp_pa
         "| Handlers without I/O: which stack? | **aio-uvloop** | 1.28 [1.26, 1.30] × grpclib-uvloop: faster | "
         "sync-w10 (0.77 [0.75, 0.80] of the pick) | tie, floor ±"
     ) in decide
+
+
+def test_a_run_made_aside_is_shown_on_its_study_s_page_and_decides_nothing(tmp_path: Path) -> None:
+    deciding = make_rounds_run(tmp_path)
+    aside = tmp_path / "runs" / "20260108T000000Z"
+    shutil.copytree(deciding, aside)
+    meta = json.loads((aside / "run.json").read_text()) | {"run_id": aside.name, "aside": True}
+    write_json_atomic(aside / "run.json", meta)
+    write_report(tmp_path)
+    page = (tmp_path / "stacks" / "README.md").read_text()
+    answered, told = page.split("## Runs aside", 1)
+    assert deciding.name in answered and aside.name not in answered
+    assert f"- [`{aside.name}`](aside/{aside.name}/README.md), Test CPU A: aio-uvloop, grpclib-uvloop" in told
+    assert "sync-w10 on hello" in told
+    assert (tmp_path / "stacks" / "aside" / aside.name / "README.md").is_file()
+    summary = (tmp_path / "README.md").read_text()
+    assert aside.name not in summary.split("Runs: ", 1)[0]  # no row, no pair of runs side by side
 
 
 def test_a_comparison_of_ways_to_connect_is_told_by_its_labels_and_joins_the_decision_table(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from harness.rounds import Budget, Rounds
 from harness.verdicts import (
     FASTER,
     FRESH,
+    HELD,
     SLOWER,
     TIE,
     UNRESOLVED,
@@ -57,6 +58,15 @@ def test_interval_is_the_t_interval_of_the_log_ratios() -> None:
     assert interval([2.0]).high == math.inf  # one round: no interval
     with pytest.raises(ValueError, match="positive"):
         interval([1.0, 0.0])
+
+
+def test_a_held_driver_runs_the_slices_of_blocks_alone() -> None:
+    assert Method(slicer=HELD).to_json()["slicer"] == HELD
+    assert Method.from_json({"design": "blocks"}).slicer == "process"  # runs before the held driver
+    with pytest.raises(ValueError, match="held only in the blocks design"):
+        Method(design=FRESH, slicer=HELD)
+    with pytest.raises(ValueError, match="slicer process or held"):
+        Method(slicer="ghz")
 
 
 @pytest.mark.parametrize(

@@ -115,6 +115,11 @@ def run_reporting_tool(name: str, argv: list[str], timeout: float) -> DriverRun:
     """Run a tool that prints a ghz-shaped JSON report (ghz, or our loadgen), keep the report compact, and
     measure the tool's CPU time; DriverError on failure or timeout."""
     stdout, cpu_seconds = run_tool(name, argv, timeout)
+    return read_report(name, stdout, cpu_seconds)
+
+
+def read_report(name: str, stdout: str, cpu_seconds: float) -> DriverRun:
+    """A ghz-shaped JSON report as a tool printed it, kept compact; DriverError where it is not one."""
     try:
         raw = json.loads(stdout)
     except json.JSONDecodeError as error:

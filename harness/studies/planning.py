@@ -124,6 +124,8 @@ class StudyPlan:
     # The comparisons these options ask for, measured in interleaved rounds (harness.rounds) instead of cell by
     # cell; none: every cell is measured on its own (the full matrix, and studies not yet moved to rounds).
     comparisons: Callable[[RunOptions], list[Comparison]] = no_comparisons
+    # Scenarios the study makes for itself (not in scenarios/), which --scenarios may name as well.
+    own_scenarios: tuple[Scenario, ...] = ()
 
     def is_default_matrix(self, options: RunOptions) -> bool:
         """True when options expand to the study's full default cells, repeats and sizing."""

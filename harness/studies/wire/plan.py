@@ -57,7 +57,15 @@ def comparisons(options: RunOptions) -> list[Comparison]:
             for wire in (PLAINTEXT, TLS)
         ]
         found.append(Comparison(f"{each.name}/c{SIZE_LEVEL}", labelled[0], tuple(labelled[1:]), driver="loadgen"))
-    return found
+    if options.scenarios is None:
+        return found
+    # --scenarios: the comparisons of those scenarios alone (hello: TLS and connections under TLS; or sizes).
+    chosen = {each.name for each in options.scenarios}
+    kept = [each for each in found if {cell.scenario.name for cell in each.cells} <= chosen]
+    if not kept:
+        names = ", ".join([HELLO.name, *(each.name for each in SIZE_SCENARIOS)])
+        raise ValueError(f"the wire study compares on {names}; --scenarios chose none of them")
+    return kept
 
 
 def cells(options: RunOptions) -> list[Cell]:
@@ -75,11 +83,15 @@ def cells(options: RunOptions) -> list[Cell]:
 
 PLAN = StudyPlan(
     name=NAME,
-    axes=(Axis("server", (*STACK_NAMES, REST_NAME), "--servers"),),
+    axes=(
+        Axis("server", (*STACK_NAMES, REST_NAME), "--servers"),
+        Axis("scenario", (HELLO.name, *(each.name for each in SIZE_SCENARIOS)), "--scenarios"),
+    ),
     driver="ghz",
     repeats=3,
     cells=cells,
     measure=measure_closed_loop,
     checkers=("loadgen",),
     comparisons=comparisons,
+    own_scenarios=SIZE_SCENARIOS,
 )
