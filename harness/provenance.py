@@ -15,16 +15,21 @@ from typing import Any
 from harness.tools import ROOT, Tool, ensure_tool
 
 DIRTY = "+dirty"  # a commit with this suffix: the run was made from code that was not committed
+RESULTS = "results"  # the rendered output, which does not make a checkout dirty
 
 
 def git_commit() -> str:
-    """HEAD, with DIRTY when tracked files differ from it; "unknown" outside a checkout."""
+    """HEAD, with DIRTY when tracked files differ from it; "unknown" outside a checkout. What a run renders into
+    results/ is its output, not its code: a run right after another (which rewrote results/README.md) is clean."""
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", f":(exclude){RESULTS}"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"

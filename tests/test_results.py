@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from harness import provenance
 from harness.backends import Backends
 from harness.provenance import environment
 from harness.results import (
@@ -98,6 +100,25 @@ def test_environment_metadata_names_every_installed_package_and_the_tools_run() 
     assert set(env["packages"]) >= expected | {"connectrpc", "pyvoy", "uvicorn", "pytest"}
     assert env["packages"]["grpcio"][0].isdigit()
     assert len(env["git_commit"]) >= 40 or env["git_commit"] == "unknown"
+
+
+def test_a_checkout_is_dirty_for_changed_code_but_not_for_rendered_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True)
+
+    (tmp_path / "results").mkdir()
+    for name in ("code.py", "results/README.md"):
+        (tmp_path / name).write_text("one\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "one")
+    monkeypatch.setattr(provenance, "ROOT", tmp_path)
+    (tmp_path / "results" / "README.md").write_text("rendered by the run before\n")
+    assert not provenance.git_commit().endswith(provenance.DIRTY)
+    (tmp_path / "code.py").write_text("two\n")
+    assert provenance.git_commit().endswith(provenance.DIRTY)
 
 
 def test_backend_description_never_holds_credentials() -> None:

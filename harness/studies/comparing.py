@@ -17,6 +17,7 @@ from harness.studies.reading import Judged, judged_comparisons, pick_over
 from harness.summaries import chart_title, driver_share, figure, header, not_ok_mark, png, rate, row, style
 from harness.verdicts import (
     BLOCKS,
+    HELD,
     TIE,
     Interval,
     Outcome,
@@ -107,7 +108,13 @@ def measured_how(judged: Judged) -> list[str]:
         f"Seed {record.seed}; {len(record.orders)} blocks in {record.wall_seconds / 60:.1f} min; {stopping}. Each "
         "block starts every label's server afresh side by side on the server's CPUs, warms each label up (thrown "
         f"away), then measures {method.cycles} mirrored cycle{'s' if method.cycles > 1 else ''} of slices of about "
-        f"{method.slice_seconds:g} s (every label once in a shuffled order, then in reverse); a label's rate in a "
+        f"{method.slice_seconds:g} s (every label once in a shuffled order, then in reverse), "
+        + (
+            "each run by one loadgen held for the block on connections it keeps"
+            if method.slicer == HELD
+            else "each by a driver process of its own"
+        )
+        + "; a label's rate in a "
         "block is the geometric mean of its slices', its ratio is paired with the reference's in the same block, "
         "and the interval is the t-interval over blocks. The between-block spread is the standard deviation of a "
         "label's log rate across blocks.",
@@ -189,18 +196,28 @@ def floors_table(judged: Judged) -> list[str]:
     for label in [judged.record.reference, *judged.record.alternatives]:
         floor = label + MINIMAL_SUFFIX
         if floor in judged.rates and (found := pick_over(judged, label, floor, tie)):
-            lines.append(row(label, [floor, ratio_text(found[0]), f"**{found[1]}**"]))
+            lines.append(row(label, [floor, ratio_text(found[0]), f"**{found[1]}**", ours_cost(found[0])]))
     if not lines:
         return []
-    heading = header(["its floor", "ours × its floor [95% CI]", "verdict"], "ours")
+    heading = header(["its floor", "ours × its floor [95% CI]", "verdict", "what ours costs a call"], "ours")
     said = (
         "Each of our servers against its floor (the stack's own hello example, servers/minimal.py), paired by block. "
         "What ours adds to a call, and what it buys: the scenario's hello (reading `work`, `delay_ms` and "
         "`reply_bytes`), domain errors mapped to statuses with one log line, and on the event loops a call limit and "
         "count (the drain on SIGTERM, RESOURCE_EXHAUSTED past `--max-concurrent-rpcs`); the health and reflection "
-        "services cost a call nothing. A floor serves with its stack's defaults (connectrpc's gzip among them)."
+        "services cost a call nothing. A floor serves with its stack's defaults (connectrpc's gzip among them). "
+        "What ours costs is the share of its floor's rate it gives up, read from the interval: at most its low end."
     )
     return [said, "", *heading, *lines, ""]
+
+
+def ours_cost(found: Interval) -> str:
+    """The share of its floor's rate our server gives up, as far as the interval tells it."""
+    if found.low >= 1:
+        return "nothing: ours is faster"
+    if found.high < 1:
+        return f"{1 - found.high:.0%} to {1 - found.low:.0%} of the floor's rate"
+    return f"at most {1 - found.low:.0%} of the floor's rate"
 
 
 def decision(
@@ -312,10 +329,11 @@ def rounds_section(runs: Sequence[StudyRun], telling: Telling, more: Sequence[st
     return "\n".join(
         [
             f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Each comparison sets "
-            "alternatives against a reference in interleaved rounds: every round starts each alternative's server "
-            "afresh, in a shuffled order, warms it up and measures one window; in the study's first comparison the "
-            "reference runs twice (the A/A control, which must come out a tie). A ratio is paired within its "
-            "round; its 95% interval is the t-interval of the log ratios. Figures count OK responses only. Raw "
+            "alternatives against a reference, interleaved as its own note below says (blocks of warm servers "
+            "alternated in short slices, or a fresh start for every window in runs before blocks); in the study's "
+            "first comparison the reference also runs as an independent start of itself (the A/A control, which "
+            "calibrates the run). A ratio is paired within its block or round; its 95% interval is the t-interval "
+            "of the log ratios over blocks. Figures count OK responses only. Raw "
             f"reports: [`runs/{newest.run_id}`](runs/{newest.run_id}).",
             "",
             f"![verdicts]({name}/charts/verdicts.png)",

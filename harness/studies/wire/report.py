@@ -238,6 +238,16 @@ def _by_stack(judgeds: Sequence[Judged], label: str) -> str:
     return ", ".join(f"{stack} {ratio_text(outcome.ratio)} ({outcome.verdict})" for stack, outcome in found)
 
 
+# What we found of why a stack comes last at every size: its evidence is a run made --aside, on the study's page.
+WHY_LAST = {
+    "connect-hypercorn": (
+        " (hypercorn keeps HTTP/2's 65,535-byte receive window and has no setting for it, so a large request waits "
+        "for a window update every 32 KiB; connect-hypercorn-1MiB-window, our patch of it, measures what a wider "
+        "window buys, in the runs aside)"
+    ),
+}
+
+
 def _fastest(judgeds: Sequence[Judged]) -> str:
     """For each size comparison, its fastest label and that label's ratio to the reference; then the label that
     came last in every one of them, if one did."""
@@ -251,7 +261,9 @@ def _fastest(judgeds: Sequence[Judged]) -> str:
         ratio = "the reference" if outcome is None else f"{ratio_text(outcome.ratio)} ({outcome.verdict})"
         parts.append(f"{judged.record.topic} {top}, {ratio}")
         last.append(ranked[-1][0].split("+")[0])
-    slowest = f"; last at every size, in plaintext or TLS: {last[0]}" if len(last) > 1 and len(set(last)) == 1 else ""
+    slowest = ""
+    if len(last) > 1 and len(set(last)) == 1:
+        slowest = f"; last at every size, in plaintext or TLS: {last[0]}" + WHY_LAST.get(last[0], "")
     return "; ".join(parts) + slowest
 
 
