@@ -286,6 +286,8 @@ class Telling:
     # The decision table's question, where several topics answer one (their rows merge into one); default: the
     # topic's own question.
     headlines: Mapping[str, str] = field(default_factory=dict)
+    # What we found of a stack on a topic, beyond its figures (a profile's reading, with its link), after its table.
+    found: Mapping[str, str] = field(default_factory=dict)
 
     def question(self, judged: Judged) -> str:
         return self.questions.get(judged.record.topic, self.describe(judged.record.topic))
@@ -305,6 +307,8 @@ def comparison_lines(run: StudyRun, telling: Telling, judgeds: Sequence[Judged])
         lines += [f"### {judged.record.workload}: {telling.question(judged)}", ""]
         lines += [f"{telling.description(judged)}.", "", *comparison_table(run, judged, telling.what), ""]
         lines += floors_table(judged)
+        if note := telling.found.get(judged.record.topic):
+            lines += [note, ""]
         lines += [f"In a sentence: {sentence(judged)}.", ""]
     return lines
 

@@ -412,7 +412,17 @@ QUESTIONS = {
 }
 
 
-TELLING = Telling(NAME, QUESTIONS, description, "stack")
+# What a profile found, where it explains a stack's figures (py-spy's output kept under results/profiles/).
+FOUND = {
+    "hello-wait": (
+        "connect-pyvoy keeps its core busy on calls that only wait, where the other event-loop stacks idle. A py-spy "
+        "profile (`results/profiles/20261125/pyvoy-wait/profile.txt`) finds its loop thread "
+        "in connectrpc's disconnect watch (`_RequestReceiver.__call__`, which awaits `receive()` once the body is "
+        "in) and in pyvoy resolving receives that connectrpc had already cancelled: connectrpc 0.13 and pyvoy 1.3 "
+        "together, not our app, and neither has a setting for it."
+    ),
+}
+TELLING = Telling(NAME, QUESTIONS, description, "stack", found=FOUND)
 
 
 def rounds_section(runs: Sequence[StudyRun]) -> str:
