@@ -19,7 +19,6 @@ from harness.results import (
     comparison_files,
     is_aside,
     load_study,
-    read_json,
     studies_in,
     study_dir,
 )
@@ -251,10 +250,10 @@ def side_by_side(runs: Mapping[Path, dict[str, Any]], study: str) -> dict[str, A
     return {"study": study, **found} if found["rows"] else None
 
 
-def matrix_run(study: StudyReport, runs: Sequence[Path], newest: StudyRun) -> StudyRun | None:
-    """The newest complete run of the study measured cell by cell (its full matrix), if not the newest run."""
-    for run in reversed(runs):
-        meta = read_json(run / "run.json")
+def matrix_run(study: StudyReport, metas: dict[Path, dict[str, Any]], newest: StudyRun) -> StudyRun | None:
+    """The newest complete run of the study measured cell by cell (its full matrix), if not the newest run; metas:
+    each run's run.json, oldest first."""
+    for run, meta in reversed(metas.items()):
         entry = meta.get("studies", {}).get(study.name)
         if entry and entry.get("status") == "complete" and not comparison_files(study_dir(run, meta, study.name)):
             return None if run.name == newest.run_id else load_study(run, study.name)
@@ -280,11 +279,11 @@ class Findings:
 
 def findings(
     chosen: Mapping[StudyReport, Sequence[StudyRun]],
-    runs: Sequence[Path],
+    metas: dict[Path, dict[str, Any]],
     matrices: Mapping[StudyReport, StudyRun | None],
 ) -> Findings:
     """The findings of each study's runs (newest first, as harness.report chooses them) and of its newest
-    full-matrix run, and every run's provenance."""
+    full-matrix run, and every run's provenance (metas: each run's run.json, oldest first)."""
     decisions: list[Decision] = []
     views = []
     for each, study_runs in chosen.items():
@@ -297,7 +296,6 @@ def findings(
                 comparison_view(run, judged, asked.get(judged.record.workload, each.question))
                 for judged in judged_comparisons(run)
             ]
-    metas = {run: read_json(run / "run.json") for run in runs}
     pairs = [found for each in chosen if (found := side_by_side(metas, each.name))]
     found_matrices = [
         {"study": each.name, "run": matrix.run_id, "machine": matrix.cpu_model, "only": only}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from harness.findings import ANSWER_WORDS, DECISION_COLUMNS, Findings, findings, matrix_run, only_in_matrix
 from harness.page import page
@@ -32,11 +33,10 @@ from harness.studies.reading import trouble
 from harness.summaries import header, row
 
 
-def runs_of(study: StudyReport, runs: Sequence[Path]) -> list[StudyRun]:
+def runs_of(study: StudyReport, metas: dict[Path, dict[str, Any]]) -> list[StudyRun]:
     """The newest run holding the study, then the newest full default run on each other CPU model; runs made
-    --aside only where the study has no other."""
-    metas = {run: read_json(run / "run.json") for run in reversed(runs)}
-    holding = [run for run, meta in metas.items() if study.name in studies_in(meta)]
+    --aside only where the study has no other. metas: each run's run.json, oldest first."""
+    holding = [run for run, meta in reversed(metas.items()) if study.name in studies_in(meta)]
     if deciding := [run for run in holding if not is_aside(metas[run])]:
         holding = deciding
     if not holding:
@@ -51,14 +51,12 @@ def runs_of(study: StudyReport, runs: Sequence[Path]) -> list[StudyRun]:
     return chosen
 
 
-def asides_of(study: StudyReport, runs: Sequence[Path], chosen: StudyRun) -> list[StudyRun]:
+def asides_of(study: StudyReport, metas: dict[Path, dict[str, Any]], chosen: StudyRun) -> list[StudyRun]:
     """The runs made --aside that hold the study, newest first, but the one its page is told from."""
     return [
         load_study(run, study.name)
-        for run in reversed(runs)
-        if run.name != chosen.run_id
-        and is_aside(meta := read_json(run / "run.json"))
-        and study.name in studies_in(meta)
+        for run, meta in reversed(metas.items())
+        if run.name != chosen.run_id and is_aside(meta) and study.name in studies_in(meta)
     ]
 
 
@@ -302,8 +300,9 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
         runs = [run for run in runs if run.name <= newest.name] if newest in runs else [newest]
     if not runs:
         raise FileNotFoundError(f"no run under {out_dir / 'runs'}: run `python -m harness run-all` first")
-    chosen = {each: study_runs for each in STUDIES if (study_runs := runs_of(each, runs))}
-    matrices = {each: matrix_run(each, runs, study_runs[0]) for each, study_runs in chosen.items()}
+    metas = {run: read_json(run / "run.json") for run in runs}  # each read once, oldest first
+    chosen = {each: study_runs for each in STUDIES if (study_runs := runs_of(each, metas))}
+    matrices = {each: matrix_run(each, metas, study_runs[0]) for each, study_runs in chosen.items()}
     written = []
     for each, study_runs in chosen.items():
         folder = out_dir / each.name
@@ -315,7 +314,7 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
         if matrix is not None:
             files |= {f"{MATRIX}/{name}": content for name, content in each.render(matrix).items()}
             files.setdefault(f"{MATRIX}/README.md", relocated(matrix_section, each.name, depth=2).encode())
-        asides = asides_of(each, runs, study_runs[0])
+        asides = asides_of(each, metas, study_runs[0])
         for aside in asides:
             folder_name = f"{ASIDE}/{aside.run_id}"
             files |= {f"{folder_name}/{name}": content for name, content in each.render(aside).items()}
@@ -333,7 +332,7 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
         path = out_dir / "soak" / "README.md"
         write_text_atomic(path, relocated("\n".join(soak), "soak") + "\n")
         written.append(path)
-    found = findings(chosen, runs, matrices)
+    found = findings(chosen, metas, matrices)
     for name, text in (("README.md", summary(found, chosen, runs, bool(soak))), ("report.html", page(found))):
         path = out_dir / name
         write_text_atomic(path, text)

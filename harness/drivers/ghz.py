@@ -115,17 +115,22 @@ def run_reporting_tool(name: str, argv: list[str], timeout: float) -> DriverRun:
     """Run a tool that prints a ghz-shaped JSON report (ghz, or our loadgen), keep the report compact, and
     measure the tool's CPU time; DriverError on failure or timeout."""
     stdout, cpu_seconds = run_tool(name, argv, timeout)
-    return read_report(name, stdout, cpu_seconds)
+    return read_report(name, parse_report(name, stdout), cpu_seconds)
 
 
-def read_report(name: str, stdout: str, cpu_seconds: float) -> DriverRun:
-    """A ghz-shaped JSON report as a tool printed it, kept compact; DriverError where it is not one."""
+def parse_report(name: str, stdout: str) -> dict[str, Any]:
+    """The JSON object a tool printed; DriverError where it printed none."""
     try:
         raw = json.loads(stdout)
     except json.JSONDecodeError as error:
         raise DriverError(f"{name} printed no JSON report: {stdout[:200]!r}") from error
     if not isinstance(raw, dict):
         raise DriverError(f"{name}'s report is not a JSON object")
+    return raw
+
+
+def read_report(name: str, raw: dict[str, Any], cpu_seconds: float) -> DriverRun:
+    """A ghz-shaped report, kept compact; DriverError where its OK calls and its details disagree."""
     stripped = compact(raw)
     report = LoadReport.from_json(stripped)
     if Latencies([report.histogram]).count != report.ok:

@@ -15,7 +15,7 @@ from types import TracebackType
 
 import psutil
 
-from harness.drivers.ghz import read_report
+from harness.drivers.ghz import parse_report, read_report
 from harness.drivers.report import DriverError, DriverRun
 
 SERVED_MODES = ("call", "fetch", "info")
@@ -86,7 +86,7 @@ class HeldLoadgen:
                 else f"the held loadgen exited with status {status}"
             )
         cpu = self.cpu_seconds() - before
-        answer = json.loads(line)
-        if isinstance(answer, dict) and set(answer) == {"error"}:
+        answer = parse_report("loadgen", line)
+        if set(answer) == {"error"}:
             raise DriverError(f"loadgen: {answer['error']}")
-        return read_report("loadgen", line, cpu)
+        return read_report("loadgen", answer, cpu)
