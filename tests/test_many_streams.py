@@ -12,6 +12,7 @@ from harness.backends import Backends
 from harness.matrix import BENCH_BUCKET, STACKS, ServerVariant
 from harness.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
+from scenarios.config import CONNECT_TIMEOUT_VARIABLE
 
 STREAMS = 2000
 LIMIT = 500
@@ -23,6 +24,11 @@ LIMITED = [
 ]
 # Before the grpc.aio server raised core's limits on calls waiting to be taken (servers/common.py,
 # MAX_PENDING_CALLS), grpc.aio ended about one stream in nine of these CANCELLED, with or without a limit.
+# 2,000 streams arriving at once keep pyvoy's loop busy for seconds, so aiohttp's timer on an S3 connect (2 s by
+# default) fired before the loop read the connect's completion: "S3 is unavailable: ConnectTimeoutError" for 3 to
+# 46 streams in 6 of 27 runs of connect-pyvoy, against the local S3 that the same client on hypercorn's loop
+# reached in time. The test is of the streams, not of a backend's outage: connects get the time a busy loop takes.
+CONNECT_SECONDS = "30"
 
 
 async def many_streams(target: str) -> dict[str, int]:
@@ -35,7 +41,8 @@ async def many_streams(target: str) -> dict[str, int]:
             try:
                 messages = [message async for message in store.StreamObjects(request, timeout=120)]
             except grpc.aio.AioRpcError as error:
-                return error.code().name
+                code = error.code()
+                return code.name if code == grpc.StatusCode.RESOURCE_EXHAUSTED else f"{code.name}: {error.details()}"
             return "OK" if sum(len(m.objects) for m in messages) == 10 else "WRONG"
 
         outcomes = await asyncio.gather(*(one() for _ in range(STREAMS)))
@@ -48,7 +55,7 @@ async def many_streams(target: str) -> dict[str, int]:
     ids=lambda each: each.name if isinstance(each, ServerVariant) else f"limit-{LIMIT}" if each else "no-limit",
 )
 def test_two_thousand_streams_are_served_or_refused(backends: Backends, variant: ServerVariant, limited: bool) -> None:
-    with running_server(variant, backends.env()) as (target, child):
+    with running_server(variant, {**backends.env(), CONNECT_TIMEOUT_VARIABLE: CONNECT_SECONDS}) as (target, child):
         outcomes = asyncio.run(many_streams(target))
         assert set(outcomes) <= {"OK", "RESOURCE_EXHAUSTED"}, outcomes
         assert sum(outcomes.values()) == STREAMS
