@@ -2,6 +2,7 @@
 
 import sys
 
-from harness.cli import main
+from harness.cli import main, stop_on_sigterm
 
+stop_on_sigterm()
 sys.exit(main())

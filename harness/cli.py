@@ -6,12 +6,13 @@ import argparse
 import json
 import os
 import shlex
+import signal
 import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from types import TracebackType
+from types import FrameType, TracebackType
 
 from rich.console import Console
 from rich.progress import (
@@ -550,6 +551,23 @@ def run_options(args: argparse.Namespace) -> RunOptions:
     )
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the harness is, so that it unwinds as from Ctrl-C and stops what it started."""
+
+
+def stop_on_sigterm() -> None:
+    """Make SIGTERM (`timeout`, a supervisor, CI ending a job) stop the harness as Ctrl-C does.
+
+    Python's default for SIGTERM ends the process at once, and the servers and backends it started, each in a
+    process group of its own, ran on. For `python -m harness` only: a test calling `main` keeps its own handler.
+    """
+
+    def terminate(signum: int, frame: FrameType | None) -> None:
+        raise Terminated
+
+    signal.signal(signal.SIGTERM, terminate)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; bad input and missing prerequisites are one clear line, not a stack trace."""
     root = parser()
@@ -607,6 +625,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (MissingPrerequisite, ProcessError, FileNotFoundError, SoakError, NotFound) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         print("interrupted: every process the harness started is stopped; finished cells are on disk", file=sys.stderr)
-        return 130
+        return 128 + (signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)

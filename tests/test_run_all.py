@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from harness import pythons
@@ -14,7 +18,8 @@ from harness.cli import QUICK_SERVERS
 from harness.matrix import SCENARIOS, server_variant
 from harness.processes import free_port
 from harness.serving import running_server
-from tests.runs import run_harness, started_by_harness
+from harness.tools import ROOT
+from tests.runs import INTERRUPTED_GRACE, SERVER_MODULES, run_harness, started_by_harness
 
 pytestmark = pytest.mark.usefixtures("tools")  # every test here starts a server or a tool
 
@@ -30,6 +35,34 @@ def harness(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert started_by_harness() <= before
     return finished
+
+
+def serving(harness: psutil.Process, timeout: float = 120.0) -> list[psutil.Process]:
+    """Every process under the harness, once one of them is a server of its run."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        under = harness.children(recursive=True)
+        if any(set(SERVER_MODULES) & set(child.cmdline()) for child in under if child.is_running()):
+            return under
+        time.sleep(0.1)
+    raise AssertionError(f"no server of the run was up within {timeout:.0f} s")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_run_stopped_by_a_signal_stops_every_process_it_started(tmp_path: Path, signum: signal.Signals) -> None:
+    argv = [sys.executable, "-m", "harness", "run-all", "--quick", "--out", str(tmp_path)]
+    with subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as process:
+        try:
+            started = serving(psutil.Process(process.pid))
+        finally:
+            process.send_signal(signum)  # to the harness alone: it stops what it started, in groups of their own
+        _, stderr = process.communicate(timeout=INTERRUPTED_GRACE)
+    assert process.returncode == 128 + signum, stderr[-3000:]
+    assert "interrupted: every process the harness started is stopped" in stderr
+    time.sleep(1.0)  # a grandchild's new parent reaps it
+    assert not [each.cmdline() for each in started if each.is_running() and each.status() != psutil.STATUS_ZOMBIE]
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
 
 
 def test_quick_run_writes_every_file_with_zero_errors_and_leaves_no_process(tmp_path: Path) -> None:
