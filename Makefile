@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 ARGS ?=
 
-.PHONY: setup test test-fast bench lint type protos clean chromium
+.PHONY: setup test test-fast bench lint type protos clean chromium picture
 
 # The virtualenv, reinstalled only when the dependency pins change.
 $(INSTALLED): pyproject.toml constraints.txt
@@ -34,6 +34,10 @@ chromium:
 
 bench: setup
 	$(BIN)/python -m harness run-all $(ARGS)
+
+# The README's picture, docs/report.png: the top of results/report.html as Chromium draws it.
+picture: setup chromium
+	$(BIN)/python -m harness.browser
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check .

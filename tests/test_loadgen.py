@@ -27,7 +27,7 @@ from harness.studies.planning import Comparison
 from harness.studies.reading import calls_not_ok
 from harness.studies.streaming import BATCH_SCENARIOS, CROSS_CHECK_LEVEL, HELLO, HELLO_STREAM, WATCH, fetch_scenario
 from harness.studies.streaming import plan as streaming
-from harness.tools import LOADGEN, ensure_go_tool
+from harness.tools import LOADGEN, ensure_go_tool, ensure_tool
 from tests.runs import ghz_report, meta
 from tests.s3_counter import CountingProxy
 
@@ -294,7 +294,7 @@ def test_a_held_loadgen_runs_slice_after_slice_on_connections_it_dialled_once(ta
 @pytest.mark.usefixtures("tools")
 def test_a_comparison_is_held_only_where_loadgen_can_drive_every_cell(tmp_path: Path) -> None:
     ghz = DRIVERS["ghz"]
-    context = CellContext(ghz, ensure_go_tool(ghz.tool), RunOptions(tmp_path), 1, tmp_path)
+    context = CellContext(ghz, ensure_tool(ghz.tool), RunOptions(tmp_path), 1, tmp_path)
 
     def comparison(*cells: Cell) -> Comparison:
         return Comparison("w", (cells[0].server.name, cells[0]), tuple((cell.server.name, cell) for cell in cells[1:]))

@@ -4,12 +4,12 @@ Chromium with `apt-get` when it is missing."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from harness.browser import chromium, launched, opened, picture
 from harness.findings import comparison_id
 from harness.report import write_report
 from harness.studies.reading import run_verdicts
@@ -17,7 +17,7 @@ from tests.runs import make_connections_rounds_run, make_rounds_run
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = chromium()
 
 
 @pytest.fixture(scope="module")
@@ -34,38 +34,11 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def browser() -> Any:
     if CHROMIUM is None:
         pytest.fail("no chromium on PATH: `make test` installs Debian's (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield launched
-        launched.close()
+    with launched(CHROMIUM) as started:
+        yield started
 
 
-def opened(browser: Any, page_file: Path, fragment: str = "") -> tuple[Any, list[str], list[str]]:
-    """The page opened at its fragment, its charts drawn; with the console's errors and every request that
-    left the file (refused)."""
-    page = browser.new_page(viewport={"width": 1300, "height": 900})
-    errors: list[str] = []
-    fetched: list[str] = []
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: errors.append(str(error)))
-
-    def refuse(route: Any) -> None:
-        if route.request.url.split("#")[0] == page_file.as_uri():
-            route.continue_()
-        else:
-            fetched.append(route.request.url)
-            route.abort()
-
-    page.route("**/*", refuse)
-    page.goto(page_file.as_uri() + fragment)
-    page.wait_for_function("window.drawn !== undefined")
-    page.evaluate("window.drawn")
-    return page, errors, fetched
-
-
-def test_the_page_draws_every_chart_offline_without_an_error(browser: Any, results: Path, tmp_path: Path) -> None:
+def test_the_page_draws_every_chart_offline_without_an_error(browser: Any, results: Path) -> None:
     page, errors, fetched = opened(browser, results / "report.html")
     assert errors == [] and fetched == []
     charts = page.locator("div.chart")
@@ -73,8 +46,15 @@ def test_the_page_draws_every_chart_offline_without_an_error(browser: Any, resul
     for index in range(charts.count()):  # each forest plot drew its intervals and its points
         assert charts.nth(index).locator("svg .mark-rule line, svg .mark-rule path").count() >= 3
         assert charts.nth(index).locator("svg .mark-symbol path").count() >= 3
-    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
-    assert (tmp_path / "report.png").stat().st_size > 0
+    page.close()
+
+
+def test_the_readmes_picture_is_drawn_from_the_page_or_not_written(browser: Any, results: Path, tmp_path: Path) -> None:
+    picture(browser, results / "report.html", tmp_path / "report.png")
+    assert (tmp_path / "report.png").read_bytes().startswith(b"\x89PNG")
+    with pytest.raises(FileNotFoundError, match="python -m harness report"):
+        picture(browser, tmp_path / "missing.html", tmp_path / "other.png")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["report.png"]
 
 
 def test_a_filter_hides_the_others_and_lives_in_the_url(browser: Any, results: Path) -> None:
