@@ -21,7 +21,9 @@ from harness.report import answer, write_report
 from harness.results import CellRecord, RunMeta, StudyEntry, Thresholds, load_study, write_json_atomic
 from harness.runner import Chosen, failed_gates, finished_entry
 from harness.studies import STUDIES, plan, study
-from harness.studies.comparing import same_workloads
+from harness.studies.comparing import Finding, comparison_lines, same_workloads
+from harness.studies.reading import judged_comparisons
+from harness.studies.stacks.report import TELLING
 from harness.tools import ROOT
 from tests.runs import (
     make_capacity_run,
@@ -188,6 +190,19 @@ def test_a_run_in_rounds_tells_its_comparisons_with_intervals_and_decides(tmp_pa
         "| Handlers without I/O: which stack? | **aio-uvloop** | 1.28 [1.26, 1.30] × grpclib-uvloop: faster | "
         "sync-w10 (0.77 [0.75, 0.80] of the pick) | tie, floor ±"
     ) in decide
+
+
+def test_a_finding_is_told_after_a_comparison_that_measured_what_it_explains(tmp_path: Path) -> None:
+    run = load_study(make_rounds_run(tmp_path), "stacks")  # hello: sync-w10, aio-uvloop, grpclib-uvloop
+    found = {
+        "hello": Finding(("aio-uvloop", "sync-w10"), "Found of both."),
+        "hello-wait": Finding(("aio-uvloop",), "Found on another topic."),
+    }
+    told = "\n".join(comparison_lines(run, replace(TELLING, found=found), judged_comparisons(run)))
+    assert "Found of both." in told and "Found on another topic." not in told
+    unmeasured = {"hello": Finding(("aio-uvloop", "connect-pyvoy"), "Found of one not measured.")}
+    told = "\n".join(comparison_lines(run, replace(TELLING, found=unmeasured), judged_comparisons(run)))
+    assert "Found of one not measured." not in told
 
 
 def test_a_run_made_aside_is_shown_on_its_study_s_page_and_decides_nothing(tmp_path: Path) -> None:

@@ -274,6 +274,14 @@ def sentence(judged: Judged) -> str:
 
 
 @dataclass(frozen=True)
+class Finding:
+    """What a profile or a log found, told after a comparison's table where the comparison measured `of`."""
+
+    of: tuple[str, ...]  # the labels it explains
+    text: str
+
+
+@dataclass(frozen=True)
 class Telling:
     """How a study tells its comparisons in rounds: the question each decides and what it measures, by its
     topic (the part of its workload's name before the first "/")."""
@@ -287,7 +295,7 @@ class Telling:
     # topic's own question.
     headlines: Mapping[str, str] = field(default_factory=dict)
     # What we found of a stack on a topic, beyond its figures (a profile's reading, with its link), after its table.
-    found: Mapping[str, str] = field(default_factory=dict)
+    found: Mapping[str, Finding] = field(default_factory=dict)
 
     def question(self, judged: Judged) -> str:
         return self.questions.get(judged.record.topic, self.describe(judged.record.topic))
@@ -307,8 +315,8 @@ def comparison_lines(run: StudyRun, telling: Telling, judgeds: Sequence[Judged])
         lines += [f"### {judged.record.workload}: {telling.question(judged)}", ""]
         lines += [f"{telling.description(judged)}.", "", *comparison_table(run, judged, telling.what), ""]
         lines += floors_table(judged)
-        if note := telling.found.get(judged.record.topic):
-            lines += [note, ""]
+        if (note := telling.found.get(judged.record.topic)) and set(note.of) <= set(judged.rates):
+            lines += [note.text, ""]
         lines += [f"In a sentence: {sentence(judged)}.", ""]
     return lines
 

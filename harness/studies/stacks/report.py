@@ -12,7 +12,7 @@ from harness.bounds import Bounds, server_cpus
 from harness.matrix import PER_WORKER, S3_LATENCY_MS, SCENARIOS, SHARED
 from harness.results import StudyRun, Target
 from harness.studies.base import StudyReport
-from harness.studies.comparing import Telling, in_rounds, rounds_answer, rounds_decisions, rounds_files
+from harness.studies.comparing import Finding, Telling, in_rounds, rounds_answer, rounds_decisions, rounds_files
 from harness.studies.comparing import rounds_section as told_in_rounds
 from harness.studies.reading import without_controls
 from harness.studies.stacks import NAME, QUESTION
@@ -414,12 +414,22 @@ QUESTIONS = {
 
 # What a profile found, where it explains a stack's figures (py-spy's output kept under results/profiles/).
 FOUND = {
-    "hello-wait": (
+    "hello": Finding(
+        ("connect-pyvoy", "connect-pyvoy-minimal"),
+        "connect-pyvoy serves faster than its floor, whose stderr shows the likely reason: pyvoy's own command "
+        "line writes a traceback there for nearly every call, asyncio's default handler reporting "
+        "InvalidStateError from pyvoy's `RecvFutureExecutor` (pyvoy 1.3 resolving a receive that connectrpc 0.13 "
+        "had cancelled). Ours counts them and writes nothing (`StaleReceives` in servers/connect.py). Evidence: "
+        "`results/profiles/20261126/pyvoy-floor-log/` (each server's stderr over the same hello calls). A team "
+        "on stock pyvoy with connectrpc pays that log until it installs such a handler.",
+    ),
+    "hello-wait": Finding(
+        ("connect-pyvoy",),
         "connect-pyvoy keeps its core busy on calls that only wait, where the other event-loop stacks idle. A py-spy "
         "profile (`results/profiles/20261125/pyvoy-wait/profile.txt`) finds its loop thread "
         "in connectrpc's disconnect watch (`_RequestReceiver.__call__`, which awaits `receive()` once the body is "
         "in) and in pyvoy resolving receives that connectrpc had already cancelled: connectrpc 0.13 and pyvoy 1.3 "
-        "together, not our app, and neither has a setting for it."
+        "together, not our app, and neither has a setting for it.",
     ),
 }
 TELLING = Telling(NAME, QUESTIONS, description, "stack", found=FOUND)
