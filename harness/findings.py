@@ -275,38 +275,51 @@ class Findings:
     runs: list[dict[str, Any]]
     pairs: list[dict[str, Any]]
     matrices: list[dict[str, Any]]  # each study's newest full-matrix run, and what only it measured
+    asides: list[dict[str, Any]]  # the comparisons of runs made --aside, which decide nothing
+
+
+def views_of(study: StudyReport, run: StudyRun) -> tuple[list[Decision], list[dict[str, Any]]]:
+    """A run's decision rows (as if it were its study's newest) and its comparisons as the page draws them."""
+    rows = study.decisions([run])
+    asked = {row.workload: row.question for row in rows}
+    views = [
+        comparison_view(run, judged, asked.get(judged.record.workload, study.question))
+        for judged in judged_comparisons(run)
+    ]
+    return rows, views
 
 
 def findings(
     chosen: Mapping[StudyReport, Sequence[StudyRun]],
     metas: dict[Path, dict[str, Any]],
     matrices: Mapping[StudyReport, StudyRun | None],
+    asides: Mapping[StudyReport, Sequence[StudyRun]],
 ) -> Findings:
-    """The findings of each study's runs (newest first, as harness.report chooses them) and of its newest
-    full-matrix run, and every run's provenance (metas: each run's run.json, oldest first)."""
+    """The findings of each study's runs (newest first, as harness.report chooses them), of its newest
+    full-matrix run and of its runs made aside, and every run's provenance (metas: each run's run.json, oldest
+    first)."""
     decisions: list[Decision] = []
     views = []
     for each, study_runs in chosen.items():
         for index, run in enumerate(study_runs):
-            rows = each.decisions([run])  # a study decides from the first run it is given: its newest
-            if index == 0:
+            rows, told = views_of(each, run)
+            if index == 0:  # a study decides from its newest run
                 decisions += rows
-            asked = {row.workload: row.question for row in rows}
-            views += [
-                comparison_view(run, judged, asked.get(judged.record.workload, each.question))
-                for judged in judged_comparisons(run)
-            ]
+            views += told
+    aside_views = [view for each, runs in asides.items() for run in runs for view in views_of(each, run)[1]]
     pairs = [found for each in chosen if (found := side_by_side(metas, each.name))]
     found_matrices = [
         {"study": each.name, "run": matrix.run_id, "machine": matrix.cpu_model, "only": only}
         for each, study_runs in chosen.items()
         if (matrix := matrices.get(each)) is not None and (only := only_in_matrix(matrix, study_runs[0]))
     ]
-    used = {view["run"] for view in views} | {row.run_id for row in decisions} | {m["run"] for m in found_matrices}
+    used = {view["run"] for view in views + aside_views} | {row.run_id for row in decisions}
+    used |= {m["run"] for m in found_matrices}
     return Findings(
         decision_rows(decisions),
         views,
         [provenance(meta) for meta in reversed(metas.values()) if meta["run_id"] in used],
         pairs,
         found_matrices,
+        aside_views,
     )

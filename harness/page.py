@@ -227,10 +227,11 @@ def page(found: Findings) -> str:
         held = [v for v in held if v["run"] in {run for run, _ in row.evidence}]
         ids[index] = [v["id"] for v in held]
         stacks[index] = sorted({stack for v in held for stack in v["stacks"]})
-    specs = [forest(view) for view in views]
-    studies = sorted({v["study"] for v in views} | {row.study for row in found.rows})
-    all_stacks = sorted({stack for v in views for stack in v["stacks"]})
-    scenarios = sorted({v["scenario"] for v in views})
+    drawn = [*views, *found.asides]
+    specs = [forest(view) for view in drawn]
+    studies = sorted({v["study"] for v in drawn} | {row.study for row in found.rows})
+    all_stacks = sorted({stack for v in drawn for stack in v["stacks"]})
+    scenarios = sorted({v["scenario"] for v in drawn})
     decision = _table(
         ("question", *DECISION_COLUMNS), "".join(_row(i, r, ids, stacks) for i, r in enumerate(found.rows))
     )
@@ -253,6 +254,12 @@ def page(found: Findings) -> str:
         decision,
         "<h2>The comparisons</h2>",
         *[_card(view, index) for index, view in enumerate(views)],
+        "<h2>Runs aside</h2>",
+        "<p>Runs made for one question (<code>run-all --aside</code>): a narrow comparison, or a fix measured before "
+        "and after. They decide no row and no study's answer.</p>"
+        if found.asides
+        else "<p>None.</p>",
+        *[_card(view, index) for index, view in enumerate(found.asides, start=len(views))],
         "<h2>Measured only in a full matrix</h2>",
         "<ul>",
         *[

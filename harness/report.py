@@ -303,6 +303,7 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
     metas = {run: read_json(run / "run.json") for run in runs}  # each read once, oldest first
     chosen = {each: study_runs for each in STUDIES if (study_runs := runs_of(each, metas))}
     matrices = {each: matrix_run(each, metas, study_runs[0]) for each, study_runs in chosen.items()}
+    asides = {each: asides_of(each, metas, study_runs[0]) for each, study_runs in chosen.items()}
     written = []
     for each, study_runs in chosen.items():
         folder = out_dir / each.name
@@ -314,8 +315,7 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
         if matrix is not None:
             files |= {f"{MATRIX}/{name}": content for name, content in each.render(matrix).items()}
             files.setdefault(f"{MATRIX}/README.md", relocated(matrix_section, each.name, depth=2).encode())
-        asides = asides_of(each, metas, study_runs[0])
-        for aside in asides:
+        for aside in asides[each]:
             folder_name = f"{ASIDE}/{aside.run_id}"
             files |= {f"{folder_name}/{name}": content for name, content in each.render(aside).items()}
             told = relocated(each.section([aside]), each.name, depth=3)
@@ -323,7 +323,7 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
         if "README.md" in files:  # a run measured cell by cell tells its tables in a file of that name
             files["tables.md"] = files.pop("README.md")
         tables = "tables.md" in files
-        files["README.md"] = study_page(each, study_runs, matrix, matrix_section, tables, asides).encode()
+        files["README.md"] = study_page(each, study_runs, matrix, matrix_section, tables, asides[each]).encode()
         for relative, content in files.items():
             path = folder / relative
             write_bytes_atomic(path, content)
@@ -332,7 +332,7 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
         path = out_dir / "soak" / "README.md"
         write_text_atomic(path, relocated("\n".join(soak), "soak") + "\n")
         written.append(path)
-    found = findings(chosen, metas, matrices)
+    found = findings(chosen, metas, matrices, asides)
     for name, text in (("README.md", summary(found, chosen, runs, bool(soak))), ("report.html", page(found))):
         path = out_dir / name
         write_text_atomic(path, text)

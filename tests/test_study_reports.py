@@ -220,6 +220,10 @@ def test_a_run_made_aside_is_shown_on_its_study_s_page_and_decides_nothing(tmp_p
     assert (tmp_path / "stacks" / "aside" / aside.name / "README.md").is_file()
     summary = (tmp_path / "README.md").read_text()
     assert aside.name not in summary.split("Runs: ", 1)[0]  # no row, no pair of runs side by side
+    drawn, told = (tmp_path / "report.html").read_text().split("<h2>Runs aside</h2>", 1)
+    card = f'id="stacks/{aside.name}/hello/c50"'
+    assert card not in drawn and card in told.split("<h2>", 1)[0]  # drawn among the runs aside alone
+    assert f"<code>{aside.name}</code>" in told.split("<h2>Provenance</h2>", 1)[1]
 
 
 def test_a_comparison_of_ways_to_connect_is_told_by_its_labels_and_joins_the_decision_table(tmp_path: Path) -> None:
