@@ -37,12 +37,25 @@ def harness(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str
     return finished
 
 
+def living(processes: list[psutil.Process]) -> list[list[str]]:
+    """The command lines of those processes still running (not ended, not a zombie, their PID not reused); one
+    that ends while it is read is not among them."""
+    found = []
+    for each in processes:
+        try:
+            if each.is_running() and each.status() != psutil.STATUS_ZOMBIE:
+                found.append(each.cmdline())
+        except psutil.Error:
+            continue
+    return found
+
+
 def serving(harness: psutil.Process, timeout: float = 120.0) -> list[psutil.Process]:
     """Every process under the harness, once one of them is a server of its run."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         under = harness.children(recursive=True)
-        if any(set(SERVER_MODULES) & set(child.cmdline()) for child in under if child.is_running()):
+        if any(set(SERVER_MODULES) & set(argv) for argv in living(under)):
             return under
         time.sleep(0.1)
     raise AssertionError(f"no server of the run was up within {timeout:.0f} s")
@@ -60,7 +73,7 @@ def test_a_run_stopped_by_a_signal_stops_every_process_it_started(tmp_path: Path
     assert process.returncode == 128 + signum, stderr[-3000:]
     assert "interrupted: every process the harness started is stopped" in stderr
     time.sleep(1.0)  # a grandchild's new parent reaps it
-    assert not [each.cmdline() for each in started if each.is_running() and each.status() != psutil.STATUS_ZOMBIE]
+    assert not living(started)
     (run_dir,) = (tmp_path / "runs").iterdir()
     assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
 
