@@ -2,7 +2,7 @@
 
 import sys
 
-from harness.cli import main, stop_on_sigterm
+from harness.cli import main, stop_on_signals
 
-stop_on_sigterm()
+stop_on_signals()
 sys.exit(main())

@@ -555,16 +555,20 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the harness is, so that it unwinds as from Ctrl-C and stops what it started."""
 
 
-def stop_on_sigterm() -> None:
-    """Make SIGTERM (`timeout`, a supervisor, CI ending a job) stop the harness as Ctrl-C does.
+def stop_on_signals() -> None:
+    """Make Ctrl-C (SIGINT) and SIGTERM (`timeout`, a supervisor, CI ending a job) stop the harness, which then
+    stops what it started.
 
-    Python's default for SIGTERM ends the process at once, and the servers and backends it started, each in a
-    process group of its own, ran on. For `python -m harness` only: a test calling `main` keeps its own handler.
+    SIGINT gets Python's KeyboardInterrupt even where the harness was started with SIGINT ignored: a
+    non-interactive shell ignores it in its background jobs, and Python leaves an ignored SIGINT ignored. Python's
+    default for SIGTERM ends the process at once, and the servers and backends it started, each in a process group
+    of its own, ran on. For `python -m harness` only: a test calling `main` keeps its own handlers.
     """
 
     def terminate(signum: int, frame: FrameType | None) -> None:
         raise Terminated
 
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, terminate)
 
 

@@ -50,6 +50,10 @@ def living(processes: list[psutil.Process]) -> list[list[str]]:
     return found
 
 
+def ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def serving(harness: psutil.Process, timeout: float = 120.0) -> list[psutil.Process]:
     """Every process under the harness, once one of them is a server of its run."""
     deadline = time.monotonic() + timeout
@@ -63,18 +67,29 @@ def serving(harness: psutil.Process, timeout: float = 120.0) -> list[psutil.Proc
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_a_run_stopped_by_a_signal_stops_every_process_it_started(tmp_path: Path, signum: signal.Signals) -> None:
-    argv = [sys.executable, "-m", "harness", "run-all", "--quick", "--out", str(tmp_path)]
-    with subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as process:
+    argv = [sys.executable, "-m", "harness", "run-all", "--quick", "--out", str(tmp_path / "results")]
+    told = tmp_path / "stderr.txt"
+    with (
+        told.open("w") as sink,  # a file, not a pipe that no one reads until the end and that could fill
+        subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=sink,
+            preexec_fn=ignore_sigint,  # as a script's background job starts it: Ctrl-C stops it even so
+        ) as process,
+    ):
         try:
             started = serving(psutil.Process(process.pid))
         finally:
             process.send_signal(signum)  # to the harness alone: it stops what it started, in groups of their own
-        _, stderr = process.communicate(timeout=INTERRUPTED_GRACE)
+        process.wait(timeout=INTERRUPTED_GRACE)
+    stderr = told.read_text()
     assert process.returncode == 128 + signum, stderr[-3000:]
     assert "interrupted: every process the harness started is stopped" in stderr
     time.sleep(1.0)  # a grandchild's new parent reaps it
     assert not living(started)
-    (run_dir,) = (tmp_path / "runs").iterdir()
+    (run_dir,) = (tmp_path / "results" / "runs").iterdir()
     assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
 
 
