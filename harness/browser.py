@@ -5,15 +5,14 @@ README's picture (docs/report.png) from the committed results, so that no one ta
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from harness.results import write_bytes_atomic
 from harness.tools import ROOT
 
 WIDTH, HEIGHT = 1300, 900  # the viewport the page is opened in
@@ -69,13 +68,7 @@ def picture(browser: Any, page_file: Path, out: Path) -> None:
     try:
         if errors or fetched:
             raise RuntimeError(f"{page_file} drew with errors {errors} or asked for {fetched}")
-        handle, temporary = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}-", suffix=".png")
-        os.close(handle)
-        try:
-            page.screenshot(path=temporary)
-            os.replace(temporary, out)
-        finally:
-            Path(temporary).unlink(missing_ok=True)
+        write_bytes_atomic(out, page.screenshot())
     finally:
         page.close()
 
