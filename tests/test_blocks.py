@@ -31,7 +31,7 @@ class Machine:
         self.starts: dict[str, float] = {}
 
     def block(self, number: int, plan: Sequence[str]) -> list[float | None]:
-        self.starts = {label: self.rng.gauss(0, self.restart) for label in set(plan)}  # every server afresh
+        self.starts = {label: self.rng.gauss(0, self.restart) for label in dict.fromkeys(plan)}  # afresh, in plan order
         rates: list[float | None] = []
         for label in plan:
             self.level = 0.97 * self.level + self.rng.gauss(0, self.walk)  # drifts, and comes back
@@ -84,7 +84,9 @@ def test_intervals_over_blocks_cover_known_ratios_and_the_a_a_control_rarely_sep
     """1,000 synthetic comparisons through drift, stalls and restarts: the 95% intervals cover the true ratio at
     least 93% of the time, and the A/A control separates no more often than a 5% rate allows in 1,000 trials (one
     sided, 95%). Stopping as soon as an interval looked narrow separated it 6.7% of the time here; "precise" now
-    judges the half-width by a pessimistic spread (verdicts.pessimistic_half_width)."""
+    judges the half-width by a pessimistic spread (verdicts.pessimistic_half_width). Over 7,000 seeds it separated
+    5.0% of the time; the machine draws in plan order, never a set's, so these 1,000 give the same 5.1% under every
+    PYTHONHASHSEED (a set's order once made them 6.5% in CI)."""
     trials, covered, apart, total = 1000, 0, 0, 0
     for seed in range(trials):
         outcomes = compared({"ref": 3000.0, "slow": 2400.0, "same": 3000.0}, seed)
