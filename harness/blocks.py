@@ -18,7 +18,7 @@ from harness.backends import LatencyRoutes, backend_env
 from harness.drivers.held import SERVED_MODES, HeldLoadgen
 from harness.drivers.loadgen import loadgen_argv
 from harness.drivers.report import DriverError
-from harness.matrix import Cell, Scenario, window_requests
+from harness.matrix import Cell, Scenario, warming, window_requests
 from harness.measure import CellContext, failure_reason, new_record, sampled_run, warm_up
 from harness.noise import Costs
 from harness.options import RunOptions
@@ -41,6 +41,8 @@ class RunProgress(Protocol):
     def cell_started(self, cell: Cell, index: int, total: int) -> None: ...
 
     def cell_finished(self, cell: Cell, record: CellRecord) -> None: ...
+
+    def block_finished(self, study: str, workload: str, blocks: int, still_open: int, seconds_left: float) -> None: ...
 
 
 def counted(env: dict[str, str], context: CellContext) -> dict[str, str]:
@@ -101,75 +103,107 @@ def held_context(comparison: Comparison, context: CellContext) -> CellContext | 
     return context.driven_by("loadgen") if holdable(comparison, context.driver.name) else None
 
 
-def measure_comparison(
-    comparison: Comparison,
-    where: StudyEnvironment,
-    context: CellContext,
-    method: Method,
-    seed: int,
-    progress: RunProgress,
-    deadline: float | None = None,
-) -> ComparisonRecord:
-    """A comparison in blocks (harness.rounds): in the blocks design each block starts every label's server afresh
-    side by side, warms each label up (thrown away), then measures the block's slices in their order, each sized
-    from its label's warm-up to last about the method's slice; in the fresh design every window has a fresh start
-    of its own. Each label's slices go into its cell (the A/A twin's into the reference's, as "control"), the
-    blocks' order and stopping into the study's comparisons/, with what starts, warm-ups and slices cost. No
-    block starts that would end past `deadline` (a time.monotonic() time)."""
-    options = where.options
-    cells = comparison.labelled
-    reference = comparison.reference[0]
-    control = control_of(reference)
-    records = {label: new_record(cell, options) for label, cell in cells.items()}
-    runs: dict[str, list[Repeat]] = {label: [] for label in cells}
-    failures: dict[str, str] = {}
-    sizes: dict[str, int] = {}
-    spent: dict[str, list[float]] = {"start": [], "warm": [], "slice_overhead": []}
-    measured = itertools.count(1)
-    slice_seconds = method.slice_seconds if method.design == BLOCKS else None  # fresh: the scenario's window
-    estimate = (len(cells) + comparison.controlled) * (2 * method.cycles if slice_seconds else 1) * method.min_rounds
-    holding = held_context(comparison, context) if method.slicer == HELD else None
+class ComparisonMeasurement:
+    """A comparison's blocks measured on real servers (harness.rounds hands `block` each block's plan), its slices
+    recorded into its cells, and, once its race is over, its record and cells saved (`save`).
 
-    def owner(label: str) -> str:
-        return reference if label == control else label
+    In the blocks design each block starts every label's server afresh side by side, warms each label up (thrown
+    away), then measures the block's slices in their order, each sized from its label's warm-up to last about the
+    method's slice (a slow workload's: a wave of calls per worker, `matrix.window_requests`); in the fresh design
+    every window has a fresh start of its own. Each label's slices go into its cell (the A/A twin's into the
+    reference's, as "control"), the blocks' order and stopping into the study's comparisons/, with what starts,
+    warm-ups and slices cost."""
 
-    def failed(label: str, number: int, error: BaseException | str) -> None:
+    def __init__(
+        self,
+        comparison: Comparison,
+        where: StudyEnvironment,
+        context: CellContext,
+        method: Method,
+        progress: RunProgress,
+    ) -> None:
+        options = where.options
+        self.comparison, self.where, self.context, self.method, self.progress = (
+            comparison,
+            where,
+            context,
+            method,
+            progress,
+        )
+        self.cells = comparison.labelled
+        self.reference = comparison.reference[0]
+        self.control = control_of(self.reference)
+        self.records = {label: new_record(cell, options) for label, cell in self.cells.items()}
+        self.runs: dict[str, list[Repeat]] = {label: [] for label in self.cells}
+        self.failures: dict[str, str] = {}
+        self.sizes: dict[str, int] = {}
+        self.spent: dict[str, list[float]] = {"start": [], "warm": [], "slice_overhead": []}
+        self.measured = itertools.count(1)
+        self.slice_seconds = method.slice_seconds if method.design == BLOCKS else None  # fresh: the scenario's window
+        slices = (2 if method.mirrored else 1) * method.cycles if self.slice_seconds else 1
+        self.estimate = (len(self.cells) + comparison.controlled) * slices * method.min_rounds
+        self.holding = held_context(comparison, context) if method.slicer == HELD else None
+        self.begun = time.monotonic()
+
+    def owner(self, label: str) -> str:
+        return self.reference if label == self.control else label
+
+    def failed(self, label: str, number: int, error: BaseException | str) -> None:
         reason = error if isinstance(error, str) else failure_reason(error)
-        failures.setdefault(owner(label), f"{label}, block {number}: {reason}")
+        self.failures.setdefault(self.owner(label), f"{label}, block {number}: {reason}")
 
-    def serve(label: str) -> AbstractContextManager[tuple[str, Child]]:
-        cell = cells[owner(label)]
-        env = counted(where.server_env(cell.scenario), context)
-        return running_server(cell.server, env, cpus=window_cpus(comparison, options), wire=context.wire(cell))
+    def serve(self, label: str) -> AbstractContextManager[tuple[str, Child]]:
+        cell = self.cells[self.owner(label)]
+        env = counted(self.where.server_env(cell.scenario), self.context)
+        cpus = window_cpus(self.comparison, self.where.options)
+        return running_server(cell.server, env, cpus=cpus, wire=self.context.wire(cell))
 
-    def warm(label: str, target: str, fresh: bool, driving: CellContext) -> None:
+    def warm(self, label: str, target: str, fresh: bool, driving: CellContext) -> None:
         """Warm a label up on its server (thrown away) and size its slices from the warm-up's rate."""
-        cell = cells[owner(label)]
-        if not records[owner(label)].tls:
-            records[owner(label)] = replace(records[owner(label)], tls=negotiated(target, context.wire(cell)))
+        owner = self.owner(label)
+        cell = self.cells[owner]
+        if not self.records[owner].tls:
+            self.records[owner] = replace(self.records[owner], tls=negotiated(target, self.context.wire(cell)))
         begun = time.monotonic()
-        warmed = warm_up(cell, target, driving, records[owner(label)])
-        spent["warm"].append(time.monotonic() - begun)
-        records[owner(label)] = replace(records[owner(label)], warmup_ok_rps=warmed.warmup_ok_rps)
-        size = window_requests(warmed.warmup_ok_rps, cell, options.requests, slice_seconds)
-        sizes[label] = sizes.setdefault(label, size) if fresh else size
+        warm = warming(cell)
+        if warm != cell:
+            requests = max(warm.concurrency, cell.scenario.warmup_requests)
+            self.records[owner] = replace(self.records[owner], warmup_requests=requests)
+        warmed = warm_up(warm, target, driving, self.records[owner])
+        self.spent["warm"].append(time.monotonic() - begun)
+        self.records[owner] = replace(self.records[owner], warmup_ok_rps=warmed.warmup_ok_rps)
+        size = window_requests(warmed.warmup_ok_rps, cell, self.where.options.requests, self.slice_seconds)
+        self.sizes[label] = self.sizes.setdefault(label, size) if fresh else size
 
     def measure_slice(
-        label: str, number: int, index: int | None, server: tuple[str, Child], idle: list[int], driving: CellContext
+        self,
+        label: str,
+        number: int,
+        index: int | None,
+        server: tuple[str, Child],
+        idle: list[int],
+        driving: CellContext,
     ) -> float:
-        cell, role = cells[owner(label)], "control" if label == control else "round"
-        progress.cell_started(cell, next(measured), estimate)
+        owner = self.owner(label)
+        cell, role = self.cells[owner], "control" if label == self.control else "round"
+        self.progress.cell_started(cell, next(self.measured), self.estimate)
         target, child = server
-        relative = f"{records[owner(label)].stem}-{role}{number}" + ("" if index is None else f"-{index}") + ".json"
-        argv = driving.argv(cell, target, sizes[label])
+        relative = f"{self.records[owner].stem}-{role}{number}" + ("" if index is None else f"-{index}") + ".json"
+        argv = driving.argv(cell, target, self.sizes[label])
         begun = time.monotonic()
-        repeat, report = sampled_run(argv, child, driving, relative, sizes[label], role, number, index, idle)
-        spent["slice_overhead"].append(max(0.0, time.monotonic() - begun - report.total))
-        runs[owner(label)].append(repeat)
+        repeat, report = sampled_run(argv, child, driving, relative, self.sizes[label], role, number, index, idle)
+        self.spent["slice_overhead"].append(max(0.0, time.monotonic() - begun - report.total))
+        self.runs[owner].append(repeat)
         return report.ok_rps
 
-    def block(number: int, plan: list[str]) -> list[float | None]:
+    def block(self, number: int, plan: list[str]) -> list[float | None]:
+        """One block: in the blocks design every server started side by side and warmed, then each slice in the
+        plan's order; in the fresh design each window on a start of its own."""
+        return self.warm_block(number, plan) if self.method.design == BLOCKS else self.fresh_windows(number, plan)
+
+    def warm_block(self, number: int, plan: list[str]) -> list[float | None]:
         """Every server of the block started side by side and warmed, then each slice in the plan's order."""
+        comparison, options = self.comparison, self.where.options
         with ExitStack() as stack:
             servers: dict[tuple[object, ...], tuple[str, Child] | str] = {}
             for label in dict.fromkeys(plan):
@@ -178,24 +212,24 @@ def measure_comparison(
                     continue
                 begun = time.monotonic()
                 try:
-                    servers[key] = stack.enter_context(serve(label))
-                    spent["start"].append(time.monotonic() - begun)
+                    servers[key] = stack.enter_context(self.serve(label))
+                    self.spent["start"].append(time.monotonic() - begun)
                 except ProcessError as error:
                     servers[key] = failure_reason(error)
-            driving = context
-            if holding is not None:  # one loadgen for the block, its connections held from slice to slice
-                held = stack.enter_context(HeldLoadgen(holding.tool))
-                driving = replace(holding, driver=replace(holding.driver, run=held.run))
+            driving = self.context
+            if self.holding is not None:  # one loadgen for the block, its connections held from slice to slice
+                held = stack.enter_context(HeldLoadgen(self.holding.tool))
+                driving = replace(self.holding, driver=replace(self.holding.driver, run=held.run))
             ready: set[str] = set()
             for label in dict.fromkeys(plan):
                 server = servers[server_of(comparison, label, options)]
                 try:
                     if isinstance(server, str):
                         raise ProcessError(server)
-                    warm(label, server[0], fresh=False, driving=driving)
+                    self.warm(label, server[0], fresh=False, driving=driving)
                     ready.add(label)
                 except (ProcessError, DriverError, OSError) as error:
-                    failed(label, number, error)
+                    self.failed(label, number, error)
             pids = {key: server[1].pid for key, server in servers.items() if not isinstance(server, str)}
             rates: list[float | None] = []
             for index, label in enumerate(plan):
@@ -205,45 +239,63 @@ def measure_comparison(
                     continue
                 idle = [pid for other, pid in pids.items() if other != key]
                 try:
-                    rates.append(measure_slice(label, number, index, servers[key], idle, driving))  # type: ignore[arg-type]
+                    rates.append(self.measure_slice(label, number, index, servers[key], idle, driving))  # type: ignore[arg-type]
                 except (ProcessError, DriverError, OSError) as error:
-                    failed(label, number, error)
+                    self.failed(label, number, error)
                     ready.discard(label)
                     rates.append(None)
             return rates
 
-    def fresh_windows(number: int, plan: list[str]) -> list[float | None]:
+    def fresh_windows(self, number: int, plan: list[str]) -> list[float | None]:
         """Each label's window on a fresh server start of its own, warmed up first (the design before blocks)."""
         rates: list[float | None] = []
         for label in plan:
             try:
                 begun = time.monotonic()
-                with serve(label) as server:
-                    spent["start"].append(time.monotonic() - begun)
-                    warm(label, server[0], fresh=True, driving=context)
-                    rates.append(measure_slice(label, number, None, server, [], context))
+                with self.serve(label) as server:
+                    self.spent["start"].append(time.monotonic() - begun)
+                    self.warm(label, server[0], fresh=True, driving=self.context)
+                    rates.append(self.measure_slice(label, number, None, server, [], self.context))
             except (ProcessError, DriverError, OSError) as error:
-                failed(label, number, error)
+                self.failed(label, number, error)
                 rates.append(None)
         return rates
 
-    begun = time.monotonic()
-    alternatives = tuple(label for label, _ in comparison.alternatives)
-    record = run_rounds(
-        Rounds(comparison.workload, reference, alternatives, comparison.controlled),
-        block if method.design == BLOCKS else fresh_windows,
-        method,
-        seed,
-        deadline,
-    )
-    costs = Costs(*(statistics.fmean(values) if values else 0.0 for values in spent.values()))
-    record = replace(record, cells={label: cell.key for label, cell in cells.items()}, costs=costs.to_json())
-    save_comparison(context.study_dir, record)
-    for label, cell_record in records.items():
-        status, reason = ("failed", failures[label]) if label in failures else ("ok", "")
-        finished = replace(
-            cell_record, status=status, reason=reason, repeats=runs[label], seconds=round(time.monotonic() - begun, 3)
-        )
-        save_cell(context.study_dir, finished)
-        progress.cell_finished(cells[label], finished)
-    return record
+    def rounds(self) -> Rounds:
+        """What harness.rounds races: the comparison's labels, reference and control."""
+        alternatives = tuple(label for label, _ in self.comparison.alternatives)
+        return Rounds(self.comparison.workload, self.reference, alternatives, self.comparison.controlled)
+
+    def save(self, record: ComparisonRecord) -> ComparisonRecord:
+        """The comparison's record (with each label's cell and what starts, warm-ups and slices cost) into the
+        study's comparisons/, and each label's cell with its slices."""
+        costs = Costs(*(statistics.fmean(values) if values else 0.0 for values in self.spent.values()))
+        record = replace(record, cells={label: cell.key for label, cell in self.cells.items()}, costs=costs.to_json())
+        save_comparison(self.context.study_dir, record)
+        for label, cell_record in self.records.items():
+            status, reason = ("failed", self.failures[label]) if label in self.failures else ("ok", "")
+            finished = replace(
+                cell_record,
+                status=status,
+                reason=reason,
+                repeats=self.runs[label],
+                seconds=round(time.monotonic() - self.begun, 3),
+            )
+            save_cell(self.context.study_dir, finished)
+            self.progress.cell_finished(self.cells[label], finished)
+        return record
+
+
+def measure_comparison(
+    comparison: Comparison,
+    where: StudyEnvironment,
+    context: CellContext,
+    method: Method,
+    seed: int,
+    progress: RunProgress,
+    deadline: float | None = None,
+) -> ComparisonRecord:
+    """A comparison in blocks on its own (harness.rounds.run_rounds), saved: no block starts that would end past
+    `deadline` (a time.monotonic() time) once it has two."""
+    measurement = ComparisonMeasurement(comparison, where, context, method, progress)
+    return measurement.save(run_rounds(measurement.rounds(), measurement.block, method, seed, deadline))

@@ -250,6 +250,10 @@ class Scenario:
     bounded: bool = False
     # How long a measured run should last: longer where calls are cheap and runs noisier.
     run_seconds: float = 1.5
+    # Calls that keep the server's CPU busy for a long while (the 893-object listing: about 180 ms of botocore
+    # parsing a call): a comparison's slice holds one wave of calls per worker and at least SLOW_SLICE_CALLS, and
+    # its block runs each label once (matrix.window_requests, verdicts.Method.mirrored).
+    slow: bool = False
 
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -267,24 +271,27 @@ SCENARIOS: tuple[Scenario, ...] = (
         "bench.v1.ObjectStore.ListObjects",
         {"bucket": BENCH_BUCKET},
         "ListObjects: the whole bucket in one reply",
-        20,
+        10,  # a slow call: its warm-up warms the server, and the slice is a wave of calls whatever the rate
         bucket=BENCH_BUCKET,
+        slow=True,
     ),
     Scenario(
         "s3-stream",
         "bench.v1.ObjectStore.StreamObjects",
         {"bucket": BENCH_BUCKET, "batch_size": 1},
         "StreamObjects: one object per message (batch_size 1)",
-        20,
+        10,  # a slow call: its warm-up warms the server, and the slice is a wave of calls whatever the rate
         bucket=BENCH_BUCKET,
+        slow=True,
     ),
     Scenario(
         "s3-mongo",
         "bench.v1.ObjectStore.ArchiveObjects",
         {"bucket": BENCH_BUCKET},
         "ArchiveObjects: list the bucket, upsert one document per object",
-        20,
+        10,  # a slow call: its warm-up warms the server, and the slice is a wave of calls whatever the rate
         bucket=BENCH_BUCKET,
+        slow=True,
     ),
     Scenario(
         f"s3-unary-{S3_LATENCY_MS}ms",
@@ -441,16 +448,38 @@ def expand(servers: tuple[ServerVariant, ...], scenarios: tuple[Scenario, ...], 
 
 
 WAVES = 2  # a comparison's window holds at least this many full waves of calls per client worker
+SLOW_SLICE_CALLS = 20  # a slow scenario's slice holds at least this many calls, and one per worker
 
 
 def window_requests(warmup_ok_rps: float, cell: Cell, fixed: int | None = None, seconds: float | None = None) -> int:
     """Requests for a comparison's window (or slice): about `seconds` (default: the scenario's run seconds), and at
-    least WAVES calls per worker. A smoke run's fixed requests (--requests) are cut to the scenario's warm-up, at
-    least a call per worker: a fetch-all warms up with one."""
+    least WAVES calls per worker; a slow scenario's at least one call per worker and SLOW_SLICE_CALLS. A smoke
+    run's fixed requests (--requests) are cut to the scenario's warm-up, at least a call per worker: a fetch-all
+    warms up with one.
+
+    A slice runs in count mode: every call it issues ends inside it, none is cut at its edge, and its rate is its
+    OK calls over the time from the first call's start to the last one's end. Where the server is busy throughout
+    (a slow scenario's calls keep its CPU busy), that time is the calls' own work, whatever the slice's length, so
+    one wave per worker is unbiased (tests/test_slices.py simulates it); the one edge effect, the tail where fewer
+    than a worker's share of calls are left, weighs only where the server idles in it, and falls alike on every
+    label of a comparison (the same workers, the same rule)."""
     if fixed:
         return max(cell.concurrency, min(fixed, cell.scenario.warmup_requests))
     length = cell.scenario.run_seconds if seconds is None else seconds
+    if cell.scenario.slow:
+        least = max(cell.concurrency, SLOW_SLICE_CALLS)
+        return max(least, min(MAX_REQUESTS, round(warmup_ok_rps * length)))
     return max(WAVES * cell.concurrency, measured_requests(warmup_ok_rps, cell.concurrency, length))
+
+
+WARM_WORKERS = 10  # a slow scenario's warm-up in a comparison runs on at most this many workers
+
+
+def warming(cell: Cell) -> Cell:
+    """The cell a comparison's warm-up drives: the cell itself, or a slow scenario's call on at most WARM_WORKERS
+    workers. A warm-up warms the server and sizes the slices, and a slow slice holds a wave a worker whatever the
+    rate: a wave of 50 slow calls would spend ten seconds a label a block on nothing else."""
+    return replace(cell, concurrency=min(cell.concurrency, WARM_WORKERS)) if cell.scenario.slow else cell
 
 
 def measured_requests(warmup_ok_rps: float, concurrency: int, seconds: float) -> int:

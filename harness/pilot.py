@@ -203,7 +203,10 @@ def fitted(
     pilot: Pilot | None, comparison: Comparison, method: Method, seconds: float | None, options: RunOptions
 ) -> Method:
     """The method for one comparison: its cycles per block fitted to the pilot's noise and costs and to the time it
-    has (unchanged without a pilot or a budget, and in the fresh design)."""
+    has (unchanged without a pilot or a budget, and in the fresh design); a slow comparison's, one unmirrored cycle
+    (`Comparison.fitted_to`)."""
+    if comparison.slow:
+        return comparison.fitted_to(method)
     if pilot is None or seconds is None or method.design != BLOCKS or pilot.noise.cycle_sd is None:
         return method
     labels = [label for label, _ in (comparison.reference, *comparison.alternatives)]

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.drivers.report import LoadReport
+from harness.machine import machine_class, speed_text
 from harness.matrix import CELL_NAME, SHARED, cell_name
 from harness.tls import PLAINTEXT
 from harness.verdicts import ComparisonRecord
@@ -250,7 +251,21 @@ class StudyRun:
         return (
             f"run `{self.run_id}`, {env['cpu_model']} ({env['cpu_count']} CPUs), server on CPU "
             f"{_cpus(pinning['server_cpus'])}, load generator and backends on CPU "
-            f"{_cpus(pinning['ghz_and_backend_cpus'])}" + self.provenance
+            f"{_cpus(pinning['ghz_and_backend_cpus'])}" + self.machine_text + self.provenance
+        )
+
+    @property
+    def machine_text(self) -> str:
+        """The machine's class and speed index where the run recorded them (harness.machine), "" where not."""
+        machine = self.meta.get("machine") or {}
+        if not machine:
+            return ""
+        speed = speed_text(machine.get("speed", {}))
+        stolen = machine.get("steal_share")
+        return (
+            f"; machine {machine_class(machine['fingerprint'])}"
+            + (f", speed index: {speed}" if speed else "")
+            + (f", {stolen:.1%} of CPU time stolen" if stolen is not None else "")
         )
 
     @property
@@ -439,6 +454,8 @@ class RunMeta:
     # A run for one question (--aside: a narrow comparison, a fix's before and after): shown on its studies' pages,
     # never the run a study's answer and decision rows come from.
     aside: bool = False
+    # The machine (harness.machine): its fingerprint, its speed index at the run's start and end, the CPU time stolen.
+    machine: dict[str, Any] = field(default_factory=dict)
     schema: int = SCHEMA
 
     def to_json(self) -> dict[str, Any]:

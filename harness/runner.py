@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.backends import LatencyRoutes, seed_bucket, start_backends, toxiproxy
-from harness.blocks import RunProgress, StudyEnvironment, counted, holdable, measure_comparison
+from harness.blocks import ComparisonMeasurement, RunProgress, StudyEnvironment, counted, holdable
 from harness.drivers.registry import DRIVERS
 from harness.drivers.report import DriverError
+from harness.machine import fingerprint, speed, steal_share, steal_ticks
 from harness.matrix import BUCKET_PREFIXES, REST_VARIANTS, SERVER_VARIANTS, Cell
 from harness.measure import CellContext, failure_reason
 from harness.options import RunOptions
@@ -40,7 +41,7 @@ from harness.results import (
     load_cells,
     save_cell,
 )
-from harness.rounds import Budget
+from harness.rounds import Entrant, Race, estimated_end, run_race
 from harness.serving import running_server
 from harness.studies import DEFAULT_STUDIES, StudyReport, plan, study
 from harness.studies.base import shared_targets
@@ -217,52 +218,56 @@ def finished_entry(chosen: Chosen, entry: StudyEntry, run: StudyRun, status: str
     return replace(entry, status=status, wall_seconds=round(wall_seconds, 1), targets=targets)
 
 
-def run_study(
-    chosen: Chosen,
-    where: StudyEnvironment,
-    meta: RunMeta,
-    progress: RunProgress,
-    budget: Budget | None = None,
-    method: Method | None = None,
-    pilot: Pilot | None = None,
-) -> RunMeta:
-    """Every cell of one study, recorded as it finishes; returns the run's metadata with the study's entry
-    (status, wall time, targets) as it ended, also written to run.json. Its comparisons are measured by `method`,
-    each with its cycles per block fitted to the pilot's findings and to its share of the budget."""
+def study_context(chosen: Chosen, where: StudyEnvironment, stats: Path | None) -> CellContext:
+    """Where and how a study's cells are measured: its driver and tool, its directory, the servers' counters."""
+    options = where.options
+    return CellContext(
+        DRIVERS[chosen.plan.driver],
+        where.tool,
+        options,
+        options.repeats or chosen.plan.repeats,
+        where.run_dir / chosen.name,
+        stats,
+        where.wires,
+    )
+
+
+def started_study(chosen: Chosen, meta: RunMeta, run_dir: Path) -> RunMeta:
+    """The run's metadata with the study marked running, written to run.json."""
+    meta = replace(meta, studies={**meta.studies, chosen.name: replace(meta.studies[chosen.name], status="running")})
+    meta.save(run_dir)
+    return meta
+
+
+def ended_study(chosen: Chosen, meta: RunMeta, run_dir: Path, study_dir: Path, status: str, seconds: float) -> RunMeta:
+    """The run's metadata with the study's entry as it ended (status, wall time, targets), written to run.json."""
+    run = StudyRun(chosen.name, run_dir, meta.to_json(), load_cells(study_dir))
+    entry = finished_entry(chosen, meta.studies[chosen.name], run, status, seconds)
+    meta = replace(meta, studies={**meta.studies, chosen.name: entry})
+    meta.save(run_dir)
+    return meta
+
+
+def run_study(chosen: Chosen, where: StudyEnvironment, meta: RunMeta, progress: RunProgress) -> RunMeta:
+    """Every cell of a study measured cell by cell (its full matrix, or a study without comparisons), recorded as
+    it finishes; returns the run's metadata with the study's entry as it ended, also written to run.json."""
     each, cells = chosen.plan, chosen.cells
-    meta = replace(meta, studies={**meta.studies, each.name: replace(meta.studies[each.name], status="running")})
-    meta.save(where.run_dir)
+    meta = started_study(chosen, meta, where.run_dir)
     status = "interrupted"
     begun = time.monotonic()
     progress.study_started(each.name, len(cells))
     options = where.options
-    stats = tempfile.TemporaryDirectory(prefix="bench-stats-") if each.diagnostics else None
-    context = CellContext(
-        DRIVERS[each.driver],
-        where.tool,
-        options,
-        options.repeats or each.repeats,
-        where.run_dir / each.name,
-        Path(stats.name) if stats else None,
-        where.wires,
-    )
-    count = itertools.count(1)
+    with ExitStack() as stack:
+        stats = None
+        if each.diagnostics:
+            stats = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-stats-")))
+        context = study_context(chosen, where, stats)
+        count = itertools.count(1)
 
-    def started(cell: Cell) -> None:
-        progress.cell_started(cell, next(count), len(cells))
+        def started(cell: Cell) -> None:
+            progress.cell_started(cell, next(count), len(cells))
 
-    try:
-        if chosen.comparisons:
-            seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
-            method = method or run_method(options)
-            budget = budget or Budget(None, 0.0)
-            for comparison in chosen.comparisons:
-                deadline = budget.deadline(comparison.estimate_seconds(method))
-                seconds = None if deadline is None else deadline - time.monotonic()
-                driven = context.driven_by(comparison.driver) if comparison.driver else context
-                each_method = fitted(pilot, comparison, method, seconds, options)
-                measure_comparison(comparison, where, driven, each_method, seed, progress, deadline)
-        else:
+        try:
             for (server, scenario, _), grouped in itertools.groupby(
                 cells, key=lambda c: (c.server, c.scenario, c.wire)
             ):
@@ -277,14 +282,80 @@ def run_study(
                 for cell, record in measured:
                     save_cell(context.study_dir, record)
                     progress.cell_finished(cell, record)
-        status = "complete"
-    finally:
-        run = StudyRun(each.name, where.run_dir, meta.to_json(), load_cells(context.study_dir))
-        entry = finished_entry(chosen, meta.studies[each.name], run, status, time.monotonic() - begun)
-        meta = replace(meta, studies={**meta.studies, each.name: entry})
-        meta.save(where.run_dir)
-        if stats is not None:
-            stats.cleanup()
+            status = "complete"
+        finally:
+            meta = ended_study(chosen, meta, where.run_dir, context.study_dir, status, time.monotonic() - begun)
+    return meta
+
+
+@dataclass
+class Raced:
+    """A comparison in the run's race: its study, its measurement on real servers, its entrant in the race."""
+
+    study: Chosen
+    measurement: ComparisonMeasurement
+    entrant: Entrant
+
+
+def race_studies(
+    chosen: list[Chosen],
+    where_of: Callable[[Chosen], StudyEnvironment],
+    meta: RunMeta,
+    progress: RunProgress,
+    method: Method,
+    pilot: Pilot | None,
+    deadline: float | None,
+) -> RunMeta:
+    """Every comparison of the studies that have them, in one race (harness.rounds.run_race): each gets the blocks
+    an interval needs, in turns, then the budget goes, block by block, to whichever open comparison narrows most
+    per second, until `deadline` (a time.monotonic() time). Each comparison's cycles per block are fitted to the
+    pilot and to its share of the budget by its estimate. Returns the run's metadata with each study's entry as
+    it ended, also written to run.json."""
+    if not chosen:
+        return meta
+    options = where_of(chosen[0]).options
+    seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
+    estimates = {id(c): c.estimate_seconds(method) for each in chosen for c in each.comparisons}
+    total = sum(estimates.values()) or 1.0
+    budget = None if deadline is None else max(0.0, deadline - time.monotonic())
+    status = "interrupted"
+    with ExitStack() as stack:
+        raced: list[Raced] = []
+        for each in chosen:
+            meta = started_study(each, meta, where_of(each).run_dir)
+            progress.study_started(each.name, len(each.cells))
+            stats = None
+            if each.plan.diagnostics:
+                stats = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-stats-")))
+            context = study_context(each, where_of(each), stats)
+            for comparison in each.comparisons:
+                share = None if budget is None else budget * estimates[id(comparison)] / total
+                driven = context.driven_by(comparison.driver) if comparison.driver else context
+                fitted_method = fitted(pilot, comparison, method, share, options)
+                measurement = ComparisonMeasurement(comparison, where_of(each), driven, fitted_method, progress)
+                race = Race(measurement.rounds(), fitted_method, seed)
+                raced.append(Raced(each, measurement, Entrant(race, measurement.block)))
+        entrants = [each.entrant for each in raced]
+        owner = {id(each.entrant): each for each in raced}
+
+        def told(entrant: Entrant) -> None:
+            now = time.monotonic()
+            left = estimated_end(entrants, deadline, now) - now
+            still_open = sum(1 for each in entrants if each.race.open)
+            study = owner[id(entrant)].study.name
+            progress.block_finished(study, entrant.race.rounds.workload, entrant.race.blocks, still_open, left)
+
+        try:
+            run_race(entrants, deadline, told=told)
+            for one in raced:
+                assert one.entrant.record is not None
+                one.measurement.save(one.entrant.record)
+            status = "complete"
+        finally:
+            for each in chosen:
+                seconds = sum(r.entrant.seconds for r in raced if r.study is each)
+                study_dir = where_of(each).run_dir / each.name
+                meta = ended_study(each, meta, where_of(each).run_dir, study_dir, status, seconds)
     return meta
 
 
@@ -331,7 +402,9 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
             for each in plans
         },
     )
+    meta = replace(meta, machine={"fingerprint": fingerprint(), "speed": {"start": speed()}})
     meta.save(run_dir)
+    stolen = steal_ticks()
     status = "interrupted"
     try:
         with ExitStack() as stack:
@@ -370,16 +443,22 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
                 method = replace(method, slice_seconds=pilot.slice_for_run)
                 meta = replace(meta, pilot=pilot.to_json())
                 meta.save(run_dir)
-            budget = Budget(
-                begun + meta.budget_seconds if meta.budget_seconds else None,
-                sum(comparison.estimate_seconds(method) for each in plans for comparison in each.comparisons),
-            )
+
+            def where_of(each: Chosen) -> StudyEnvironment:
+                return StudyEnvironment(options, config, routes, tools[each.name], run_dir, wires)
+
             for each in plans:
-                where = StudyEnvironment(options, config, routes, tools[each.name], run_dir, wires)
-                meta = run_study(each, where, meta, progress, budget, method, pilot)
+                if not each.comparisons:
+                    meta = run_study(each, where_of(each), meta, progress)
+            deadline = begun + meta.budget_seconds if meta.budget_seconds else None
+            raced = [each for each in plans if each.comparisons]
+            meta = race_studies(raced, where_of, meta, progress, method, pilot, deadline)
         status = "complete"
     finally:
-        meta = replace(meta, status=status, wall_seconds=round(time.monotonic() - begun, 1))
+        ended = {**meta.machine, "steal_share": steal_share(stolen, steal_ticks())}
+        if status == "complete":
+            ended["speed"] = {**ended["speed"], "end": speed()}
+        meta = replace(meta, status=status, wall_seconds=round(time.monotonic() - begun, 1), machine=ended)
         meta.save(run_dir)
     return run_dir, meta
 

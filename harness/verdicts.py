@@ -60,6 +60,10 @@ class Method:
     cycles: int = 2  # mirrored cycles of slices per block
     slice_seconds: float = 1.0  # a slice's length, before its workload's own minimum (two waves of calls)
     slicer: str = PROCESS  # who runs the slices (SLICERS); held only where loadgen can drive every cell
+    # A cycle runs every label once and then in reverse (A B C C B A), so that a linear drift cancels; a slow
+    # workload's cycle runs each label once (its slices last seconds: the order, shuffled every block, spreads the
+    # drift over the labels instead).
+    mirrored: bool = True
 
     def __post_init__(self) -> None:
         if not 0 < self.tie < 1 or not 0 < self.precision < 1 or not 0.5 < self.confidence < 1:
@@ -196,6 +200,16 @@ def stop_reason(ratio: Interval, method: Method) -> str:
     return ""
 
 
+def twin_stop_reason(ratio: Interval, method: Method) -> str:
+    """Why an A/A twin needs no more rounds ("calibrated"), or "" while it does. The twin calibrates the run: it
+    is known once its half-width, taken at the pessimistic spread, lies within the tie band (the run can then tell
+    a tie, and the noise floor it reports is below the band). A twin apart from its reference is never stopped
+    for that: it is a finding to keep measuring, not a result."""
+    if ratio.rounds < method.min_rounds or separated(ratio):
+        return ""
+    return "calibrated" if pessimistic_half_width(ratio) <= math.log(1 + method.tie) else ""
+
+
 def paired_ratios(rates: Mapping[str, Mapping[int, float]], alternative: str, reference: str) -> list[float]:
     """The alternative's rate over the reference's, round by round, for the rounds both were measured in."""
     mine, theirs = rates.get(alternative, {}), rates.get(reference, {})
@@ -267,7 +281,8 @@ def ratio_text(ratio: Interval) -> str:
 
 @dataclass(frozen=True)
 class Stop:
-    """When an alternative stopped being measured, and why: precise, clear, cap, budget, failed."""
+    """When an alternative stopped being measured, and why: precise, clear, calibrated (an A/A twin), cap, budget,
+    failed."""
 
     round: int
     reason: str

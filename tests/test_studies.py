@@ -110,14 +110,27 @@ def test_options_narrow_the_axes() -> None:  # no c50 here: no cell on a connect
     assert not plan("stacks").is_default_matrix(options)
 
 
-def test_stacks_compares_every_single_process_stack_against_sync_w10_on_its_decisive_workloads() -> None:
+def test_stacks_measures_the_brief_s_matrix_in_comparisons_against_sync_w10_by_default() -> None:
     comparisons = plan("stacks").comparisons(RunOptions(OUT))
-    assert [each.workload for each in comparisons] == ["hello/c50", "hello-wait/c50", "s3-unary/c10"]
+    brief = [
+        f"{scenario}/c{level}"
+        for scenario in ("hello", "s3-unary", "s3-stream", "s3-mongo")
+        for level in (2, 10, 25, 50)
+    ]
+    assert [each.workload for each in comparisons] == [
+        "hello/c50",
+        *(w for w in brief if w != "hello/c50"),
+        "hello-wait/c50",
+    ]
     assert {each.reference[0] for each in comparisons} == {"sync-w10"}
-    stacks = ["grpclib-uvloop", "aio-uvloop", "connect-pyvoy", "connect-hypercorn"]
-    floors = [name + "-minimal" for name in ("sync-w10", *stacks)]  # on hello, each stack's floor beside it
-    assert [label for label, _ in comparisons[0].alternatives] == stacks + floors
-    assert [label for label, _ in comparisons[1].alternatives] == stacks
+    stacks = ["sync-w1", "grpclib-asyncio", "grpclib-uvloop", "aio-uvloop", "connect-pyvoy"]
+    floors = [name + "-minimal" for name in ("sync-w1", "sync-w10", *stacks[1:])]  # on hello c=50, the floors
+    by_workload = {each.workload: [label for label, _ in each.alternatives] for each in comparisons}
+    assert by_workload["hello/c50"] == stacks + floors and by_workload["hello/c2"] == stacks
+    pymongo = ["grpclib-asyncio-pymongo", "grpclib-uvloop-pymongo", "aio-uvloop-pymongo"]
+    assert by_workload["s3-mongo/c25"] == stacks + pymongo  # Motor and PyMongo's async client side by side
+    assert by_workload["hello-wait/c50"] == stacks[1:]  # sync-w1's one thread waits alone: not asked
+    assert [each.slow for each in comparisons] == [False] * 4 + [True] * 12 + [False]
     narrowed = RunOptions(OUT, servers=(server_variant("aio-uvloop"), server_variant("sync-w10")), levels=(50,))
     (first, *_) = plan("stacks").comparisons(replace(narrowed, scenarios=(scenario("hello"),)))
     assert (first.workload, first.reference[0], [label for label, _ in first.alternatives]) == (
@@ -182,7 +195,7 @@ def test_studies_command_lists_questions_and_cell_counts(capsys: pytest.CaptureF
     assert main(["studies"]) == 0
     out = capsys.readouterr().out
     assert "stacks (default): Which gRPC server stack should we run, and when does async pay off?" in out
-    assert "3 comparisons of 20 cells in rounds; --full: 405 cells, 3 measured runs each" in out
+    assert "17 comparisons of 119 cells in rounds; --full: 405 cells, 3 measured runs each" in out
 
 
 def test_the_wire_study_sets_rest_beside_the_grpc_stacks_and_sizes_both_ways(tmp_path: Path) -> None:

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from harness import rounds as rounds_module
-from harness.rounds import Budget, Rounds
+from harness.rounds import Entrant, Race, Rounds, estimated_end, run_race
 from harness.verdicts import (
     FASTER,
     FRESH,
@@ -207,13 +206,73 @@ def test_a_comparison_gets_two_rounds_however_short_its_part_so_its_ratios_have_
     assert len(record.orders) == 2 and record.stopped["a"] == Stop(2, "budget")
 
 
-def test_the_budget_gives_each_comparison_its_part_of_what_is_left() -> None:
-    budget = Budget(time.monotonic() + 400.0, 100.0 + 300.0)
-    first = budget.deadline(100.0)
-    assert first is not None and 95 < first - time.monotonic() <= 100  # a quarter of 400 s
-    second = budget.deadline(300.0)
-    assert second is not None and 395 < second - time.monotonic() <= 400  # what is left goes to the last
-    assert Budget(None, 10.0).deadline(10.0) is None
+class Clock:
+    """Time that moves only when a synthetic block says so."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def entrant(clock: Clock, true: dict[str, float], seconds: float, seed: int, noise: float = 0.05) -> Entrant:
+    """A comparison in a race on a synthetic machine whose blocks take `seconds` of the clock's time each."""
+    rng = random.Random(seed)
+    alternatives = tuple(label for label in true if label != "ref")
+
+    def block(number: int, plan: list[str]) -> list[float | None]:
+        clock.now += seconds
+        return [true[label.removesuffix("~aa")] * math.exp(rng.gauss(0, noise)) for label in plan]
+
+    method = Method(design=FRESH, max_rounds=20)
+    return Entrant(Race(Rounds(f"w{seed}", "ref", alternatives, controlled=False), method, seed), block)
+
+
+def test_a_race_gives_every_comparison_two_blocks_in_turns_before_the_budget_counts() -> None:
+    clock = Clock()
+    racers = [entrant(clock, {"ref": 100.0, "a": 103.0}, 10.0, seed) for seed in range(3)]
+    order: list[str] = []
+    run_race(racers, deadline=5.0, clock=clock, told=lambda each: order.append(each.race.rounds.workload))
+    assert order == ["w0", "w1", "w2", "w0", "w1", "w2"]  # in turns, and nothing past the deadline after them
+    assert all(each.record is not None and each.record.stopped["a"].reason == "budget" for each in racers)
+
+
+def test_the_budget_goes_to_the_comparisons_still_open_and_a_clear_one_leaves() -> None:
+    clock = Clock()
+    clear = entrant(clock, {"ref": 100.0, "a": 200.0}, 10.0, 1)  # clear after the least blocks
+    close = entrant(clock, {"ref": 100.0, "a": 104.0}, 10.0, 2, noise=0.08)  # needs many
+    run_race([clear, close], deadline=300.0, clock=clock)
+    assert clear.record is not None and clear.record.stopped["a"] == Stop(5, "clear")
+    assert close.record is not None and len(close.record.orders) > 5
+    assert clock.now <= 300.0 and clear.seconds == 50.0 and close.seconds == clock.now - 50.0
+
+
+def test_a_race_picks_the_comparison_that_narrows_most_per_second() -> None:
+    clock = Clock()
+    cheap = entrant(clock, {"ref": 100.0, "a": 104.0}, 5.0, 3, noise=0.1)
+    dear = entrant(clock, {"ref": 100.0, "a": 104.0}, 50.0, 4, noise=0.1)
+    run_race([cheap, dear], deadline=200.0, clock=clock)
+    assert cheap.race.blocks > dear.race.blocks  # the same narrowing costs ten times less in the cheap one
+
+
+def test_the_estimated_end_counts_the_blocks_still_owed_then_the_budget() -> None:
+    clock = Clock()
+    racers = [entrant(clock, {"ref": 100.0, "a": 150.0}, 10.0, seed) for seed in range(2)]
+    assert estimated_end(racers, None, 0.0) == 0.0  # nothing measured: nothing to go by
+    racers[0].step(clock)
+    assert estimated_end(racers, None, clock.now) == clock.now + 10.0 + 2 * 10.0  # one owed by w0, two by w1
+    assert estimated_end(racers, 1000.0, clock.now) == 1000.0
+
+
+def test_an_a_a_twin_stops_once_calibrated_and_never_while_apart() -> None:
+    from harness.verdicts import twin_stop_reason
+
+    method = Method()
+    assert twin_stop_reason(Interval(1.0, 0.99, 1.01, 10), method) == "calibrated"
+    assert twin_stop_reason(Interval(1.0, 0.99, 1.01, 4), method) == ""  # before the minimum
+    assert twin_stop_reason(Interval(1.0, 0.90, 1.11, 10), method) == ""  # its floor not yet within the band
+    assert twin_stop_reason(Interval(1.03, 1.01, 1.05, 10), method) == ""  # apart: measured on
 
 
 def test_a_failing_alternative_stops_and_a_failing_reference_ends_the_comparison() -> None:

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from harness.matrix import MINIMAL_SUFFIX
+from harness.matrix import MINIMAL_SUFFIX, SLOW_SLICE_CALLS
 from harness.results import CellResult, StudyRun, comparison_files, study_dir
 from harness.studies.base import Decision, StudyReport
 from harness.studies.reading import Judged, judged_comparisons, pick_over
@@ -20,6 +20,7 @@ from harness.verdicts import (
     HELD,
     TIE,
     Interval,
+    Method,
     Outcome,
     calibration_text,
     interval,
@@ -89,6 +90,20 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
     return [*lines, "", *measured_how(judged)]
 
 
+def slices_text(method: Method) -> str:
+    """What a block's slices were, in a phrase."""
+    if not method.mirrored:
+        return (
+            "one slice per label in a shuffled order (a slow workload: each slice one wave of calls per client and at "
+            f"least {SLOW_SLICE_CALLS} calls, every call it starts ending inside it)"
+        )
+    plural = "s" if method.cycles > 1 else ""
+    return (
+        f"{method.cycles} mirrored cycle{plural} of slices of about {method.slice_seconds:g} s (every label once in a "
+        "shuffled order, then in reverse)"
+    )
+
+
 def measured_how(judged: Judged) -> list[str]:
     """How a comparison was measured (its design, seed, blocks, stopping rule), where its noise lived, what a
     block's starts, warm-ups and slices cost, and what idle servers spent beside a slice."""
@@ -107,8 +122,7 @@ def measured_how(judged: Judged) -> list[str]:
     lines = [
         f"Seed {record.seed}; {len(record.orders)} blocks in {record.wall_seconds / 60:.1f} min; {stopping}. Each "
         "block starts every label's server afresh side by side on the server's CPUs, warms each label up (thrown "
-        f"away), then measures {method.cycles} mirrored cycle{'s' if method.cycles > 1 else ''} of slices of about "
-        f"{method.slice_seconds:g} s (every label once in a shuffled order, then in reverse), "
+        f"away), then measures {slices_text(method)}, "
         + (
             "each run by one loadgen held for the block on connections it keeps"
             if method.slicer == HELD

@@ -60,6 +60,21 @@ class Comparison:
         return replace(self, reference=(reference, replace(cell, wire=wire)), alternatives=alternatives)
 
     @property
+    def topic(self) -> str:
+        """What kind of comparison it is, its workload's first part: `hello` in hello/c50."""
+        return self.workload.split("/")[0]
+
+    @property
+    def slow(self) -> bool:
+        """Whether its calls are slow (`Scenario.slow`): its blocks then run one unmirrored cycle of slices a wave
+        long (`fitted_to`)."""
+        return any(cell.scenario.slow for _, cell in (self.reference, *self.alternatives))
+
+    def fitted_to(self, method: Method) -> Method:
+        """The method as this comparison runs it: a slow one's blocks hold one cycle, each label once."""
+        return replace(method, cycles=1, mirrored=False) if self.slow and method.design == BLOCKS else method
+
+    @property
     def labelled(self) -> dict[str, Cell]:
         """label -> cell, the reference's first."""
         return dict((self.reference, *self.alternatives))
@@ -76,7 +91,8 @@ class Comparison:
         estimates; an alternative left unresolved at the least number of blocks goes on in the time others leave
         over."""
         labels = len(self.alternatives) + 1 + self.controlled
-        slices = 2 * method.cycles if method.design == BLOCKS else 1
+        method = self.fitted_to(method)
+        slices = (2 if method.mirrored else 1) * method.cycles if method.design == BLOCKS else 1
         block = labels * (self.window_seconds + slices * method.slice_seconds)
         return block * method.min_rounds * (2 if self.controlled else 1)
 

@@ -12,7 +12,13 @@ NAME = "stacks"
 QUESTION = "Which gRPC server stack should we run, and when does async pay off?"
 CONNECTIONS_LEVEL = 50  # where each cell of the full matrix also runs with one connection per client worker
 REFERENCE = "sync-w10"  # what every comparison sets the other stacks against
-# The comparisons that decide the study's questions: scenario -> concurrency. hello: the server's own cost per
-# call; hello-wait: waiting on I/O; s3-unary: parsing an S3 listing in every call (at 10, two waves of calls
-# per worker fit in a window of a few seconds).
-DECISIVE = {"hello": 50, "hello-wait": 50, "s3-unary": 10}
+# The project's brief: these servers serve these scenarios at these levels, a table per level. By default each
+# (scenario, level) is a comparison against REFERENCE, with PEERS beside the brief's servers (and on s3-mongo each
+# event-loop stack with PyMongo's async client beside Motor).
+BRIEF_SERVERS = ("sync-w1", "sync-w10", "grpclib-asyncio", "grpclib-uvloop")
+PEERS = ("aio-uvloop", "connect-pyvoy")
+BRIEF_SCENARIOS = ("hello", "s3-unary", "s3-stream", "s3-mongo")
+BRIEF_LEVELS = (2, 10, 25, 50)
+PYMONGO = ("grpclib-asyncio-pymongo", "grpclib-uvloop-pymongo", "aio-uvloop-pymongo")
+# Beyond the brief, the comparison that decides whether async pays off when handlers wait: scenario -> level.
+DECISIVE = {"hello-wait": 50}

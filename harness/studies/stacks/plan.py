@@ -1,7 +1,8 @@
-"""The stacks study's plan. By default, the comparisons that decide its questions, each in interleaved rounds:
-every single-process stack against sync-w10 on a handler without I/O, one waiting on I/O, and one parsing an
-S3 listing. With --full, the original matrix: every server variant on every scenario at several levels, ghz in
-closed loop on one connection, and at CONNECTIONS_LEVEL also on a connection per worker, cell by cell."""
+"""The stacks study's plan. By default, the brief's matrix in blocks: its four servers and two peers on hello, an S3
+listing as one reply and as a stream, and an S3 listing archived to MongoDB, at 2, 10, 25 and 50 clients, each
+(scenario, level) a comparison against sync-w10; and whether async pays off when handlers wait. With --full,
+every server variant on every scenario at several levels, ghz in closed loop on one connection, and at
+CONNECTIONS_LEVEL also on a connection per worker, cell by cell."""
 
 from __future__ import annotations
 
@@ -16,41 +17,78 @@ from harness.matrix import (
     SCENARIOS,
     SERVER_VARIANTS,
     SHARED,
-    STACKS,
     Cell,
     Scenario,
     ServerVariant,
     expand,
     minimal_of,
     scenario,
+    server_variant,
 )
 from harness.measure import measure_closed_loop
 from harness.options import RunOptions
 from harness.studies.planning import Axis, Comparison, StudyPlan, between_servers
-from harness.studies.stacks import CONNECTIONS_LEVEL, DECISIVE, NAME, REFERENCE
+from harness.studies.stacks import (
+    BRIEF_LEVELS,
+    BRIEF_SCENARIOS,
+    BRIEF_SERVERS,
+    CONNECTIONS_LEVEL,
+    DECISIVE,
+    NAME,
+    PEERS,
+    PYMONGO,
+    REFERENCE,
+)
 
-# The stacks a comparison sets against the reference: one process each, one variant per stack: sync-w1's one
-# thread says nothing new, and a stack that takes an event loop runs on uvloop (asyncio or uvloop is a setting
-# of the stack, not another stack; --servers brings the asyncio variants in). Fewer windows a round leave the
-# time budget the rounds the A/A control needs.
-COMPARED = tuple(variant for variant in STACKS if variant.name != "sync-w1" and not variant.name.endswith("-asyncio"))
+BRIEF = tuple(server_variant(name) for name in (*BRIEF_SERVERS, *PEERS))
 
 
 def comparisons(options: RunOptions) -> list[Comparison]:
-    """Each decisive workload (or each chosen scenario at each chosen level, on each way of connecting), with the
-    chosen stacks (by default every single-process stack) against the reference (sync-w10, or the first)."""
-    stacks = options.servers or COMPARED
+    """The brief's matrix: each of its scenarios at each of its levels, its servers and the peers against the
+    reference (sync-w10), the PyMongo variants beside Motor on s3-mongo; then hello-wait, whether async pays off
+    when handlers wait. Hello at its highest level comes first (its slices are short, so it holds the study's A/A
+    control) and also sets each stack against its floor. --servers, --scenarios, --concurrency and
+    --connections narrow it."""
+    stacks = options.servers or BRIEF
     if len(stacks) < 2:
         raise ValueError("a comparison needs at least two server variants: give --servers A,B or --full")
     reference = next((each for each in stacks if each.name == REFERENCE), stacks[0])
     others = tuple(each for each in stacks if each != reference)
-    chosen = options.scenarios or tuple(scenario(name) for name in DECISIVE)
-    return [
-        between_servers(each, level, reference, [*(s for s in others if s.runs(each.name)), *floors(stacks, each)], way)
+    if options.servers is None:
+        others += tuple(server_variant(name) for name in PYMONGO)
+    chosen = options.scenarios or tuple(scenario(name) for name in (*BRIEF_SCENARIOS, *DECISIVE))
+
+    def levels(each: Scenario) -> tuple[int, ...]:
+        return options.levels or ((DECISIVE[each.name],) if each.name in DECISIVE else BRIEF_LEVELS)
+
+    def floors_at(each: Scenario, level: int) -> list[ServerVariant]:
+        return floors(stacks, each) if level == max(levels(each)) else []
+
+    found = [
+        between_servers(each, level, reference, [*alternatives(others, each, options), *floors_at(each, level)], way)
         for each in chosen
-        for level in options.levels or (DECISIVE.get(each.name, CONNECTIONS_LEVEL),)
+        for level in levels(each)
         for way in options.connections or (SHARED,)
     ]
+    return first_the_control(found)
+
+
+def alternatives(others: Sequence[ServerVariant], each: Scenario, options: RunOptions) -> list[ServerVariant]:
+    """The stacks set against the reference on a scenario: those that run it; on a decisive workload beyond the
+    brief (hello-wait) not sync-w1 by default, whose one thread serves a waiting call at a time (ten calls/s: a
+    slice of two waves would last ten seconds, to say what its one thread already says)."""
+    found = [s for s in others if s.runs(each.name)]
+    if options.servers is None and each.name in DECISIVE:
+        found = [s for s in found if s.name != "sync-w1"]
+    return found
+
+
+def first_the_control(found: list[Comparison]) -> list[Comparison]:
+    """Hello at its highest level first, where present (its slices last a second, so it holds the study's A/A
+    control; it also sets each stack against its floor)."""
+    hello = [each for each in found if each.topic == "hello"]
+    controls = [max(hello, key=lambda each: each.reference[1].concurrency)] if hello else []
+    return controls + [each for each in found if each not in controls]
 
 
 def floors(stacks: Sequence[ServerVariant], each: Scenario) -> list[ServerVariant]:
