@@ -36,6 +36,8 @@ from servers.diagnostics import STATS_DIR_VARIABLE
 class RunProgress(Protocol):
     """Told when each study and cell starts and finishes (a progress display, or nothing)."""
 
+    def planned(self, text: str) -> None: ...
+
     def study_started(self, name: str, cells: int) -> None: ...
 
     def cell_started(self, cell: Cell, index: int, total: int) -> None: ...
@@ -143,7 +145,6 @@ class ComparisonMeasurement:
         slices = (2 if method.mirrored else 1) * method.cycles if self.slice_seconds else 1
         self.estimate = (len(self.cells) + comparison.controlled) * slices * method.min_rounds
         self.holding = held_context(comparison, context) if method.slicer == HELD else None
-        self.begun = time.monotonic()
 
     def owner(self, label: str) -> str:
         return self.reference if label == self.control else label
@@ -279,7 +280,7 @@ class ComparisonMeasurement:
                 status=status,
                 reason=reason,
                 repeats=self.runs[label],
-                seconds=round(time.monotonic() - self.begun, 3),
+                seconds=round(record.wall_seconds, 3),  # its comparison's blocks' time
             )
             save_cell(self.context.study_dir, finished)
             self.progress.cell_finished(self.cells[label], finished)

@@ -72,7 +72,7 @@ SLICER_HELP = (
     "who runs a block's slices: one loadgen for the block that holds its connections to every server from slice "
     "to slice (held, the default, where loadgen can drive every cell), or a driver process each (process)"
 )
-QUICK = {"levels": (2,), "repeats": 1, "requests": 20, "warmup_requests": 10, "full": True}
+QUICK = {"levels": (2,), "repeats": 1, "requests": 20, "warmup_requests": 10, "full": True, "by_cell": True}
 # One variant per server module and option, including one that needs more CPUs (so skipping is exercised too).
 QUICK_SERVERS = ("sync-w10", "sync-w10-p2", "grpclib-uvloop", "aio-asyncio", "grpclib-asyncio-pymongo")
 
@@ -201,6 +201,9 @@ class ProgressDisplay:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         self._progress.stop()
+
+    def planned(self, text: str) -> None:
+        self._console.log(f"planned: {text}")
 
     def study_started(self, name: str, cells: int) -> None:
         self._study = name
@@ -369,7 +372,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--full",
         action="store_true",
-        help="every cell of each study's matrix, cell by cell, in place of the comparisons that decide its questions",
+        help="every cell of each study's matrix in place of the comparisons that decide its questions: in blocks "
+        "where the study has comparisons of its whole matrix (stacks), else cell by cell; the estimate is printed "
+        "before it starts",
     )
     run.add_argument(
         "--rounds", type=int, help="blocks of every comparison, fixed (default: until each is known, 5 to 40)"
@@ -522,6 +527,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         "requests": args.requests,
         # A target the harness did not start cannot be started afresh for every round: it is measured cell by cell.
         "full": args.full or bool(args.target) or None,
+        "by_cell": bool(args.target) or None,
     }
     settings = {**quick, **{key: value for key, value in chosen.items() if value is not None}}
     if args.target and args.servers:

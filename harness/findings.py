@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from harness.compare import compare_rows
+from harness.machine import machine_class
+from harness.pooling import held_text, pooled, server_code
 from harness.results import (
     DIRTY,
     StudyRun,
@@ -22,10 +24,11 @@ from harness.results import (
     studies_in,
     study_dir,
 )
-from harness.studies.base import Decision, StudyReport
+from harness.studies.base import SEPARATED, Decision, StudyReport
 from harness.studies.reading import Judged, judged_comparisons
-from harness.verdicts import Interval, noise_floor, ratio_text
+from harness.verdicts import Interval, noise_floor, paired_ratios, ratio_text
 
+ROOT = Path(__file__).resolve().parent.parent  # the checkout, whose history tells a run's server code
 ANSWER_WORDS = 80  # an answer's most words: the decision first, then the figures that carry it
 # The decision table's columns after the question, as both renderers head them.
 DECISION_COLUMNS = (
@@ -49,6 +52,7 @@ class Row:
     avoid: str
     floor: str  # how its study's A/A control read, with the noise floor: the smallest difference it could resolve
     trusted: bool
+    why: str  # why it is not trusted; "" when it is
     study: str
     evidence: tuple[tuple[str, str], ...]  # (run id, machine) of each run behind it
     workloads: tuple[str, ...]  # the workloads of its comparisons, which the page opens from the row
@@ -83,7 +87,9 @@ def merged(question: str, found: Sequence[Decision]) -> Row:
     first = found[0]
     if len(found) == 1:
         pick = first.pick
-        sure = f"{first.over_runner_up} × {first.runner_up}: {first.verdict}"
+        sure = f"{first.over_runner_up} × {first.runner_up}: {first.verdict}" + (
+            f"; {first.held}" if first.held else ""
+        )
         avoid = first.avoid
     else:
         every = f"on all {len(found)}" if len(found) > 2 else "on both"
@@ -115,9 +121,10 @@ def merged(question: str, found: Sequence[Decision]) -> Row:
         avoid=avoid,
         floor=widest.calibration,
         trusted=all(each.trusted for each in found),
+        why="; ".join(dict.fromkeys(each.why or SEPARATED for each in found if not each.trusted)),
         study=first.study,
         evidence=evidence,
-        workloads=tuple(each.workload for each in found),
+        workloads=tuple(dict.fromkeys(each.comparison or each.workload for each in found)),
         answer="",
     )
     return Row(**{**row.__dict__, "answer": answer(row, found)})
@@ -138,11 +145,17 @@ def answer(row: Row, found: Sequence[Decision]) -> str:
         said = [f"Pick {first.pick} on {first.workload}: {row.sure}."]
     if row.avoid != "—":
         said.append(f"Avoid {row.avoid}.")
+    if not row.trusted:
+        said.insert(1, f"Not to be trusted yet ({row.why}): measure longer before you act on it.")
+    said += [f"Pooled {each.held}." for each in found[:1] if each.held and len(found) > 1]
+    widths = [noise_floor(each.over) for each in found if each.over is not None]
+    if widths and all(math.isfinite(width) for width in widths) and max(widths) <= 1:
+        said.append(f"The pick's margin is known to ±{max(widths):.1%}.")
+    elif widths:
+        said.append("The pick's margin is not known yet: its interval spans more than a factor of two.")
     floors = [each.floor for each in found if each.floor is not None and math.isfinite(each.floor)]
     if floors:
-        said.append(f"The run resolved differences down to ±{max(floors):.1%}.")
-    if not row.trusted:
-        said.append("Its A/A control separated: rerun before you act on it.")
+        said.append(f"The run could tell apart differences down to ±{max(floors):.1%}.")
     kept = said[:1]  # the decision, then as many of the figures as fit
     for sentence in said[1:]:
         if len(" ".join([*kept, sentence]).split()) <= ANSWER_WORDS:
@@ -278,6 +291,49 @@ class Findings:
     asides: list[dict[str, Any]]  # the comparisons of runs made --aside, which decide nothing
 
 
+def machine_of(meta: Mapping[str, Any]) -> str:
+    """The machine class runs are pooled within: the fingerprint's class, or for a run before fingerprints its CPU
+    model and count."""
+    found = machine_class(dict(meta.get("machine", {}).get("fingerprint", {})))
+    env = meta["environment"]
+    return found or f"{env['cpu_model']}, {env['cpu_count']} cores"
+
+
+def paired_in(run: StudyRun, workload: str, labels: Sequence[str]) -> list[float]:
+    """The first label's rate over the second's, block by block, in a run's comparison of that workload."""
+    for judged in judged_comparisons(run):
+        if judged.record.workload == workload:
+            return paired_ratios(judged.rates, labels[0], labels[1])
+    return []
+
+
+def held_over_runs(
+    decision: Decision, study: StudyReport, newest: StudyRun, metas: Mapping[Path, Mapping[str, Any]], root: Path
+) -> Decision:
+    """The row with its pick over the runner-up pooled over this run and the earlier runs of the same machine class
+    and server code (not made aside, in blocks) that compared the same two labels on the same workload."""
+    if len(decision.labels) != 2:
+        return decision
+    workload = decision.comparison or decision.workload
+    here = machine_of(newest.meta), server_code(newest.meta, root)
+    if not here[1]:
+        return decision
+    runs = [paired_in(newest, workload, decision.labels)]
+    days = {str(newest.meta.get("date", ""))[:10]}
+    for run_dir, meta in metas.items():
+        if run_dir.name == newest.run_id or is_aside(dict(meta)) or study.name not in studies_in(dict(meta)):
+            continue
+        if (machine_of(meta), server_code(meta, root)) != here:
+            continue
+        found = paired_in(load_study(run_dir, study.name), workload, decision.labels)
+        if len(found) >= 2:
+            runs.append(found)
+            days.add(str(meta.get("date", ""))[:10])
+    if len(runs) < 2 or len(runs[0]) < 2:
+        return decision
+    return replace(decision, held=held_text(pooled(runs), len(days)))
+
+
 def views_of(study: StudyReport, run: StudyRun) -> tuple[list[Decision], list[dict[str, Any]]]:
     """A run's decision rows (as if it were its study's newest) and its comparisons as the page draws them."""
     rows = study.decisions([run])
@@ -294,6 +350,7 @@ def findings(
     metas: dict[Path, dict[str, Any]],
     matrices: Mapping[StudyReport, StudyRun | None],
     asides: Mapping[StudyReport, Sequence[StudyRun]],
+    root: Path = ROOT,
 ) -> Findings:
     """The findings of each study's runs (newest first, as harness.report chooses them), of its newest
     full-matrix run and of its runs made aside, and every run's provenance (metas: each run's run.json, oldest
@@ -303,8 +360,8 @@ def findings(
     for each, study_runs in chosen.items():
         for index, run in enumerate(study_runs):
             rows, told = views_of(each, run)
-            if index == 0:  # a study decides from its newest run
-                decisions += rows
+            if index == 0:  # a study decides from its newest run, pooled with the runs before it where they agree
+                decisions += [held_over_runs(row, each, run, metas, root) for row in rows]
             views += told
     aside_views = [view for each, runs in asides.items() for run in runs for view in views_of(each, run)[1]]
     pairs = [found for each in chosen if (found := side_by_side(metas, each.name))]

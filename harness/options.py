@@ -42,7 +42,12 @@ class RunOptions:
     mongo_latency_ms: int = 0
     jitter_ms: int = 0
     available_cpus: tuple[int, ...] = field(default_factory=lambda: tuple(sorted(os.sched_getaffinity(0))))
-    full: bool = False  # every cell of a study's matrix, measured cell by cell, in place of its comparisons
+    full: bool = (
+        False  # every cell of a study's matrix: in blocks where the study has comparisons of it, else cell by cell
+    )
+    # Every cell measured on its own, one after another (the method before blocks): a smoke run (--quick), a server
+    # the harness did not start (--target).
+    by_cell: bool = False
     rounds: int | None = None  # comparisons run exactly this many blocks (a smoke test); None: the stopping rule
     # How comparisons are measured: "blocks" of warm servers alternated in slices, or "fresh" (a start per window).
     design: str = "blocks"

@@ -99,11 +99,12 @@ def _row(index: int, row: Row, ids: dict[int, list[str]], stacks: dict[int, list
     runs = ", ".join(f"<code>{run}</code> ({_cell(machine)})" for run, machine in row.evidence)
     evidence = f'<a href="#row={index}">{row.study}</a>, {runs}' if ids[index] else f"{row.study}, {runs}"
     scenarios = " ".join(sorted({workload.split("/")[0] for workload in row.workloads}))
+    trusted = "yes" if row.trusted else f"<b>no</b>: {_cell(row.why)}"
     return (
         f'<tr data-study="{row.study}" data-stacks="{" ".join(stacks[index])}" data-row="{index}" '
         f'data-scenarios="{scenarios}" data-ids="{" ".join(ids[index])}">'
         f"<td>{_cell(row.question)}</td><td><b>{_cell(row.pick)}</b></td><td>{_cell(row.sure)}</td>"
-        f"<td>{_cell(row.avoid)}</td><td>{_cell(row.floor)}</td><td>{'yes' if row.trusted else '<b>no</b>'}</td>"
+        f"<td>{_cell(row.avoid)}</td><td>{_cell(row.floor)}</td><td>{trusted}</td>"
         f"<td>{evidence}</td></tr>"
     )
 

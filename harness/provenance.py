@@ -12,6 +12,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from harness.pooling import code_at
 from harness.tools import ROOT, Tool, ensure_tool
 
 DIRTY = "+dirty"  # a commit with this suffix: the run was made from code that was not committed
@@ -67,8 +68,11 @@ def tool_version(tool: Tool) -> str:
 
 def environment(tools: dict[str, str]) -> dict[str, Any]:
     """The run's environment: never credentials. tools: name -> version of each tool the run uses."""
+    commit = git_commit()
     return {
-        "git_commit": git_commit(),
+        "git_commit": commit,
+        # The git trees of the servers' code (harness.pooling): runs that share it, on one machine class, pool.
+        "server_code": "" if DIRTY in commit or commit == "unknown" else code_at(commit, ROOT),
         "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
         "platform": platform.platform(),

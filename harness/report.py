@@ -83,7 +83,8 @@ def verdicts_line() -> str:
         "the interval lies inside the tie band (±5%), either will do; **faster**: wholly above it; **unresolved**: "
         "neither. The **noise floor** is the study's A/A control's half-width (its reference against an independent "
         "start of itself): the smallest difference the run could resolve. A row is **trusted** unless that control "
-        "separated. Compare only within one run and machine."
+        "separated, its comparison ran fewer than three blocks, its driver was busy, or it came from a run before "
+        "blocks; the row says which. Compare only within one run and machine."
     )
 
 
@@ -107,7 +108,7 @@ def decide(found: Findings) -> list[str]:
                     each.sure,
                     each.avoid,
                     each.floor,
-                    "yes" if each.trusted else "**no**",
+                    "yes" if each.trusted else f"**no**: {each.why}",
                     f"[{each.study}]({each.study}/README.md), {runs}",
                 ],
             )

@@ -41,7 +41,7 @@ from harness.results import (
     load_cells,
     save_cell,
 )
-from harness.rounds import Entrant, Race, estimated_end, run_race
+from harness.rounds import LEAST_BLOCKS, Entrant, Race, estimated_end, run_race
 from harness.serving import running_server
 from harness.studies import DEFAULT_STUDIES, StudyReport, plan, study
 from harness.studies.base import shared_targets
@@ -83,13 +83,18 @@ def with_interpreters(options: RunOptions) -> RunOptions:
 
 
 def chosen_studies(options: RunOptions) -> list[Chosen]:
-    """The studies options name, or the default ones, each with its cells; with --tls or --mtls, every cell over
-    that wire."""
+    """The studies options name, or the default ones, each with its comparisons and their cells (with --full those of
+    its whole matrix, where it has them), or, cell by cell, its cells; with --tls or --mtls, every cell over that
+    wire."""
     found = []
     for name in options.studies or DEFAULT_STUDIES:
         planned = plan(name)
-        comparisons = [] if options.full else controlled_first(planned.comparisons(options))
-        cells = planned.cells(options)
+        comparisons: list[Comparison] = []
+        if options.full and planned.full_comparisons and not options.by_cell:
+            comparisons = controlled_first(planned.full_comparisons(options))
+        elif not options.full and not options.by_cell:
+            comparisons = controlled_first(planned.comparisons(options))
+        cells = [cell for each in comparisons for cell in each.cells] if comparisons else planned.cells(options)
         if options.wire != PLAINTEXT:
             cells = [replace(cell, wire=options.wire) for cell in cells]
             comparisons = [each.over(options.wire) for each in comparisons]
@@ -347,16 +352,35 @@ def race_studies(
 
         try:
             run_race(entrants, deadline, told=told)
-            for one in raced:
-                assert one.entrant.record is not None
-                one.measurement.save(one.entrant.record)
             status = "complete"
         finally:
+            for one in raced:  # what was measured is kept, an interrupted race's too (its open labels "interrupted")
+                if one.entrant.race.blocks:
+                    record = one.entrant.record or one.entrant.race.finish("interrupted", one.entrant.seconds)
+                    one.measurement.save(record)
             for each in chosen:
                 seconds = sum(r.entrant.seconds for r in raced if r.study is each)
                 study_dir = where_of(each).run_dir / each.name
                 meta = ended_study(each, meta, where_of(each).run_dir, study_dir, status, seconds)
     return meta
+
+
+def planned_text(plans: list[Chosen], method: Method, budget_minutes: float | None) -> str:
+    """What a run will measure and about how long it should take, said before it starts."""
+    comparisons = [comparison for each in plans for comparison in each.comparisons]
+    by_cell = [each.name for each in plans if not each.comparisons]
+    parts = []
+    if comparisons:
+        least = sum(each.block_seconds(method) for each in comparisons) * LEAST_BLOCKS / 60
+        budget = f"; the budget {budget_minutes:g} min" if budget_minutes else "; no budget: until every label stops"
+        parts.append(
+            f"{len(comparisons)} comparisons of {sum(len(each.cells) for each in plans if each.comparisons)} cells in "
+            f"blocks, their first {LEAST_BLOCKS} blocks each about {least:.0f} min{budget}"
+        )
+    if by_cell:
+        cells = sum(len(each.cells) for each in plans if not each.comparisons)
+        parts.append(f"{cells} cells measured one by one ({', '.join(by_cell)})")
+    return "; ".join(parts)
 
 
 def run_method(options: RunOptions) -> Method:
@@ -375,6 +399,7 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
     run_dir = options.out_dir / "runs" / run_id
     options = with_interpreters(options)
     plans = chosen_studies(options)
+    progress.planned(planned_text(plans, run_method(options), options.budget_minutes))
     drivers = {name for each in plans for name in (each.plan.driver, *each.plan.checkers)}
     if options.slices_by == HELD:
         drivers.add("loadgen")  # it runs every comparison's slices that it can drive

@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -229,6 +229,15 @@ def figure(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
 
 
 MARKERS = "osD^v<>pXh*P"
+
+
+def by_level(levels: Iterable[int], *panels: Any) -> None:
+    """Panels drawn against the concurrency levels: a tick at each, a light grid, the y axis from 0."""
+    ticks = sorted(levels)
+    for axes in panels:
+        axes.set_xticks(ticks)
+        axes.grid(alpha=0.3)
+        axes.set_ylim(bottom=0)
 
 
 def style(index: int) -> dict[str, Any]:

@@ -490,7 +490,56 @@ def make_rounds_run(root: Path) -> Path:
     noise = {"sync-w10": [1.0, 1.01, 0.99, 1.0, 1.02], "sync-w10~aa": [0.99, 1.0, 1.01, 1.02, 0.99]}
     noise |= {"aio-uvloop": [1.01, 0.98, 1.0, 1.02, 0.99], "grpclib-uvloop": [1.0, 1.0, 0.99, 1.01, 1.0]}
     stops = {"aio-uvloop": Stop(5, "clear"), "grpclib-uvloop": Stop(5, "precise")}
-    write_rounds(run_dir / "stacks", "hello/c50", cells, base, noise, stops, name_cells=False)
+    write_rounds(run_dir / "stacks", "hello/c50", cells, base, noise, stops, name_cells=False, method=Method())
+    return run_dir
+
+
+def make_brief_run(root: Path, run_id: str = "20260107T000000Z", day: str = "2026-01-07", shift: float = 1.0) -> Path:
+    """A stacks run of the brief's matrix in blocks, cut down: hello, s3-unary and s3-stream at 2 and 50 clients on
+    sync-w10 (the reference; its A/A twin on hello at 50), sync-w1 and grpclib-uvloop, and s3-mongo at 50 with
+    grpclib-uvloop on Motor and on PyMongo's async client. grpclib-uvloop serves hello 20% faster than sync-w10
+    (times `shift`: a run's own day); sync-w1 ties it on S3 (botocore-bound) and serves hello at 90%; a stream is
+    15% faster than one reply on grpclib-uvloop; PyMongo's async client ties Motor. Its server code is recorded."""
+    servers = {"sync-w10": 10, "sync-w1": 1, "grpclib-uvloop": None, "grpclib-uvloop-pymongo": None}
+    run_dir = root / "runs" / run_id
+    data = meta(run_id, "Test CPU A") | {"schema": 3, "thresholds": Thresholds().to_json(), "date": f"{day}T00:00:00"}
+    data["environment"]["server_code"] = "servers-tree"
+    entry = data["studies"]["stacks"]
+    scenarios = ["hello", "s3-unary", "s3-stream", "s3-mongo"]
+    entry["matrix"] |= {
+        "servers": list(servers),
+        "server_slots": servers,
+        "scenarios": scenarios,
+        "concurrency": [2, 50],
+    }
+    entry["settings"] = dict(STACKS_SETTINGS)
+    write_json_atomic(run_dir / "run.json", data)
+    blocks = Method(cycles=1, mirrored=False)
+    rates: dict[str, dict[str, float]] = {
+        "hello": {"sync-w10": 3000, "sync-w1": 2700, "grpclib-uvloop": round(3600 * shift)},
+        "s3-unary": {"sync-w10": 10, "sync-w1": 10, "grpclib-uvloop": 8},
+        "s3-stream": {"sync-w10": 9, "sync-w1": 9, "grpclib-uvloop": 9.2},
+        "s3-mongo": {"sync-w10": 6, "grpclib-uvloop": 7, "grpclib-uvloop-pymongo": 7},
+    }
+    wobble = [[1.0, 1.01, 0.99, 1.0, 1.02], [0.99, 1.0, 1.01, 1.02, 0.99], [1.01, 0.98, 1.0, 1.02, 0.99]]
+    for topic, base in rates.items():
+        for level in (2, 50) if topic != "s3-mongo" else (50,):
+            controlled = (topic, level) == ("hello", 50)
+            labels = [*base, *(["sync-w10~aa"] if controlled else [])]
+            noise = {label: wobble[index % 3] for index, label in enumerate(labels)}
+            cells = {server: CellRecord(topic, server, level, "ok", seconds=60.0) for server in base}
+            scaled = {server: round(rate * (1 if topic == "hello" else 100)) for server, rate in base.items()}
+            stops = {label: Stop(5, "cap") for label in base if label != "sync-w10"}
+            write_rounds(
+                run_dir / "stacks",
+                f"{topic}/c{level}",
+                cells,
+                scaled,
+                noise,
+                stops,
+                controlled=controlled,
+                method=blocks,
+            )
     return run_dir
 
 
@@ -649,6 +698,7 @@ def write_rounds(
     controlled: bool = True,
     processes: dict[str, list[float]] | None = None,
     calls: dict[str, list[int]] | None = None,
+    method: Method | None = None,
 ) -> None:
     """A comparison's five rounds into a study's directory: every label's windows (the first label is the
     reference, its A/A twin's, if controlled, in its cell), drifting together round by round, each with its own
@@ -686,7 +736,7 @@ def write_rounds(
         reference,
         tuple(alternatives),
         42,
-        Method(design=FRESH, max_rounds=20),
+        method or Method(design=FRESH, max_rounds=20),
         orders,
         stops,
         300.0,

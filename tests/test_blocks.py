@@ -140,3 +140,47 @@ def test_the_design_weighs_restarts_against_slices() -> None:
     assert choose_design(steady, expensive, 2, 2, 600, 1.0).cycles > 2  # dear starts: longer blocks
     assert expected_half_width(steady, 2, 1) == math.inf
     assert expected_half_width(steady, 2, 10) < expected_half_width(steady, 2, 5)
+
+
+def test_a_comparison_s_cycles_fit_the_pilot_and_a_slow_one_runs_one_unmirrored_cycle() -> None:
+    from pathlib import Path
+
+    from harness.matrix import scenario, server_variant
+    from harness.options import RunOptions
+    from harness.pilot import Pilot, fitted
+    from harness.studies.planning import between_servers
+
+    pilot = Pilot(
+        "pilot/hello/c50",
+        "blocks",
+        45.0,
+        4,
+        1.0,
+        Noise(100, 0.1, 0.3, 0.1, 0.2, 0.15, 3),
+        Costs(1, 1, 0.05),
+        0.05,
+        None,
+    )
+    options = RunOptions(Path("out"))
+    reference, other = server_variant("sync-w10"), server_variant("aio-uvloop")
+    fast = between_servers(scenario("hello"), 50, reference, [other])
+    slow = between_servers(scenario("s3-unary"), 50, reference, [other])
+    method = Method(cycles=2)
+    assert fitted(pilot, fast, method, 300.0, options).cycles == 1  # a restart's variance: more, shorter blocks
+    assert fitted(None, fast, method, 300.0, options) == method  # no pilot: as it was
+    assert fitted(pilot, slow, method, 300.0, options) == Method(cycles=1, mirrored=False)
+    assert fitted(None, slow, method, None, options) == Method(cycles=1, mirrored=False)
+    assert block_plan(["a", "b", "c"], Method(cycles=1, mirrored=False), random.Random(1)) in (
+        [
+            list(order)
+            for order in (
+                ("a", "b", "c"),
+                ("a", "c", "b"),
+                ("b", "a", "c"),
+                ("b", "c", "a"),
+                ("c", "a", "b"),
+                ("c", "b", "a"),
+            )
+        ]
+    )
+    assert slow.block_seconds(method) > fast.block_seconds(method)  # a wave of 50 slow calls a slice

@@ -53,7 +53,7 @@ def test_different_picks_are_told_per_workload() -> None:
 def test_a_row_is_untrusted_when_one_of_its_studies_controls_separated() -> None:
     first = interpreter_row("aio-uvloop", "3.13", 1.24, 0.64)
     (row,) = decision_rows([first, Decision(**{**first.__dict__, "workload": "other/c1", "trusted": False})])
-    assert not row.trusted and "rerun before you act on it" in row.answer
+    assert not row.trusted and "Not to be trusted yet (its study's A/A control separated)" in row.answer
 
 
 def test_scopes_are_the_parts_of_the_workloads_that_differ() -> None:

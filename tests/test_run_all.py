@@ -232,6 +232,19 @@ def test_a_comparison_in_blocks_alternates_mirrored_slices_of_warm_servers_and_r
     assert "| Handlers without I/O: which stack? | **" in decided and "-minimal** |" not in decided  # never a floor
 
 
+def test_full_measures_a_small_matrix_in_blocks_and_says_its_estimate_before_it_starts(tmp_path: Path) -> None:
+    args = ["--study", "stacks", "--full", "--servers", "sync-w10,aio-uvloop", "--scenarios", "hello,s3-unary"]
+    done = harness("run-all", *args, "--concurrency", "2", "--rounds", "2", "--seed", "2", "--out", str(tmp_path))
+    assert "planned: 2 comparisons of 6 cells in" in done.stderr  # before the pilot's first line
+    assert done.stderr.index("planned:") < done.stderr.index("block 1 done")
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    unary = json.loads((run_dir / "stacks" / "comparisons" / "s3-unary__c2.json").read_text())
+    assert len(unary["orders"]) == 2 and unary["method"]["mirrored"] is False and unary["method"]["cycles"] == 1
+    assert sorted(unary["orders"][0]) == ["aio-uvloop", "sync-w10"]  # a slow workload: each label once a block
+    hello = json.loads((run_dir / "stacks" / "comparisons" / "hello__c2.json").read_text())
+    assert hello["control"] == "sync-w10~aa" and "aio-uvloop-minimal" in hello["alternatives"]
+
+
 @pytest.mark.timeout(RUN_TIMEOUT)  # a run of several studies in rounds; bounded by its own timeout
 def test_the_default_studies_compare_fetch_patterns_call_shapes_and_ways_to_connect_in_rounds(tmp_path: Path) -> None:
     args = ["--study", "streaming,protocols,connections", "--requests", "20", "--rounds", "2", "--seed", "3"]

@@ -222,3 +222,21 @@ def test_the_wire_study_measures_the_scenarios_it_is_told_and_names_them_when_it
     assert named_scenario("request-1MiB", ("wire",)) == sizes["request-1MiB"]
     with pytest.raises(KeyError, match="unknown scenario 'request-1MiB'"):
         named_scenario("request-1MiB", ("stacks",))  # the wire study's own
+
+
+def test_full_measures_the_whole_stacks_matrix_in_blocks_and_quick_cell_by_cell() -> None:
+    options = RunOptions(OUT, studies=("stacks",), full=True, available_cpus=(0, 1), server_cpus=(1,))
+    found = plan("stacks").full_comparisons(options)  # type: ignore[misc]
+    workloads = [each.workload for each in found]
+    assert workloads[0] == "hello/c50" and "hello/c50+per-worker" in workloads and "s3-mongo-100ms/c25" in workloads
+    assert len(workloads) == len(SCENARIOS) * len(CONCURRENCY_LEVELS) + len(SCENARIOS)  # c=50 twice
+    labels = {label for each in found for label, _ in each.alternatives}
+    assert "sync-w10-p2" not in labels  # it needs two server CPUs: one is given
+    assert {"aio-asyncio-pymongo", "connect-hypercorn", "aio-uvloop-minimal"} <= labels
+    (chosen,) = chosen_studies(options)
+    assert [each.workload for each in chosen.comparisons] == workloads
+    assert chosen.cells == [cell for each in chosen.comparisons for cell in each.cells]
+    (by_cell,) = chosen_studies(replace(options, by_cell=True))
+    assert by_cell.comparisons == [] and len(by_cell.cells) > len(found)
+    (streaming,) = chosen_studies(replace(options, studies=("streaming",)))  # no comparisons of its whole matrix
+    assert streaming.comparisons == []

@@ -17,15 +17,18 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.findings import decision_rows
 from harness.report import answer, write_report
 from harness.results import CellRecord, RunMeta, StudyEntry, Thresholds, load_study, write_json_atomic
 from harness.runner import Chosen, failed_gates, finished_entry
 from harness.studies import STUDIES, plan, study
-from harness.studies.comparing import Finding, comparison_lines, same_workloads
+from harness.studies.comparing import Finding, comparison_lines, decision, distrust, same_workloads
 from harness.studies.reading import judged_comparisons
 from harness.studies.stacks.report import TELLING
 from harness.tools import ROOT
+from harness.verdicts import Method
 from tests.runs import (
+    make_brief_run,
     make_capacity_run,
     make_connections_rounds_run,
     make_connections_run,
@@ -292,7 +295,7 @@ def test_a_study_s_rows_are_trusted_by_its_one_a_a_control(tmp_path: Path) -> No
     cells = {server: CellRecord("hello-wait", server, 50, "ok", seconds=60.0) for server in servers}
     noise = {"sync-w10": [1.0, 1.01, 0.99, 1.0, 1.02], "aio-uvloop": [1.0, 1.0, 0.99, 1.01, 1.0]}
     base = {"sync-w10": 95, "aio-uvloop": 460}
-    write_rounds(run_dir / "stacks", "hello-wait/c50", cells, base, noise, {}, controlled=False)
+    write_rounds(run_dir / "stacks", "hello-wait/c50", cells, base, noise, {}, controlled=False, method=Method())
 
     def decide() -> list[str]:
         write_report(tmp_path)
@@ -304,16 +307,79 @@ def test_a_study_s_rows_are_trusted_by_its_one_a_a_control(tmp_path: Path) -> No
     cells = {server: CellRecord("hello", server, 50, "ok", seconds=60.0) for server in servers}
     noise = {"sync-w10": [1.0, 1.01, 0.99, 1.0, 1.02], "sync-w10~aa": [1.2, 0.85, 1.15, 0.9, 1.1]}
     noise["aio-uvloop"] = [1.0, 1.0, 0.99, 1.01, 1.0]
-    write_rounds(run_dir / "stacks", "hello/c50", cells, {"sync-w10": 3000, "aio-uvloop": 3900}, noise, {})
+    write_rounds(
+        run_dir / "stacks", "hello/c50", cells, {"sync-w10": 3000, "aio-uvloop": 3900}, noise, {}, method=Method()
+    )
     rows = decide()  # a control that holds 1 but is wider than the band: the floor is its half-width, rows stand
     assert len(rows) == 2 and all("| holds 1, floor ±21.6% | yes |" in row for row in rows)
     noise["sync-w10~aa"] = [1.2, 1.21, 1.19, 1.2, 1.22]  # a control that excludes 1: the method failed here
-    write_rounds(run_dir / "stacks", "hello/c50", cells, {"sync-w10": 3000, "aio-uvloop": 3900}, noise, {})
+    write_rounds(
+        run_dir / "stacks", "hello/c50", cells, {"sync-w10": 3000, "aio-uvloop": 3900}, noise, {}, method=Method()
+    )
     rows = decide()
-    assert len(rows) == 2 and all("separated" in row and "untrustworthy | **no** |" in row for row in rows)
+    assert len(rows) == 2 and all(
+        "separated" in row and "untrustworthy | **no**: its study's A/A" in row for row in rows
+    )
 
 
 def test_the_wire_sizes_table_gives_mb_per_second_cpu_per_mb_and_p99(tmp_path: Path) -> None:
     run = load_study(make_wire_run(tmp_path), "wire")
     told = study("wire").section([run])
     check_golden("wire/sizes.md", told[told.index("Reply payload moved") :])
+
+
+def test_a_run_of_the_brief_s_matrix_tells_its_levels_and_decides_the_brief_s_questions(tmp_path: Path) -> None:
+    run = load_study(make_brief_run(tmp_path), "stacks")
+    files = study("stacks").render(run)
+    assert {"brief/level-2.md", "brief/level-50.md", "charts/s3-unary-by-clients.png"} <= set(files)
+    assert "charts/s3-mongo-by-clients.png" not in files  # one level: no line to draw
+    level = files["brief/level-50.md"].decode()
+    assert "### s3-mongo/c50" in level and "### hello/c2" not in level
+    assert "| stack | OK calls/s [95% CI] | × sync-w10 [95% CI] | verdict | p50 | p99 |" in level
+    section = study("stacks").section([run])
+    assert (
+        "**s3-unary across levels**" in section and "| sync-w1 | 974 [819, 1,158] × 1.00 [0.97, 1.03] tie |" in section
+    )
+    rows = {(each.question, each.workload): each for each in study("stacks").decisions([run])}
+    hello = rows[("Handlers without I/O: which stack?", "hello/c50")]
+    assert (hello.pick, hello.runner_up, hello.trusted) == ("grpclib-uvloop", "sync-w10", True)
+    mongo = rows[("S3 to MongoDB on an event loop: Motor or PyMongo's async client?", "s3-mongo/c50/grpclib-uvloop")]
+    assert mongo.verdict.startswith("tie") and mongo.comparison == "s3-mongo/c50"
+    stream = rows[("An S3 listing: one reply or a stream?", "s3-unary/c50/grpclib-uvloop")]
+    assert stream.pick == "a stream" and stream.over is not None and 1.10 < stream.over.value < 1.20
+    threads = rows[("grpcio sync: one worker thread or ten?", "hello/c50/hello")]
+    assert (threads.pick, threads.verdict) == ("ten threads", "faster")
+    assert rows[("grpcio sync: one worker thread or ten?", "s3-unary/c50/s3-unary")].verdict.startswith("tie")
+    write_report(tmp_path)
+    decide = (tmp_path / "README.md").read_text().split("## Decide", 1)[1].split("\n## ", 1)[0]
+    assert "| S3 to MongoDB on an event loop: Motor or PyMongo's async client? | **" in decide
+
+
+def test_a_row_from_fewer_than_three_blocks_is_not_trusted_and_says_why(tmp_path: Path) -> None:
+    run = load_study(make_brief_run(tmp_path), "stacks")
+    judged = next(each for each in judged_comparisons(run) if each.record.workload == "hello/c2")
+    cut = replace(judged, rates={label: dict(list(rates.items())[:2]) for label, rates in judged.rates.items()})
+    assert distrust(cut, run, ["grpclib-uvloop", "sync-w10"]) == "2 blocks"
+    assert distrust(judged, run, ["grpclib-uvloop", "sync-w10"]) == ""
+    made = decision("q?", cut, run, True)
+    assert made is not None and not made.trusted and made.why == "2 blocks"
+    row = decision_rows([made])[0]
+    assert not row.trusted and row.why == "2 blocks" and "Not to be trusted yet (2 blocks)" in row.answer
+
+
+def test_what_it_would_take_to_close_a_comparison_is_the_blocks_its_spread_needs() -> None:
+    from harness.studies.comparing import MOST_BLOCKS_SAID, blocks_to_close
+
+    assert blocks_to_close(0.0, 0.05) == 2
+    assert blocks_to_close(0.05, 0.05) == 7  # t(6) 2.447 x 5% / sqrt 7 = 4.6% <= log 1.05; six give 5.25%
+    assert blocks_to_close(0.10, 0.05) > blocks_to_close(0.05, 0.05)
+    assert blocks_to_close(5.0, 0.05) == MOST_BLOCKS_SAID + 1
+
+
+def test_a_row_is_pooled_over_the_runs_of_its_machine_class_and_server_code(tmp_path: Path) -> None:
+    make_brief_run(tmp_path, "20260107T000000Z", "2026-01-07", shift=1.0)
+    make_brief_run(tmp_path, "20260108T120000Z", "2026-01-08", shift=1.1)
+    write_report(tmp_path)
+    decide = (tmp_path / "README.md").read_text().split("## Decide", 1)[1].split("\n## ", 1)[0]
+    hello = next(line for line in decide.splitlines() if line.startswith("| Handlers without I/O: which stack?"))
+    assert "over 2 runs on 2 days: " in hello and "runs apart by" in hello

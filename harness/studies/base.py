@@ -10,6 +10,8 @@ from typing import Any
 from harness.results import CellRecord, Repeat, StudyRun, Target
 from harness.verdicts import Interval
 
+SEPARATED = "its study's A/A control separated"  # why a row is not trusted, where its decision says no more
+
 
 @dataclass(frozen=True)
 class Decision:
@@ -26,12 +28,21 @@ class Decision:
     study: str  # the evidence: the study, its run and the machine it ran on
     run_id: str
     machine: str
-    trusted: bool = True  # False when its study's A/A control separated (its interval excluded 1)
+    trusted: bool = True  # False when its study's A/A control separated, or its comparison cannot carry it
+    why: str = ""  # why it is not trusted ("2 blocks", "its study's A/A control separated"); "" when it is
     # How its study's A/A control read, with the noise floor it gives (verdicts.calibration_text); "—": none.
     calibration: str = "—"
     over: Interval | None = None  # the pick over the runner-up, where paired in blocks
     worst: Interval | None = None  # the one to avoid over the pick, where it was slower
     floor: float | None = None  # the study's noise floor (its A/A control's half-width, 0.04 is ±4%); None: none
+    # The comparison's workload where the row's own (`workload`) names more (a stack within it); "": the same.
+    comparison: str = ""
+    # The labels of the pick and the runner-up in the comparison, where paired in its blocks (so that runs can be
+    # pooled); () where the row is not one such pair.
+    labels: tuple[str, ...] = ()
+    # The pick over the runner-up pooled over this run and earlier ones of the same machine class and server code
+    # (harness.pooling.held_text); "" where there are none.
+    held: str = ""
 
 
 def no_decisions(runs: Sequence[StudyRun]) -> list[Decision]:

@@ -10,21 +10,25 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from scipy import stats
+
 from harness.matrix import MINIMAL_SUFFIX, SLOW_SLICE_CALLS
 from harness.results import CellResult, StudyRun, comparison_files, study_dir
-from harness.studies.base import Decision, StudyReport
-from harness.studies.reading import Judged, judged_comparisons, pick_over
-from harness.summaries import chart_title, driver_share, figure, header, not_ok_mark, png, rate, row, style
+from harness.studies.base import SEPARATED, Decision, StudyReport
+from harness.studies.reading import Judged, judged_comparisons, pick_over, pooled_latency, windows_of
+from harness.summaries import chart_title, driver_share, figure, header, ms, not_ok_mark, png, rate, row, style
 from harness.verdicts import (
     BLOCKS,
     HELD,
     TIE,
+    UNRESOLVED,
     Interval,
     Method,
     Outcome,
     calibration_text,
     interval,
     noise_floor,
+    paired_ratios,
     ratio_text,
     separated,
     spread_between_rounds,
@@ -33,6 +37,8 @@ from harness.verdicts import (
 )
 
 SPREAD_FOR_LOG = 20  # a panel whose ratios span more than this factor gets a log scale
+PANELS_A_ROW = 4  # the verdict chart's panels wrap into rows of this many
+MOST_BLOCKS_SAID = 200  # what it would take to close a comparison is said up to this many blocks
 
 
 def rate_text(found: Interval) -> str:
@@ -42,15 +48,17 @@ def rate_text(found: Interval) -> str:
 
 def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -> list[str]:
     """One row per label: its OK calls/s (geometric mean over its blocks, 95% interval), its ratio to the
-    reference (paired by block) with the verdict, how many blocks it ran and why it stopped, the server's CPU
-    and the driver's (highest over the slices); then how it was measured, where its noise lived and what the idle
-    servers beside a slice spent."""
+    reference (paired by block) with the verdict, its p50 and p99 latency (every OK call of its slices pooled), how
+    many blocks it ran and why it stopped, the server's CPU and the driver's (highest over the slices); then how it
+    was measured, where its noise lived and what the idle servers beside a slice spent."""
     record = judged.record
     unit = record.method.unit
     labels = [
         "OK calls/s [95% CI]",
         f"× {record.reference} [95% CI]",
         "verdict",
+        "p50",
+        "p99",
         f"{unit}s",
         "stopped",
         f"between-{unit} spread",
@@ -64,10 +72,7 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
             continue
         own = interval(list(found.values()))
         outcome: Outcome | None = judged.outcome(label)
-        cell = judged.cells.get(record.reference if label == record.control else label)
-        role = "control" if label == record.control else "round"
-        windows = [] if cell is None else list(zip(cell.record.repeats, cell.reports, strict=True))
-        mine = [(repeat, report) for repeat, report in windows if repeat.role == role]
+        mine = windows_of(judged, label)
         busy = [repeat.resources.average_cpu_percent / 100 for repeat, _ in mine if repeat.resources.sampled]
         drivers = [share for repeat, _ in mine if (share := driver_share(repeat, run.meta)) is not None]
         stop = record.stopped.get(label)
@@ -79,6 +84,8 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
                     rate_text(own) + not_ok_mark([report for _, report in mine]),
                     "1 (reference)" if label == record.reference else ratio_text(outcome.ratio) if outcome else "—",
                     "—" if label == record.reference or outcome is None else f"**{outcome.verdict}**",
+                    ms(pooled_latency(mine, 50)),
+                    ms(pooled_latency(mine, 99)),
                     str(len(judged.rates.get(label, {}))),
                     "—" if stop is None else f"{unit} {stop.round}, {stop.reason}",
                     f"{spread_between_rounds(judged.rates.get(label, {})):.1%}",
@@ -152,15 +159,79 @@ def measured_how(judged: Judged) -> list[str]:
             f"The idle servers beside a slice spent {statistics.fmean(idle):.1f}% of a core on average "
             f"({max(idle):.1f}% at most)."
         )
+    if said := to_close(judged):
+        lines.append(said)
     return [" ".join(lines)]
+
+
+def blocks_to_close(spread: float, target: float, confidence: float = 0.95) -> int:
+    """The blocks a ratio whose log ratios scatter by `spread` (sd across blocks) needs for its interval's
+    half-width to reach log(1 + target); at most MOST_BLOCKS_SAID (then "more")."""
+    for blocks in range(2, MOST_BLOCKS_SAID + 1):
+        if float(stats.t.ppf((1 + confidence) / 2, blocks - 1)) * spread / math.sqrt(blocks) <= math.log1p(target):
+            return blocks
+    return MOST_BLOCKS_SAID + 1
+
+
+@dataclass(frozen=True)
+class Closing:
+    """What it would take to resolve a comparison's widest unresolved label: its spread from block to block so
+    far, the blocks that spread needs for a half-width of the tie band, the blocks it has, and the minutes the rest
+    would take at its blocks' length."""
+
+    label: str
+    spread: float
+    needed: int
+    has: int
+    minutes: float
+
+
+def closing(judged: Judged) -> Closing | None:
+    """The comparison's widest unresolved label (not the A/A twin) and what closing it would take; None where
+    none is unresolved."""
+    record = judged.record
+    open_ = [each for each in judged.outcomes if each.verdict == UNRESOLVED and not each.control]
+    if not open_ or not record.orders or record.wall_seconds <= 0:
+        return None
+    widest = max(open_, key=lambda each: each.ratio.half_width)
+    ratios = paired_ratios(judged.rates, widest.alternative, record.reference)
+    if len(ratios) < 2:
+        return None
+    spread = statistics.stdev([math.log(each) for each in ratios])
+    needed = blocks_to_close(spread, record.method.tie)
+    minutes = record.wall_seconds / len(record.orders) * max(0, needed - len(ratios)) / 60
+    return Closing(widest.alternative, spread, needed, len(ratios), minutes)
+
+
+def to_close(judged: Judged) -> str:
+    """What it would take to resolve the comparison's widest unresolved label, in a sentence ("" where none is)."""
+    found = closing(judged)
+    if found is None:
+        return ""
+    tie = judged.record.method.tie
+    if found.needed > MOST_BLOCKS_SAID:
+        return (
+            f"Its widest unresolved label, {found.label}, scatters {found.spread:.1%} from block to block: more than "
+            f"{MOST_BLOCKS_SAID} blocks would be needed to tell it within ±{tie:.0%}."
+        )
+    return (
+        f"To tell its widest unresolved label, {found.label}, within ±{tie:.0%} at the spread seen so far "
+        f"({found.spread:.1%} a block) would take about {found.needed} blocks: {found.needed - found.has} more, "
+        f"{found.minutes:.0f} min."
+    )
 
 
 def verdict_chart(run: StudyRun, judgeds: Sequence[Judged]) -> bytes:
     """Each comparison's ratios to its reference with their 95% intervals as error bars, on a log scale, the tie
     band shaded; every label told apart by colour and marker."""
-    drawing, axes = figure(1, len(judgeds), figsize=(5.2 * len(judgeds), 4.6), squeeze=False)
+    columns = min(len(judgeds), PANELS_A_ROW)
+    rows = math.ceil(len(judgeds) / columns)
+    drawing, axes = figure(rows, columns, figsize=(5.2 * columns, 4.6 * rows), squeeze=False)
+    panels = [panel for line in axes for panel in line]
+    for unused in panels[len(judgeds) :]:
+        unused.set_visible(False)
     labels = sorted({outcome.alternative for judged in judgeds for outcome in judged.outcomes})  # one style each
-    for panel, judged in zip(axes[0], judgeds, strict=True):
+    for panel, judged in zip(panels, judgeds, strict=False):
         outcomes = sorted(judged.outcomes, key=lambda each: (each.control, -each.ratio.value))
         tie = judged.record.method.tie
         panel.axhspan(1 - tie, 1 + tie, color="0.85", label=f"tie band 1 ± {tie:.0%}")
@@ -234,16 +305,47 @@ def ours_cost(found: Interval) -> str:
     return f"at most {1 - found.low:.0%} of the floor's rate"
 
 
+LEAST_TRUSTED_BLOCKS = (
+    3  # a row from fewer blocks is not trusted: two blocks' t-interval is wide and its spread a guess
+)
+
+
+def distrust(judged: Judged, run: StudyRun, labels: Sequence[str]) -> str:
+    """Why a row from this comparison is not to be trusted, whatever its study's control said: a run before blocks,
+    fewer than LEAST_TRUSTED_BLOCKS blocks of the labels it sets side by side, or a driver busy enough to have been
+    the limit in their slices; "" where none of these holds."""
+    why = []
+    if judged.record.method.design != BLOCKS:
+        why.append("a run before blocks")
+    blocks = min((len(judged.rates.get(label, {})) for label in labels), default=0)
+    if blocks < LEAST_TRUSTED_BLOCKS:
+        why.append(f"{blocks} blocks")
+    limit = run.thresholds.driver_busy
+    shares = [
+        share
+        for label in labels
+        for repeat, _ in windows_of(judged, label)
+        if (share := driver_share(repeat, run.meta)) is not None
+    ]
+    if shares and max(shares) > limit:
+        why.append(f"the driver at {max(shares):.0%} of its CPU")
+    return ", ".join(why)
+
+
 def decision(
     question: str, judged: Judged, run: StudyRun, trusted: bool, control: Interval | None = None
 ) -> Decision | None:
     """The decision row of a comparison: the pick, the runner-up, the pick's ratios over it and over the
     reference (95% intervals), whether that is a tie, and the alternative to avoid (the slowest, if slower);
-    trusted unless the study's A/A control separated, with how that control read (its noise floor)."""
+    trusted unless the study's A/A control separated or the comparison itself cannot carry it (`distrust`), with
+    how that control read (its noise floor)."""
     chosen = pick(judged)
     if chosen is None:
         return None
     top, runner = chosen
+    why = distrust(judged, run, [top, runner])
+    if not trusted:
+        why = ", ".join(filter(None, [SEPARATED, why]))
     tie = judged.record.method.tie
     over = pick_over(judged, top, runner, tie)
     reference = judged.record.reference
@@ -263,7 +365,9 @@ def decision(
         study=judged.study,
         run_id=run.run_id,
         machine=run.cpu_model,
-        trusted=trusted,
+        trusted=not why,
+        why=why,
+        labels=(top, runner),
         calibration="—" if control is None else calibration_text(control, run.thresholds.tie),
         over=None if over is None else over[0],
         worst=slower,

@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from harness.matrix import SHARED, Cell, Scenario, ServerVariant, cell_name
+from harness.matrix import SHARED, SLOW_SLICE_CALLS, Cell, Scenario, ServerVariant, cell_name
 from harness.measure import CellContext
 from harness.options import RunOptions
 from harness.processes import Child
 from harness.results import CellRecord
 from harness.verdicts import BLOCKS, Method
+
+SLOW_CALLS_PER_SECOND = 8.0  # about what a stack serves of a slow scenario on one core (for estimates only)
 
 
 @dataclass(frozen=True)
@@ -84,17 +86,23 @@ class Comparison:
         """The reference's cell, then each alternative's."""
         return list(self.labelled.values())
 
-    def estimate_seconds(self, method: Method) -> float:
-        """About how long the comparison takes at the least number of blocks: each label's start and warm-up (about
-        a window) and its slices; where the study's A/A control runs, twice that (the usual case: slices
-        scatter more than stacks differ, so a control needs the blocks). Comparisons share a run's budget by these
-        estimates; an alternative left unresolved at the least number of blocks goes on in the time others leave
-        over."""
+    def block_seconds(self, method: Method) -> float:
+        """About how long one block takes: each label's start and warm-up (about a window) and its slices (a slow
+        workload's a wave of calls a client at about SLOW_CALLS_PER_SECOND)."""
         labels = len(self.alternatives) + 1 + self.controlled
         method = self.fitted_to(method)
         slices = (2 if method.mirrored else 1) * method.cycles if method.design == BLOCKS else 1
-        block = labels * (self.window_seconds + slices * method.slice_seconds)
-        return block * method.min_rounds * (2 if self.controlled else 1)
+        length = method.slice_seconds
+        if self.slow:
+            level = max(cell.concurrency for cell in self.cells)
+            length = max(length, max(level, SLOW_SLICE_CALLS) / SLOW_CALLS_PER_SECOND)
+        return labels * (self.window_seconds + slices * length)
+
+    def estimate_seconds(self, method: Method) -> float:
+        """About how long the comparison takes at the least number of blocks; where the study's A/A control runs,
+        twice that (the usual case: slices scatter more than stacks differ, so a control needs the blocks).
+        Comparisons fit their cycles to their share of a run's budget by these estimates."""
+        return self.block_seconds(method) * method.min_rounds * (2 if self.controlled else 1)
 
 
 def controlled_first(comparisons: Sequence[Comparison]) -> list[Comparison]:
@@ -142,6 +150,8 @@ class StudyPlan:
     comparisons: Callable[[RunOptions], list[Comparison]] = no_comparisons
     # Scenarios the study makes for itself (not in scenarios/), which --scenarios may name as well.
     own_scenarios: tuple[Scenario, ...] = ()
+    # The comparisons of its whole matrix (--full), measured in blocks; None: --full measures it cell by cell.
+    full_comparisons: Callable[[RunOptions], list[Comparison]] | None = None
 
     def is_default_matrix(self, options: RunOptions) -> bool:
         """True when options expand to the study's full default cells, repeats and sizing."""

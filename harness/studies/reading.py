@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness.drivers.histogram import Latencies
 from harness.drivers.report import LoadReport
 from harness.matrix import SHARED, cell_name
 from harness.noise import Noise, components
@@ -331,6 +332,24 @@ class Judged:
         labels = [self.record.reference, *self.record.alternatives]
         owned = [(label, interval(list(found.values()))) for label in labels if (found := self.rates.get(label))]
         return sorted(owned, key=lambda pair: -pair[1].value)
+
+
+def windows_of(judged: Judged, label: str) -> list[tuple[Repeat, LoadReport]]:
+    """A label's slices (or windows) with their reports: the A/A twin's are the reference cell's "control" ones."""
+    record = judged.record
+    cell = judged.cells.get(record.reference if label == record.control else label)
+    role = "control" if label == record.control else "round"
+    windows = [] if cell is None else list(zip(cell.record.repeats, cell.reports, strict=True))
+    return [(repeat, report) for repeat, report in windows if repeat.role == role]
+
+
+def pooled_latency(windows: Sequence[tuple[Repeat, LoadReport]], p: float) -> float | None:
+    """The latency at percentile p (seconds) of every OK call of these windows, pooled; None without histograms."""
+    histograms = [report.histogram for _, report in windows]
+    if not histograms or not all(histograms):
+        return None
+    found = Latencies(histograms)
+    return found.percentile(p) if found.count else None
 
 
 def without_controls(result: CellResult) -> CellResult:

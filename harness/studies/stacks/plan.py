@@ -97,6 +97,33 @@ def floors(stacks: Sequence[ServerVariant], each: Scenario) -> list[ServerVarian
     return [floor for floor in found if floor.runs(each.name)]
 
 
+def full_comparisons(options: RunOptions) -> list[Comparison]:
+    """The whole matrix in blocks (--full): every server variant the machine can run (or those chosen) against
+    sync-w10 on every scenario at every level, on one shared connection and at CONNECTIONS_LEVEL also on one per
+    client; on hello at its highest level each stack's floor beside it."""
+    stacks = options.servers or tuple(each for each in SERVER_VARIANTS if not options.skip_reason(each))
+    if len(stacks) < 2:
+        raise ValueError("a comparison needs at least two server variants")
+    if options.connections and PER_CALL in options.connections:
+        raise ValueError("the stacks study cannot open a connection per call: the held loadgen keeps its connections")
+    reference = next((each for each in stacks if each.name == REFERENCE), stacks[0])
+    others = [each for each in stacks if each != reference]
+    levels = options.levels or CONCURRENCY_LEVELS
+    found = [
+        between_servers(
+            each,
+            level,
+            reference,
+            [*(s for s in others if s.runs(each.name)), *(floors(stacks, each) if level == max(levels) else [])],
+            way,
+        )
+        for each in options.scenarios or SCENARIOS
+        for level in levels
+        for way in options.connections or ((SHARED, PER_WORKER) if level == CONNECTIONS_LEVEL else (SHARED,))
+    ]
+    return first_the_control(found)
+
+
 def cells(options: RunOptions) -> list[Cell]:
     """The cells of the comparisons, or with --full every cell of the matrix."""
     if not options.full:
@@ -132,4 +159,5 @@ PLAN = StudyPlan(
     cells=cells,
     measure=measure_closed_loop,
     comparisons=comparisons,
+    full_comparisons=full_comparisons,
 )

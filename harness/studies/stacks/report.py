@@ -11,16 +11,28 @@ from typing import Any
 from harness.bounds import Bounds, server_cpus
 from harness.matrix import PER_WORKER, S3_LATENCY_MS, SCENARIOS, SHARED
 from harness.results import StudyRun, Target
-from harness.studies.base import StudyReport
-from harness.studies.comparing import Finding, Telling, in_rounds, rounds_answer, rounds_decisions, rounds_files
+from harness.studies.base import Decision, StudyReport
+from harness.studies.comparing import (
+    MOST_BLOCKS_SAID,
+    Finding,
+    Telling,
+    closing,
+    comparison_lines,
+    in_rounds,
+    rounds_answer,
+    rounds_files,
+)
 from harness.studies.comparing import rounds_section as told_in_rounds
-from harness.studies.reading import without_controls
+from harness.studies.reading import judged_comparisons, without_controls
 from harness.studies.stacks import NAME, QUESTION
+from harness.studies.stacks.brief import across_levels, brief_decisions, by_topic
+from harness.studies.stacks.brief import chart as brief_chart
 from harness.summaries import (
     MIB,
     SHOWN_PERCENTILES,
     TOO_FEW_NOTE,
     CellSummary,
+    by_level,
     driver_cpus,
     figure,
     flag_notes,
@@ -38,7 +50,7 @@ from harness.summaries import (
 
 # The values this report judges by, recorded in every run.
 SETTINGS: dict[str, Any] = {
-    "time_target_seconds": 15 * 60,
+    "time_target_seconds": 28 * 60,  # the brief's matrix in blocks, within make bench's 30 minutes
     "cpu_bound_share": 0.90,  # server CPU at this share of its cores or more: CPU-bound
     "pays_off": 1.10,  # async over sync at or above this ratio "pays off"; at or below its inverse it costs
     "baseline": "sync-w10",  # the stack the side-by-side tables divide by
@@ -46,6 +58,7 @@ SETTINGS: dict[str, Any] = {
     "efficiency_targets": [["hello-wait", 50, 0.90], [f"s3-unary-{S3_LATENCY_MS}ms", 50, 0.80]],
 }
 CONNECTION_LABELS = {PER_WORKER: "a connection per worker"}
+BRIEF_FOLDER = "brief"  # results/stacks/brief/level-<N>.md
 
 Levels = dict[int, dict[str, CellSummary]]
 
@@ -256,10 +269,7 @@ def chart(scenario: str, levels: Levels, servers: list[str], title: str) -> byte
             latency.plot(*zip(*shown, strict=True), marker="o", label=name)
     throughput.set(title=f"{scenario}: OK requests/sec", xlabel="concurrency", ylabel="OK requests/sec")
     latency.set(title=f"{scenario}: p99 latency (pooled)", xlabel="concurrency", ylabel="p99 (ms)")
-    for axes in (throughput, latency):
-        axes.set_xticks(sorted(levels))
-        axes.grid(alpha=0.3)
-        axes.set_ylim(bottom=0)
+    by_level(levels, throughput, latency)
     throughput.legend(fontsize="small")
     return png(drawing, title)
 
@@ -272,6 +282,7 @@ def render(run: StudyRun) -> dict[str, bytes]:
     judged = in_rounds(run)
     if judged:
         files.update(rounds_files(run, TELLING))
+        files.update(brief_files(run))
     for scenario, levels in grouped(run).items():
         servers = servers_in(run, levels)
         for level, by_server in levels.items():
@@ -408,7 +419,9 @@ def scaling(run: StudyRun) -> list[str]:
 QUESTIONS = {
     "hello": "Handlers without I/O: which stack?",
     "hello-wait": "Handlers waiting on I/O: which stack (does async pay off)?",
-    "s3-unary": "An S3 client in every call (botocore-bound): which stack?",
+    "s3-unary": "Listing S3 in every call (the brief's 893 objects, botocore-bound): which stack?",
+    "s3-stream": "Streaming an S3 listing object by object: which stack?",
+    "s3-mongo": "S3 to MongoDB (list, then upsert each object): which stack?",
 }
 
 
@@ -435,18 +448,63 @@ FOUND = {
 TELLING = Telling(NAME, QUESTIONS, description, "stack", found=FOUND)
 
 
+def brief_lines(run: StudyRun, folder: str) -> list[str]:
+    """The brief's tables of a run in rounds: for each scenario its table across levels and its chart, then links
+    to each level's tables (every scenario's comparison at that level)."""
+    topics = by_topic(judged_comparisons(run))
+    lines: list[str] = []
+    for topic, levels in topics.items():
+        if len(levels) < 2:
+            continue
+        lines += [*across_levels(topic, levels), f"![{topic} by clients]({folder}charts/{topic}-by-clients.png)", ""]
+    measured = sorted({level for found in topics.values() for level in found})
+    closings = [found for levels in topics.values() for judged in levels.values() if (found := closing(judged))]
+    if lines and closings:
+        minutes = sum(each.minutes for each in closings if each.needed <= MOST_BLOCKS_SAID)
+        beyond = sum(1 for each in closings if each.needed > MOST_BLOCKS_SAID)
+        lines += [
+            f"{len(closings)} of these comparisons left a label unresolved. Telling each one's widest within the "
+            f"tie band, at the spreads its blocks showed so far, would take about {minutes:.0f} more minutes of "
+            "blocks on this machine"
+            + (f" ({beyond} would need more than {MOST_BLOCKS_SAID} blocks)" if beyond else "")
+            + "; each comparison's note below says its own share. A spread read from two blocks is itself rough.",
+            "",
+        ]
+    if lines:
+        links = ", ".join(f"[c={level}]({folder}{BRIEF_FOLDER}/level-{level}.md)" for level in measured)
+        lines += [f"The brief's table per level (every scenario's comparison at that level): {links}.", ""]
+    return ["## The brief's matrix, by level", "", *lines] if lines else []
+
+
+def brief_files(run: StudyRun) -> dict[str, bytes]:
+    """results/stacks/brief/level-<N>.md (each scenario's comparison at N, as comparisons.md tells it) and
+    charts/<scenario>-by-clients.png (rate and p99 against clients per stack)."""
+    judgeds = judged_comparisons(run)
+    topics = by_topic(judgeds)
+    files: dict[str, bytes] = {}
+    title = run.title.replace("`", "")
+    for topic, levels in topics.items():
+        if len(levels) >= 2:
+            files[f"charts/{topic}-by-clients.png"] = brief_chart(topic, levels, title)
+    for level in sorted({level for found in topics.values() for level in found}):
+        at = [found[level] for found in topics.values() if level in found]
+        lines = [f"# The brief's matrix at {level} clients: {run.title}", ""]
+        lines += comparison_lines(run, TELLING, at)
+        files[f"{BRIEF_FOLDER}/level-{level}.md"] = ("\n".join(lines) + "\n").encode()
+    return files
+
+
 def rounds_section(runs: Sequence[StudyRun]) -> str:
-    """The section of a run in rounds: each comparison with intervals and verdicts, the chart, the targets and
-    the tables of every window."""
+    """The section of a run in rounds: the brief's tables across levels, each comparison with intervals and
+    verdicts, the chart, the targets and the tables of every window."""
     newest = runs[0]
     links = ", ".join(
         f"[{scenario} c={level}]({NAME}/{table_file(scenario, level)})"
         for scenario, levels in grouped(newest).items()
         for level in levels
     )
-    return told_in_rounds(
-        runs, TELLING, [*_targets_lines(newest), f"Every window's percentiles, CPU and memory: {links}.", ""]
-    )
+    more = [*brief_lines(newest, f"{NAME}/"), *_targets_lines(newest)]
+    return told_in_rounds(runs, TELLING, [*more, f"Every window's percentiles, CPU and memory: {links}.", ""])
 
 
 def section(runs: Sequence[StudyRun]) -> str:
@@ -641,6 +699,15 @@ def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, 
     }
 
 
+def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
+    """The study's rows of the decision table: from a run of the brief's matrix, each question at its highest level
+    with the brief's own rows (harness.studies.stacks.brief); from an older run in rounds, a row per comparison."""
+    newest = runs[0]
+    if not in_rounds(newest):
+        return []
+    return brief_decisions(newest, TELLING, judged_comparisons(newest))
+
+
 REPORT = StudyReport(
     name=NAME,
     question=QUESTION,
@@ -650,5 +717,5 @@ REPORT = StudyReport(
     answer=answer,
     targets=targets,
     settings=SETTINGS,
-    decisions=lambda runs: rounds_decisions(runs, TELLING),
+    decisions=decisions,
 )

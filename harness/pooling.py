@@ -1,0 +1,106 @@
+"""A ratio pooled over runs: the run (its day, its host) as a level of the design. Each run gives a comparison's
+mean log ratio over its blocks with its standard error; runs differ by more than their blocks say (measured:
+aio-uvloop over sync-w10 read 0.58 to 0.72 over six runs on one machine type, some intervals disjoint), so the pooled
+interval is a random-effects one: the between-run variance tau² by DerSimonian and Laird, the runs weighted by
+1 / (their variance + tau²), and the interval by Hartung and Knapp (a t-interval on k - 1 degrees of freedom whose
+scale comes from the runs' own scatter), which holds its coverage with few runs where the plain random-effects
+interval does not. Pure: numbers in, numbers out."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scipy import stats
+
+from harness.results import DIRTY
+from harness.verdicts import Interval
+
+
+@dataclass(frozen=True)
+class Pooled:
+    """A ratio over runs: its interval (Interval.rounds counts the runs), the between-run spread tau (log scale),
+    and whether the runs disagree (Cochran's Q beyond its 95% point)."""
+
+    ratio: Interval
+    tau: float
+    runs: int
+    disagree: bool
+
+
+def run_estimate(ratios: Sequence[float]) -> tuple[float, float]:
+    """One run's mean log ratio over its blocks and its variance (the squared standard error); it needs two."""
+    if len(ratios) < 2 or min(ratios) <= 0:
+        raise ValueError(f"a run's estimate needs two positive block ratios, got {list(ratios)}")
+    logs = [math.log(each) for each in ratios]
+    mean = sum(logs) / len(logs)
+    variance = sum((each - mean) ** 2 for each in logs) / (len(logs) - 1)
+    return mean, variance / len(logs)
+
+
+def pooled(runs: Sequence[Sequence[float]], confidence: float = 0.95) -> Pooled:
+    """The random-effects ratio over runs, each given as its blocks' paired ratios."""
+    estimates = [run_estimate(each) for each in runs]
+    if len(estimates) < 2:
+        raise ValueError("pooling needs at least two runs")
+    means = [mean for mean, _ in estimates]
+    variances = [max(variance, 1e-12) for _, variance in estimates]
+    weights = [1 / each for each in variances]
+    fixed = sum(w * m for w, m in zip(weights, means, strict=True)) / sum(weights)
+    q = sum(w * (m - fixed) ** 2 for w, m in zip(weights, means, strict=True))
+    k = len(estimates)
+    scale = sum(weights) - sum(w**2 for w in weights) / sum(weights)
+    tau2 = max(0.0, (q - (k - 1)) / scale) if scale > 0 else 0.0
+    star = [1 / (v + tau2) for v in variances]
+    mean = sum(w * m for w, m in zip(star, means, strict=True)) / sum(star)
+    spread = sum(w * (m - mean) ** 2 for w, m in zip(star, means, strict=True)) / ((k - 1) * sum(star))
+    error = math.sqrt(max(spread, 1 / sum(star)))  # never narrower than the random-effects error (modified HK)
+    half = float(stats.t.ppf((1 + confidence) / 2, k - 1)) * error
+    disagree = q > float(stats.chi2.ppf(0.95, k - 1))
+    return Pooled(
+        Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half), k), math.sqrt(tau2), k, disagree
+    )
+
+
+def held_text(found: Pooled, days: int) -> str:
+    """How a pooled ratio reads in a row: "over 3 runs on 2 days: 0.66 [0.58, 0.75], runs apart by ±8%"."""
+    ratio = found.ratio
+    plural = "s" if days != 1 else ""
+    said = f"over {found.runs} runs on {days} day{plural}: {ratio.value:.2f} [{ratio.low:.2f}, {ratio.high:.2f}]"
+    said += f", runs apart by ±{math.expm1(found.tau):.0%}" if found.tau > 0 else ", runs agree"
+    return said + (" (the runs disagree)" if found.disagree else "")
+
+
+def server_code(meta: Mapping[str, Any], root: Path) -> str:
+    """What identifies the code a run's servers ran: the git trees of servers/, scenarios/ and protos/ at the run's
+    commit (as recorded, or read from the checkout's history for a run that recorded none); "" for a run made from
+    uncommitted code or a commit this checkout does not hold."""
+    env = meta.get("environment", {})
+    if recorded := env.get("server_code"):
+        return str(recorded)
+    commit = str(env.get("git_commit", ""))
+    if not commit or commit.endswith(DIRTY) or commit == "unknown":
+        return ""
+    return code_at(commit, root)
+
+
+def code_at(commit: str, root: Path) -> str:
+    """The git trees of the server-side code at a commit, joined; "" where git cannot tell."""
+    try:
+        trees = subprocess.run(
+            ["git", "rev-parse", *(f"{commit}:{folder}" for folder in SERVER_CODE)],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return "+".join(tree[:12] for tree in trees)
+
+
+SERVER_CODE = ("servers", "scenarios", "protos")  # what a run's servers are made of

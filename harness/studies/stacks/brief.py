@@ -1,0 +1,250 @@
+"""The brief's answer, from a run of its matrix in blocks: for each scenario a table across the levels (each stack's
+OK calls/s with its interval, and its ratio to the reference with the verdict) and a chart of rate and p99 against
+clients; and the decision rows the brief asks: which stack for each kind of work, one worker thread or ten, an S3
+listing as one reply or a stream, and Motor or PyMongo's async client. Report-side: reads only the run's files."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from harness.results import StudyRun
+from harness.studies.base import SEPARATED, Decision
+from harness.studies.comparing import Telling, decision, distrust, is_floor
+from harness.studies.reading import Judged, pick_over, pooled_latency, windows_of
+from harness.summaries import by_level, figure, header, png, rate, row, style
+from harness.verdicts import (
+    TIE,
+    Interval,
+    calibration_text,
+    interval,
+    noise_floor,
+    ratio_text,
+    separated,
+    unpaired_interval,
+    verdict,
+)
+
+MOTOR, PYMONGO = "Motor", "PyMongo's async client"
+PYMONGO_SUFFIX = "-pymongo"
+
+
+def by_topic(judgeds: Sequence[Judged]) -> dict[str, dict[int, Judged]]:
+    """Each scenario's comparisons by level (one connection each; other ways of connecting left out)."""
+    found: dict[str, dict[int, Judged]] = {}
+    for judged in judgeds:
+        cell = judged.cells.get(judged.record.reference)
+        if cell is None or cell.record.connections != "shared":
+            continue
+        found.setdefault(judged.record.topic, {})[cell.record.concurrency] = judged
+    return {topic: dict(sorted(levels.items())) for topic, levels in found.items()}
+
+
+def stacks_of(levels: dict[int, Judged]) -> list[str]:
+    """The stacks measured at any level, the reference first, floors and the A/A twin left out."""
+    found: dict[str, None] = {}
+    for judged in levels.values():
+        found |= dict.fromkeys([judged.record.reference, *judged.record.alternatives])
+    return [label for label in found if not is_floor(label)]
+
+
+def own_rate(judged: Judged, label: str) -> Interval | None:
+    found = judged.rates.get(label)
+    return interval(list(found.values())) if found else None
+
+
+def across_levels(topic: str, levels: dict[int, Judged]) -> list[str]:
+    """One table for a scenario across its levels: each stack's OK calls/s [95% CI], then over the reference with the
+    verdict, per level."""
+    stacks = stacks_of(levels)
+    reference = next(iter(levels.values())).record.reference
+    lines = [
+        f"**{topic} across levels**: OK calls/s [95% CI] and × {reference} [95% CI] with the verdict, by clients.",
+        "",
+        *header([f"c={level}" for level in levels], "stack"),
+    ]
+    for stack in stacks:
+        cells = []
+        for judged in levels.values():
+            found = own_rate(judged, stack)
+            if found is None:
+                cells.append("—")
+                continue
+            outcome = judged.outcome(stack)
+            against = "" if outcome is None else f"× {ratio_text(outcome.ratio)} {outcome.verdict}"
+            high = rate(found.high) if math.isfinite(found.high) else "∞"
+            against = "reference" if stack == reference else against
+            cells.append(f"{rate(found.value)} [{rate(found.low)}, {high}] {against}")
+        lines.append(row(stack, cells))
+    return [*lines, ""]
+
+
+def chart(topic: str, levels: dict[int, Judged], title: str) -> bytes:
+    """OK calls/s (with 95% intervals) and p99 latency against clients, one line per stack, as PNG."""
+    drawing, (throughput, latency) = figure(1, 2, figsize=(11, 4.4))
+    for index, stack in enumerate(stacks_of(levels)):
+        points = [(level, found, judged) for level, judged in levels.items() if (found := own_rate(judged, stack))]
+        if not points:
+            continue
+        xs = [level for level, _, _ in points]
+        values = [found.value for _, found, _ in points]
+        lows = [found.value - found.low for _, found, _ in points]
+        highs = [(found.high if math.isfinite(found.high) else found.value) - found.value for _, found, _ in points]
+        throughput.errorbar(xs, values, yerr=[lows, highs], capsize=3, label=stack, **style(index))
+        p99 = [(level, pooled_latency(windows_of(judged, stack), 99)) for level, _, judged in points]
+        shown = [(level, value * 1000) for level, value in p99 if value is not None]
+        if shown:
+            latency.plot(*zip(*shown, strict=True), label=stack, **style(index))
+    throughput.set(title=f"{topic}: OK calls/s, 95% CI", xlabel="clients", ylabel="OK calls/s")
+    latency.set(title=f"{topic}: p99 latency (every OK call pooled)", xlabel="clients", ylabel="p99 (ms)")
+    by_level(levels, throughput, latency)
+    throughput.legend(fontsize="small")
+    return png(drawing, title)
+
+
+# --- the decision rows ---------------------------------------------------------------------------------------
+
+
+def upward(ratio: Interval) -> Interval:
+    """The ratio of the faster over the slower: itself at or above 1, else its inverse."""
+    return ratio if ratio.value >= 1 else Interval(1 / ratio.value, 1 / ratio.high, 1 / ratio.low, ratio.rounds)
+
+
+def control_of_run(judgeds: Sequence[Judged]) -> Interval | None:
+    """The study's A/A control: the widest control interval of the run's comparisons."""
+    controls = [control.ratio for each in judgeds if (control := each.control)]
+    return max(controls, key=lambda each: each.half_width, default=None)
+
+
+def pair_row(
+    question: str,
+    judged: Judged,
+    run: StudyRun,
+    first: tuple[str, str],
+    second: tuple[str, str],
+    control: Interval | None,
+    scope: str,
+) -> Decision | None:
+    """A row setting two labels of one comparison against each other, paired by block: (label, what it is
+    called) each; the faster one is the pick (a tie says either will do)."""
+    tie = judged.record.method.tie
+    found = pick_over(judged, first[0], second[0], tie)
+    if found is None:
+        return None
+    ratio, said = found
+    top, runner = (first, second) if ratio.value >= 1 else (second, first)
+    over = upward(ratio)
+    made = told_row(question, judged, run, top, runner, over, said, control, scope, [first[0], second[0]])
+    return Decision(**{**made.__dict__, "labels": (top[0], runner[0])})
+
+
+def told_row(
+    question: str,
+    judged: Judged,
+    run: StudyRun,
+    top: tuple[str, str],
+    runner: tuple[str, str],
+    over: Interval,
+    said: str,
+    control: Interval | None,
+    scope: str,
+    labels: Sequence[str],
+) -> Decision:
+    why = distrust(judged, run, labels)
+    if control is not None and separated(control):
+        why = ", ".join(filter(None, [SEPARATED, why]))
+    return Decision(
+        question=question,
+        workload=f"{judged.record.workload}/{scope}",
+        pick=top[1],
+        runner_up=runner[1],
+        over_runner_up=ratio_text(over),
+        over_reference="—",
+        verdict=f"tie with {runner[1]}" if said == TIE else verdict(over, judged.record.method.tie),
+        avoid="—",
+        study=judged.study,
+        run_id=run.run_id,
+        machine=run.cpu_model,
+        trusted=not why,
+        why=why,
+        calibration="—" if control is None else calibration_text(control, run.thresholds.tie),
+        over=over,
+        floor=None if control is None else noise_floor(control),
+        comparison=judged.record.workload,
+    )
+
+
+def mongo_driver_rows(question: str, judged: Judged, run: StudyRun, control: Interval | None) -> list[Decision]:
+    """Motor against PyMongo's async client on each event-loop stack that ran both, paired by block."""
+    found = []
+    for label in judged.record.alternatives:
+        motor = label.removesuffix(PYMONGO_SUFFIX)
+        if label.endswith(PYMONGO_SUFFIX) and motor in judged.rates:
+            made = pair_row(question, judged, run, (label, PYMONGO), (motor, MOTOR), control, motor)
+            if made is not None:
+                found.append(made)
+    return found
+
+
+def threads_rows(question: str, levels: dict[str, Judged], run: StudyRun, control: Interval | None) -> list[Decision]:
+    """sync-w1 against sync-w10 (the reference) on each scenario, paired by block."""
+    found = []
+    for topic, judged in levels.items():
+        if "sync-w1" in judged.rates and judged.record.reference == "sync-w10":
+            made = pair_row(
+                question, judged, run, ("sync-w10", "ten threads"), ("sync-w1", "one thread"), control, topic
+            )
+            if made is not None:
+                found.append(made)
+    return found
+
+
+def stream_rows(
+    question: str, unary: Judged, stream: Judged, run: StudyRun, control: Interval | None
+) -> list[Decision]:
+    """An S3 listing as a stream against one reply, per stack, at one level: the two are separate comparisons, so
+    the ratio is unpaired (Welch's interval of the blocks' rates)."""
+    found = []
+    for stack in stacks_of({0: unary}):
+        mine, theirs = stream.rates.get(stack, {}), unary.rates.get(stack, {})
+        if len(mine) < 2 or len(theirs) < 2:
+            continue
+        ratio = unpaired_interval(list(theirs.values()), list(mine.values()))
+        first, second = ("a stream", "one reply") if ratio.value >= 1 else ("one reply", "a stream")
+        over = upward(ratio)
+        said = verdict(over, unary.record.method.tie)
+        why = distrust(unary, run, [stack]) or distrust(stream, run, [stack])
+        found.append(
+            told_row(question, unary, run, (stack, first), (stack, second), over, said, control, stack, [stack])
+        )
+        if why and found[-1].trusted:
+            found[-1] = Decision(**{**found[-1].__dict__, "trusted": False, "why": why})
+    return found
+
+
+def brief_decisions(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) -> list[Decision]:
+    """The study's rows, each at the highest level its scenario was measured at (the brief's 50 clients): which
+    stack for each kind of work, one worker thread or ten, an S3 listing as one reply or a stream, and Motor or
+    PyMongo's async client."""
+    control = control_of_run(judgeds)
+    topics = by_topic(judgeds)
+    top = {topic: levels[max(levels)] for topic, levels in topics.items()}
+    rows = []
+    for judged in top.values():
+        made = decision(telling.headline(judged), judged, run, control is None or not separated(control), control)
+        if made is not None:
+            rows.append(made)
+    if "s3-mongo" in top:
+        rows += mongo_driver_rows(MONGO_QUESTION, top["s3-mongo"], run, control)
+    if "s3-unary" in top and "s3-stream" in top:
+        level = max(set(topics["s3-unary"]) & set(topics["s3-stream"]), default=None)
+        if level is not None:
+            unary, stream = topics["s3-unary"][level], topics["s3-stream"][level]
+            rows += stream_rows(STREAM_QUESTION, unary, stream, run, control)
+    rows += threads_rows(THREADS_QUESTION, top, run, control)
+    return rows
+
+
+MONGO_QUESTION = "S3 to MongoDB on an event loop: Motor or PyMongo's async client?"
+STREAM_QUESTION = "An S3 listing: one reply or a stream?"
+THREADS_QUESTION = "grpcio sync: one worker thread or ten?"
