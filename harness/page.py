@@ -261,7 +261,9 @@ def page(found: Findings) -> str:
         if found.asides
         else "<p>None.</p>",
         *[_card(view, index) for index, view in enumerate(found.asides, start=len(views))],
-        "<h2>Measured only in a full matrix</h2>",
+        "<h2>History: measured only in a full matrix cell by cell</h2>",
+        "<p>Runs of a study's whole matrix measured cell by cell before blocks (no interval, no A/A control): kept "
+        "as history, deciding nothing.</p>",
         "<ul>",
         *[
             f"<li data-study='{each['study']}'>{each['study']}: run <code>{each['run']}</code> "

@@ -168,10 +168,11 @@ def study_page(
     ]
     if matrix is not None:
         lines += [
-            f"## The full matrix: run `{matrix.run_id}`, {matrix.cpu_model}",
+            f"## History: the full matrix cell by cell, run `{matrix.run_id}`, {matrix.cpu_model}",
             "",
-            "Measured cell by cell (every variant at every level, before the default run moved to comparisons in "
-            "blocks), with its own method and machine: compare within it only. "
+            "Kept as history: measured cell by cell (every variant at every level, a few runs a cell, their median, "
+            "no interval and no A/A control), before the default run measured the brief's matrix in blocks, with "
+            "its own method and machine: compare within it only, and decide nothing from it. "
             + (
                 f"It answers what the default run does not measure: {', '.join(only)}."
                 if (only := only_in_matrix(matrix, runs[0]))
