@@ -299,39 +299,44 @@ def machine_of(meta: Mapping[str, Any]) -> str:
     return found or f"{env['cpu_model']}, {env['cpu_count']} cores"
 
 
-def paired_in(run: StudyRun, workload: str, labels: Sequence[str]) -> list[float]:
-    """The first label's rate over the second's, block by block, in a run's comparison of that workload."""
-    for judged in judged_comparisons(run):
-        if judged.record.workload == workload:
-            return paired_ratios(judged.rates, labels[0], labels[1])
-    return []
+Peers = list[tuple[str, dict[str, dict[str, dict[int, float]]]]]  # (day, workload -> label -> block -> rate)
 
 
-def held_over_runs(
-    decision: Decision, study: StudyReport, newest: StudyRun, metas: Mapping[Path, Mapping[str, Any]], root: Path
-) -> Decision:
-    """The row with its pick over the runner-up pooled over this run and the earlier runs of the same machine class
-    and server code (not made aside, in blocks) that compared the same two labels on the same workload."""
-    if len(decision.labels) != 2:
+def peers_of(
+    study: StudyReport, newest: StudyRun, metas: Mapping[Path, Mapping[str, Any]], kinds: Mapping[Path, tuple[str, str]]
+) -> Peers:
+    """A study's newest run and the earlier runs it pools with (the same machine class and server code, not made
+    aside), newest first: each run's day and its comparisons' rates by workload, read once. kinds: each run's
+    (machine class, server code); none where the newest run's code is unknown."""
+    here = kinds.get(newest.run_dir, ("", ""))
+    if not here[1]:
+        return []
+
+    def rates_of(run: StudyRun) -> dict[str, dict[str, dict[int, float]]]:
+        return {judged.record.workload: judged.rates for judged in judged_comparisons(run)}
+
+    found = [(str(newest.meta.get("date", ""))[:10], rates_of(newest))]
+    for run_dir, meta in metas.items():
+        if run_dir == newest.run_dir or is_aside(dict(meta)) or study.name not in studies_in(dict(meta)):
+            continue
+        if kinds.get(run_dir) == here:
+            found.append((str(meta.get("date", ""))[:10], rates_of(load_study(run_dir, study.name))))
+    return found
+
+
+def held_over_runs(decision: Decision, peers: Peers) -> Decision:
+    """The row with its pick over the runner-up pooled over the study's newest run and its peers (`peers_of`)
+    that compared the same two labels on the same workload."""
+    if len(decision.labels) != 2 or len(peers) < 2:
         return decision
     workload = decision.comparison or decision.workload
-    here = machine_of(newest.meta), server_code(newest.meta, root)
-    if not here[1]:
+    runs = [(day, paired_ratios(rates.get(workload, {}), *decision.labels)) for day, rates in peers]
+    if len(runs[0][1]) < 2:
         return decision
-    runs = [paired_in(newest, workload, decision.labels)]
-    days = {str(newest.meta.get("date", ""))[:10]}
-    for run_dir, meta in metas.items():
-        if run_dir.name == newest.run_id or is_aside(dict(meta)) or study.name not in studies_in(dict(meta)):
-            continue
-        if (machine_of(meta), server_code(meta, root)) != here:
-            continue
-        found = paired_in(load_study(run_dir, study.name), workload, decision.labels)
-        if len(found) >= 2:
-            runs.append(found)
-            days.add(str(meta.get("date", ""))[:10])
-    if len(runs) < 2 or len(runs[0]) < 2:
+    held = [(day, ratios) for day, ratios in runs if len(ratios) >= 2]
+    if len(held) < 2:
         return decision
-    return replace(decision, held=held_text(pooled(runs), len(days)))
+    return replace(decision, held=held_text(pooled([ratios for _, ratios in held]), len({day for day, _ in held})))
 
 
 def views_of(study: StudyReport, run: StudyRun) -> tuple[list[Decision], list[dict[str, Any]]]:
@@ -356,12 +361,14 @@ def findings(
     full-matrix run and of its runs made aside, and every run's provenance (metas: each run's run.json, oldest
     first)."""
     decisions: list[Decision] = []
+    kinds = {run: (machine_of(meta), server_code(meta, root)) for run, meta in metas.items()}  # each run's once
     views = []
     for each, study_runs in chosen.items():
         for index, run in enumerate(study_runs):
             rows, told = views_of(each, run)
             if index == 0:  # a study decides from its newest run, pooled with the runs before it where they agree
-                decisions += [held_over_runs(row, each, run, metas, root) for row in rows]
+                peers = peers_of(each, run, metas, kinds)
+                decisions += [held_over_runs(row, peers) for row in rows]
             views += told
     aside_views = [view for each, runs in asides.items() for run in runs for view in views_of(each, run)[1]]
     pairs = [found for each in chosen if (found := side_by_side(metas, each.name))]

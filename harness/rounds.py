@@ -16,9 +16,7 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-
-from scipy import stats
+from dataclasses import dataclass
 
 from harness.verdicts import (
     BLOCKS,
@@ -28,8 +26,10 @@ from harness.verdicts import (
     block_rate,
     control_of,
     interval,
+    log_spread,
     paired_ratios,
     stop_reason,
+    t_half_width,
     twin_stop_reason,
 )
 
@@ -149,13 +149,8 @@ class Race:
             ratios = paired_ratios(self.rates, label, self.rounds.reference)
             if len(ratios) < 2:
                 return math.inf
-            logs = [math.log(each) for each in ratios]
-            mean = sum(logs) / len(logs)
-            spread = math.sqrt(sum((each - mean) ** 2 for each in logs) / (len(logs) - 1))
-            n = len(logs)
-            now = float(stats.t.ppf(0.975, n - 1)) * spread / math.sqrt(n)
-            then = float(stats.t.ppf(0.975, n)) * spread / math.sqrt(n + 1)
-            total += now - then
+            spread, confidence = log_spread(ratios), self.method.confidence
+            total += t_half_width(spread, len(ratios), confidence) - t_half_width(spread, len(ratios) + 1, confidence)
         return total
 
     def finish(self, why: str, wall_seconds: float) -> ComparisonRecord:
@@ -221,7 +216,7 @@ class Entrant:
     race: Race
     block: Block
     seconds: float = 0.0  # the time its blocks took, so far
-    record: ComparisonRecord | None = field(default=None)
+    record: ComparisonRecord | None = None
 
     def step(self, clock: Callable[[], float]) -> None:
         begun = clock()

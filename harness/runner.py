@@ -223,9 +223,13 @@ def finished_entry(chosen: Chosen, entry: StudyEntry, run: StudyRun, status: str
     return replace(entry, status=status, wall_seconds=round(wall_seconds, 1), targets=targets)
 
 
-def study_context(chosen: Chosen, where: StudyEnvironment, stats: Path | None) -> CellContext:
-    """Where and how a study's cells are measured: its driver and tool, its directory, the servers' counters."""
+def study_context(chosen: Chosen, where: StudyEnvironment, stack: ExitStack) -> CellContext:
+    """Where and how a study's cells are measured: its driver and tool, its directory, and, where the study reads the
+    servers' counters, a scratch directory for them that `stack` removes."""
     options = where.options
+    stats = None
+    if chosen.plan.diagnostics:
+        stats = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-stats-")))
     return CellContext(
         DRIVERS[chosen.plan.driver],
         where.tool,
@@ -263,10 +267,7 @@ def run_study(chosen: Chosen, where: StudyEnvironment, meta: RunMeta, progress: 
     progress.study_started(each.name, len(cells))
     options = where.options
     with ExitStack() as stack:
-        stats = None
-        if each.diagnostics:
-            stats = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-stats-")))
-        context = study_context(chosen, where, stats)
+        context = study_context(chosen, where, stack)
         count = itertools.count(1)
 
         def started(cell: Cell) -> None:
@@ -329,10 +330,7 @@ def race_studies(
         for each in chosen:
             meta = started_study(each, meta, where_of(each).run_dir)
             progress.study_started(each.name, len(each.cells))
-            stats = None
-            if each.plan.diagnostics:
-                stats = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-stats-")))
-            context = study_context(each, where_of(each), stats)
+            context = study_context(each, where_of(each), stack)
             for comparison in each.comparisons:
                 share = None if budget is None else budget * estimates[id(comparison)] / total
                 driven = context.driven_by(comparison.driver) if comparison.driver else context

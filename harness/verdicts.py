@@ -104,6 +104,20 @@ class Interval:
         return (math.log(self.high) - math.log(self.low)) / 2 if self.low > 0 and math.isfinite(self.high) else math.inf
 
 
+def log_spread(values: Sequence[float]) -> float:
+    """The sample standard deviation of log(values) (0 with fewer than two); values must be positive."""
+    logs = [math.log(value) for value in values]
+    if len(logs) < 2:
+        return 0.0
+    mean = sum(logs) / len(logs)
+    return math.sqrt(sum((each - mean) ** 2 for each in logs) / (len(logs) - 1))
+
+
+def t_half_width(spread: float, n: int, confidence: float = 0.95) -> float:
+    """The half-width (log scale) of a t-interval of the mean of n values scattered by `spread`."""
+    return float(stats.t.ppf((1 + confidence) / 2, n - 1)) * spread / math.sqrt(n)
+
+
 def interval(values: Sequence[float], confidence: float = 0.95) -> Interval:
     """The t-interval of the mean of log(values), back on the ratio scale; values must be positive."""
     if not values or min(values) <= 0:
@@ -112,8 +126,7 @@ def interval(values: Sequence[float], confidence: float = 0.95) -> Interval:
     mean = sum(logs) / len(logs)
     if len(logs) < 2:
         return Interval(math.exp(mean), 0.0, math.inf, len(logs))
-    deviation = math.sqrt(sum((each - mean) ** 2 for each in logs) / (len(logs) - 1))
-    half = float(stats.t.ppf((1 + confidence) / 2, len(logs) - 1)) * deviation / math.sqrt(len(logs))
+    half = t_half_width(log_spread(values), len(logs), confidence)
     return Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half), len(logs))
 
 
@@ -266,11 +279,7 @@ def judge(
 
 def spread_between_rounds(rates: Mapping[int, float]) -> float:
     """The standard deviation of an alternative's log rate across rounds: where the variance lives."""
-    logs = [math.log(rate) for rate in rates.values() if rate > 0]
-    if len(logs) < 2:
-        return 0.0
-    mean = sum(logs) / len(logs)
-    return math.sqrt(sum((each - mean) ** 2 for each in logs) / (len(logs) - 1))
+    return log_spread([rate for rate in rates.values() if rate > 0])
 
 
 def ratio_text(ratio: Interval) -> str:

@@ -10,8 +10,6 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from scipy import stats
-
 from harness.matrix import MINIMAL_SUFFIX, SLOW_SLICE_CALLS
 from harness.results import CellResult, StudyRun, comparison_files, study_dir
 from harness.studies.base import SEPARATED, Decision, StudyReport
@@ -27,11 +25,13 @@ from harness.verdicts import (
     Outcome,
     calibration_text,
     interval,
+    log_spread,
     noise_floor,
     paired_ratios,
     ratio_text,
     separated,
     spread_between_rounds,
+    t_half_width,
     unpaired_interval,
     verdict,
 )
@@ -168,7 +168,7 @@ def blocks_to_close(spread: float, target: float, confidence: float = 0.95) -> i
     """The blocks a ratio whose log ratios scatter by `spread` (sd across blocks) needs for its interval's
     half-width to reach log(1 + target); at most MOST_BLOCKS_SAID (then "more")."""
     for blocks in range(2, MOST_BLOCKS_SAID + 1):
-        if float(stats.t.ppf((1 + confidence) / 2, blocks - 1)) * spread / math.sqrt(blocks) <= math.log1p(target):
+        if t_half_width(spread, blocks, confidence) <= math.log1p(target):
             return blocks
     return MOST_BLOCKS_SAID + 1
 
@@ -197,7 +197,7 @@ def closing(judged: Judged) -> Closing | None:
     ratios = paired_ratios(judged.rates, widest.alternative, record.reference)
     if len(ratios) < 2:
         return None
-    spread = statistics.stdev([math.log(each) for each in ratios])
+    spread = log_spread(ratios)
     needed = blocks_to_close(spread, record.method.tie)
     minutes = record.wall_seconds / len(record.orders) * max(0, needed - len(ratios)) / 60
     return Closing(widest.alternative, spread, needed, len(ratios), minutes)
@@ -332,6 +332,11 @@ def distrust(judged: Judged, run: StudyRun, labels: Sequence[str]) -> str:
     return ", ".join(why)
 
 
+def untrusted(separated: bool, why: str) -> str:
+    """Why a row is not trusted: its study's control separated, then the comparison's own reasons ("" for none)."""
+    return ", ".join(filter(None, [SEPARATED if separated else "", why]))
+
+
 def decision(
     question: str, judged: Judged, run: StudyRun, trusted: bool, control: Interval | None = None
 ) -> Decision | None:
@@ -343,9 +348,7 @@ def decision(
     if chosen is None:
         return None
     top, runner = chosen
-    why = distrust(judged, run, [top, runner])
-    if not trusted:
-        why = ", ".join(filter(None, [SEPARATED, why]))
+    why = untrusted(not trusted, distrust(judged, run, [top, runner]))
     tie = judged.record.method.tie
     over = pick_over(judged, top, runner, tie)
     reference = judged.record.reference

@@ -9,8 +9,8 @@ import math
 from collections.abc import Sequence
 
 from harness.results import StudyRun
-from harness.studies.base import SEPARATED, Decision
-from harness.studies.comparing import Telling, decision, distrust, is_floor
+from harness.studies.base import Decision
+from harness.studies.comparing import Telling, decision, distrust, is_floor, untrusted
 from harness.studies.reading import Judged, pick_over, pooled_latency, windows_of
 from harness.summaries import by_level, figure, header, png, rate, row, style
 from harness.verdicts import (
@@ -134,8 +134,8 @@ def pair_row(
     ratio, said = found
     top, runner = (first, second) if ratio.value >= 1 else (second, first)
     over = upward(ratio)
-    made = told_row(question, judged, run, top, runner, over, said, control, scope, [first[0], second[0]])
-    return Decision(**{**made.__dict__, "labels": (top[0], runner[0])})
+    why = distrust(judged, run, [first[0], second[0]])
+    return told_row(question, judged, run, top, runner, over, said, control, scope, why, (top[0], runner[0]))
 
 
 def told_row(
@@ -148,11 +148,13 @@ def told_row(
     said: str,
     control: Interval | None,
     scope: str,
-    labels: Sequence[str],
+    why: str,
+    paired: tuple[str, ...] = (),
 ) -> Decision:
-    why = distrust(judged, run, labels)
-    if control is not None and separated(control):
-        why = ", ".join(filter(None, [SEPARATED, why]))
+    """A row of two things set against each other in one comparison: the pick, the runner-up, the pick over it
+    with its verdict; untrusted for `why` (the comparison's own reasons, `distrust`) or a control that separated.
+    paired: the two labels, where paired in the comparison's blocks (so that runs can pool it)."""
+    why = untrusted(control is not None and separated(control), why)
     return Decision(
         question=question,
         workload=f"{judged.record.workload}/{scope}",
@@ -171,6 +173,7 @@ def told_row(
         over=over,
         floor=None if control is None else noise_floor(control),
         comparison=judged.record.workload,
+        labels=paired,
     )
 
 
@@ -214,11 +217,7 @@ def stream_rows(
         over = upward(ratio)
         said = verdict(over, unary.record.method.tie)
         why = distrust(unary, run, [stack]) or distrust(stream, run, [stack])
-        found.append(
-            told_row(question, unary, run, (stack, first), (stack, second), over, said, control, stack, [stack])
-        )
-        if why and found[-1].trusted:
-            found[-1] = Decision(**{**found[-1].__dict__, "trusted": False, "why": why})
+        found.append(told_row(question, unary, run, (stack, first), (stack, second), over, said, control, stack, why))
     return found
 
 
