@@ -26,6 +26,7 @@ from servers.common import (
     StopSignal,
     add_grpcio_port,
     archive_reply,
+    freeze_startup_heap,
     info_reply,
     log,
     log_failure,
@@ -194,6 +195,7 @@ async def serve(config: ServerConfig) -> None:
         await server.start()
         for name in ("", *SERVICE_NAMES):
             await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+        freeze_startup_heap()
         log.info("grpc.aio server on %s (%s) serving on %s:%d", config.loop, config.mongo_driver, config.host, port)
         await stop.until_received()
         log.info("stopping: refusing new calls, %.1f s for calls in flight", config.grace)

@@ -29,6 +29,7 @@ from servers.common import (
     ServerConfig,
     StopSignal,
     archive_reply,
+    freeze_startup_heap,
     info_reply,
     log,
     log_failure,
@@ -211,6 +212,7 @@ async def serve(config: ServerConfig) -> None:
         tls = config.tls.ssl_context(["h2"]) if config.tls else None
         await server.start(config.host, config.port, reuse_port=True, ssl=tls)
         serving.set(True)
+        freeze_startup_heap()
         log.info(
             "grpclib server on %s (%s) serving on %s:%d", config.loop, config.mongo_driver, config.host, config.port
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import signal
 import socket
@@ -288,6 +289,15 @@ def parse_config(argv: Sequence[str] | None, *, prog: str, description: str, sta
         return ServerConfig(backends=BackendConfig.from_env(), stack=stack, tls=tls_files(*files), **options)
     except ValueError as error:
         parser.error(str(error))
+
+
+def freeze_startup_heap() -> None:
+    """Put every object startup made (modules, botocore's service models, the server itself) out of the cyclic
+    collector's reach, as a server does once it is ready (`gc.freeze`). Our servers import boto3, the MongoDB
+    drivers and the scenarios, twice the objects of a stack's floor; without this every full collection walks
+    them again, and a hello call cost about 7% more CPU than with them frozen (sync-w10, c=50)."""
+    gc.collect()
+    gc.freeze()
 
 
 def run_on_loop(config: ServerConfig, serve: Callable[[ServerConfig], Coroutine[Any, Any, None]]) -> None:

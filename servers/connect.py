@@ -53,6 +53,7 @@ from servers.common import (
     StopSignal,
     TlsFiles,
     archive_reply,
+    freeze_startup_heap,
     info_reply,
     listening_socket,
     log,
@@ -373,6 +374,7 @@ class ConnectApp:
             for service in SERVICES
             for name in service.methods_by_name
         }
+        freeze_startup_heap()
         log.info(
             "Connect RPC app (%s) on %s (%s) serving on %s:%d",
             config.server, config.loop, config.mongo_driver, config.host, config.port,

@@ -32,6 +32,7 @@ from servers.common import (
     ServerConfig,
     StopSignal,
     TlsFiles,
+    freeze_startup_heap,
     listening_socket,
     log,
     parse_config,
@@ -137,6 +138,7 @@ def serve(config: ServerConfig) -> None:
     server, name = (serve_http1, "uvicorn, HTTP/1.1") if config.http == "1.1" else (serve_http2, "hypercorn, HTTP/2")
 
     async def main(config: ServerConfig) -> None:
+        freeze_startup_heap()
         log.info("REST server (%s) on %s serving on %s:%d", name, config.loop, config.host, sock.getsockname()[1])
         await server(app, sock, config, stop)
         log.info("stopped")

@@ -26,6 +26,7 @@ from servers.common import (
     StopSignal,
     add_grpcio_port,
     archive_reply,
+    freeze_startup_heap,
     info_reply,
     log,
     log_failure,
@@ -174,6 +175,7 @@ def serve(config: ServerConfig) -> None:
     server.start()
     for name in ("", *SERVICE_NAMES):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    freeze_startup_heap()
     log.info("grpcio sync server (%d workers) serving on %s:%d", config.workers, config.host, port)
     try:
         stop.wait()
