@@ -16,7 +16,7 @@ from harness.drivers.report import DriverError, LoadReport
 from harness.matrix import Cell, measured_requests
 from harness.options import RunOptions
 from harness.processes import Child, ProcessError
-from harness.resources import ResourceSampler, ServerCounters, tree_cpu_seconds
+from harness.resources import ResourceSampler, ServerCounters, tcp_segments, tree_cpu_seconds
 from harness.results import CellRecord, Repeat, save_report
 from harness.tls import PLAIN, PLAINTEXT, Wire
 from harness.tools import ensure_tool
@@ -25,9 +25,10 @@ RUN_TIMEOUT = 600.0
 PROBE_REQUESTS = 10  # calls made one at a time to measure a call's latency alone
 # A driver cross-check: runs by each driver, taking turns, and how long each lasts. In 2.5 s runs of
 # SayHello at c=50, sync-w10's rate lay up to 33% from its median under either driver; in 10 s runs,
-# 7-23% in four trials, with the drivers' medians within 10% of each other each time.
-CROSS_CHECK_REPEATS = 5
-CROSS_CHECK_SECONDS = 10.0
+# 7-23% in four trials, with the drivers' medians within 10% of each other each time. Every run checks two
+# stacks (the streaming study's checks), so a check costs about 45 s a stack of the run's budget.
+CROSS_CHECK_REPEATS = 4
+CROSS_CHECK_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -85,14 +86,18 @@ def sampled_run(
             counters = stack.enter_context(ServerCounters(context.stats_dir, child.pid))
         idle_before = tree_cpu_seconds(neighbours) if neighbours else 0.0
         sampler = stack.enter_context(ResourceSampler(child.pid if child else None))
+        sent = tcp_segments()
         run = context.driver.run(argv, RUN_TIMEOUT)
+        segments = None if sent is None or (now := tcp_segments()) is None else now - sent
     idle = round(tree_cpu_seconds(neighbours) - idle_before, 4) if neighbours else None
     assert sampler.usage is not None
     save_report(context.study_dir, relative, run.raw)
     if child is not None and child.process.poll() is not None:
         raise ProcessError(f"server exited with status {child.process.returncode} during the run")
     delta, calls = (counters.delta, counters.process_calls) if counters else (None, [])
-    repeat = Repeat(relative, requests, sampler.usage, run.cpu_seconds, role, delta, round_, calls, slice_, idle)
+    repeat = Repeat(
+        relative, requests, sampler.usage, run.cpu_seconds, role, delta, round_, calls, slice_, idle, segments
+    )
     return repeat, run.report
 
 

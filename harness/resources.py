@@ -59,6 +59,20 @@ def tree_cpu_seconds(pids: Sequence[int]) -> float:
     return total
 
 
+SNMP = Path("/proc/net/snmp")
+
+
+def tcp_segments(snmp: Path = SNMP) -> int | None:
+    """The TCP segments this machine has sent so far (OutSegs, every connection, loopback's both ways); None where
+    the kernel does not say. A run's difference, per call, says how many calls went in one segment."""
+    try:
+        lines = [line.split() for line in snmp.read_text().splitlines() if line.startswith("Tcp:")]
+        names, values = lines[0], lines[1]
+        return int(values[names.index("OutSegs")])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 class ResourceSampler:
     """`with ResourceSampler(pid) as sampler:` ... then `sampler.usage`; pid None samples nothing but the time."""
 

@@ -99,6 +99,8 @@ class Repeat:
     # beside it, spent while it ran (runs before blocks: None).
     slice: int | None = None
     neighbour_cpu_seconds: float | None = None
+    # The TCP segments the machine sent during the run (harness.resources.tcp_segments; None where not read).
+    tcp_segments: int | None = None
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Repeat:
@@ -113,6 +115,7 @@ class Repeat:
             raw.get("process_calls", []),
             raw.get("slice"),
             raw.get("neighbour_cpu_seconds"),
+            raw.get("tcp_segments"),
         )
 
 
@@ -352,7 +355,9 @@ class Thresholds:
     tie: float = 0.05  # two throughputs within this share of each other are a tie
     noise: float = 0.10  # a cell whose runs stray more than this from their median is noisy
     driver_busy: float = 0.80  # a driver above this share of its CPUs may have been the limit
-    cross_check: float = 0.10  # our driver's OK rate within this share of the checking driver's
+    # Our driver's OK rate and the server's CPU per call under it within this share of the checking driver's: the
+    # tie band (runs before 2026-11-26 checked the rate alone, within 10%).
+    cross_check: float = 0.05
 
     def to_json(self) -> dict[str, float]:
         return asdict(self)

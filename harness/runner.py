@@ -66,6 +66,7 @@ class Chosen:
     plan: StudyPlan
     cells: list[Cell]
     comparisons: list[Comparison] = field(default_factory=list)  # measured in rounds, when there are any
+    checks: list[Cell] = field(default_factory=list)  # measured cell by cell before its comparisons race
 
     @property
     def name(self) -> str:
@@ -95,10 +96,11 @@ def chosen_studies(options: RunOptions) -> list[Chosen]:
         elif not options.full and not options.by_cell:
             comparisons = controlled_first(planned.comparisons(options))
         cells = [cell for each in comparisons for cell in each.cells] if comparisons else planned.cells(options)
+        checks = planned.checks(options) if comparisons else []
         if options.wire != PLAINTEXT:
-            cells = [replace(cell, wire=options.wire) for cell in cells]
+            cells, checks = ([replace(cell, wire=options.wire) for cell in each] for each in (cells, checks))
             comparisons = [each.over(options.wire) for each in comparisons]
-        found.append(Chosen(study(name), planned, cells, comparisons))
+        found.append(Chosen(study(name), planned, cells, comparisons, checks))
     return found
 
 
@@ -257,37 +259,41 @@ def ended_study(chosen: Chosen, meta: RunMeta, run_dir: Path, study_dir: Path, s
     return meta
 
 
+def measure_cells(
+    chosen: Chosen, cells: list[Cell], where: StudyEnvironment, context: CellContext, progress: RunProgress
+) -> None:
+    """Cells of a study measured one by one, each saved into the study's directory as it finishes: a variant's
+    cells of one scenario on as few server starts as possible."""
+    count = itertools.count(1)
+
+    def started(cell: Cell) -> None:
+        progress.cell_started(cell, next(count), len(cells))
+
+    for (server, scenario, _), grouped in itertools.groupby(cells, key=lambda c: (c.server, c.scenario, c.wire)):
+        group = list(grouped)
+        skip = where.options.skip_reason(server, scenario)
+        if skip:
+            measured = skipped(group, skip, started)
+        elif server.address:
+            measured = measure_target(chosen.plan, group, context, started)
+        else:
+            measured = serve_and_measure(chosen.plan, group, where.server_env(scenario), context, started)
+        for cell, record in measured:
+            save_cell(context.study_dir, record)
+            progress.cell_finished(cell, record)
+
+
 def run_study(chosen: Chosen, where: StudyEnvironment, meta: RunMeta, progress: RunProgress) -> RunMeta:
     """Every cell of a study measured cell by cell (its full matrix, or a study without comparisons), recorded as
     it finishes; returns the run's metadata with the study's entry as it ended, also written to run.json."""
-    each, cells = chosen.plan, chosen.cells
     meta = started_study(chosen, meta, where.run_dir)
     status = "interrupted"
     begun = time.monotonic()
-    progress.study_started(each.name, len(cells))
-    options = where.options
+    progress.study_started(chosen.name, len(chosen.cells))
     with ExitStack() as stack:
         context = study_context(chosen, where, stack)
-        count = itertools.count(1)
-
-        def started(cell: Cell) -> None:
-            progress.cell_started(cell, next(count), len(cells))
-
         try:
-            for (server, scenario, _), grouped in itertools.groupby(
-                cells, key=lambda c: (c.server, c.scenario, c.wire)
-            ):
-                group = list(grouped)
-                skip = options.skip_reason(server, scenario)
-                if skip:
-                    measured = skipped(group, skip, started)
-                elif server.address:
-                    measured = measure_target(each, group, context, started)
-                else:
-                    measured = serve_and_measure(each, group, where.server_env(scenario), context, started)
-                for cell, record in measured:
-                    save_cell(context.study_dir, record)
-                    progress.cell_finished(cell, record)
+            measure_cells(chosen, chosen.cells, where, context, progress)
             status = "complete"
         finally:
             meta = ended_study(chosen, meta, where.run_dir, context.study_dir, status, time.monotonic() - begun)
@@ -323,32 +329,39 @@ def race_studies(
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
     estimates = {id(c): c.estimate_seconds(method) for each in chosen for c in each.comparisons}
     total = sum(estimates.values()) or 1.0
-    budget = None if deadline is None else max(0.0, deadline - time.monotonic())
     status = "interrupted"
+    checked: dict[str, float] = {}  # each study's seconds on its checks, measured before the race
+    raced: list[Raced] = []
     with ExitStack() as stack:
-        raced: list[Raced] = []
-        for each in chosen:
-            meta = started_study(each, meta, where_of(each).run_dir)
-            progress.study_started(each.name, len(each.cells))
-            context = study_context(each, where_of(each), stack)
-            for comparison in each.comparisons:
-                share = None if budget is None else budget * estimates[id(comparison)] / total
-                driven = context.driven_by(comparison.driver) if comparison.driver else context
-                fitted_method = fitted(pilot, comparison, method, share, options)
-                measurement = ComparisonMeasurement(comparison, where_of(each), driven, fitted_method, progress)
-                race = Race(measurement.rounds(), fitted_method, seed)
-                raced.append(Raced(each, measurement, Entrant(race, measurement.block)))
-        entrants = [each.entrant for each in raced]
-        owner = {id(each.entrant): each for each in raced}
-
-        def told(entrant: Entrant) -> None:
-            now = time.monotonic()
-            left = estimated_end(entrants, deadline, now) - now
-            still_open = sum(1 for each in entrants if each.race.open)
-            study = owner[id(entrant)].study.name
-            progress.block_finished(study, entrant.race.rounds.workload, entrant.race.blocks, still_open, left)
-
         try:
+            contexts: dict[str, CellContext] = {}
+            for each in chosen:
+                meta = started_study(each, meta, where_of(each).run_dir)
+                progress.study_started(each.name, len(each.cells) + len(each.checks))
+                contexts[each.name] = study_context(each, where_of(each), stack)
+                begun = time.monotonic()
+                measure_cells(each, each.checks, where_of(each), contexts[each.name], progress)
+                checked[each.name] = time.monotonic() - begun
+            budget = None if deadline is None else max(0.0, deadline - time.monotonic())
+            for each in chosen:
+                for comparison in each.comparisons:
+                    share = None if budget is None else budget * estimates[id(comparison)] / total
+                    context = contexts[each.name]
+                    driven = context.driven_by(comparison.driver) if comparison.driver else context
+                    fitted_method = fitted(pilot, comparison, method, share, options)
+                    measurement = ComparisonMeasurement(comparison, where_of(each), driven, fitted_method, progress)
+                    race = Race(measurement.rounds(), fitted_method, seed)
+                    raced.append(Raced(each, measurement, Entrant(race, measurement.block)))
+            entrants = [each.entrant for each in raced]
+            owner = {id(each.entrant): each for each in raced}
+
+            def told(entrant: Entrant) -> None:
+                now = time.monotonic()
+                left = estimated_end(entrants, deadline, now) - now
+                still_open = sum(1 for each in entrants if each.race.open)
+                study = owner[id(entrant)].study.name
+                progress.block_finished(study, entrant.race.rounds.workload, entrant.race.blocks, still_open, left)
+
             run_race(entrants, deadline, told=told)
             status = "complete"
         finally:
@@ -357,7 +370,7 @@ def race_studies(
                     record = one.entrant.record or one.entrant.race.finish("interrupted", one.entrant.seconds)
                     one.measurement.save(record)
             for each in chosen:
-                seconds = sum(r.entrant.seconds for r in raced if r.study is each)
+                seconds = checked.get(each.name, 0.0) + sum(r.entrant.seconds for r in raced if r.study is each)
                 study_dir = where_of(each).run_dir / each.name
                 meta = ended_study(each, meta, where_of(each).run_dir, study_dir, status, seconds)
     return meta
@@ -375,6 +388,9 @@ def planned_text(plans: list[Chosen], method: Method, budget_minutes: float | No
             f"{len(comparisons)} comparisons of {sum(len(each.cells) for each in plans if each.comparisons)} cells in "
             f"blocks, their first {LEAST_BLOCKS} blocks each about {least:.0f} min{budget}"
         )
+    checks = [cell.key for each in plans for cell in each.checks]
+    if checks:
+        parts.append(f"first, {len(checks)} check cells one by one ({', '.join(checks)})")
     if by_cell:
         cells = sum(len(each.cells) for each in plans if not each.comparisons)
         parts.append(f"{cells} cells measured one by one ({', '.join(by_cell)})")

@@ -18,6 +18,7 @@ from harness.cli import QUICK_SERVERS
 from harness.matrix import SCENARIOS, server_variant
 from harness.processes import free_port
 from harness.serving import running_server
+from harness.studies.streaming import DRIVER_CHECK
 from harness.tools import ROOT
 from tests.runs import INTERRUPTED_GRACE, SERVER_MODULES, run_harness, started_by_harness
 
@@ -262,6 +263,13 @@ def test_the_default_studies_compare_fetch_patterns_call_shapes_and_ways_to_conn
         ("connections", "hello/aio-uvloop/c100"),
         ("connections", "s3-client/aio-uvloop/c10"),
     }
+    # Every run checks loadgen against ghz first, on a thread pool and on an event loop, the drivers taking turns.
+    for server in ("sync-w10", "aio-uvloop"):
+        checked = json.loads((run_dir / "streaming" / "cells" / DRIVER_CHECK.name / server / "c50.json").read_text())
+        assert [each["role"] for each in checked["repeats"]][:2] == ["measured", "ghz"], server
+        assert all(each["tcp_segments"] > 0 for each in checked["repeats"]), server
+    streaming = json.loads((run_dir / "run.json").read_text())["studies"]["streaming"]
+    assert "driver_within_5_percent_of_ghz" in streaming["targets"]
     compared = json.loads((run_dir / "connections" / "comparisons" / "hello__aio-uvloop__c100.json").read_text())
     assert compared["cells"]["per-call"] == "hello/aio-uvloop/c100+per-call"
     per_call = json.loads(

@@ -130,6 +130,11 @@ def no_comparisons(options: RunOptions) -> list[Comparison]:
     return []
 
 
+def no_checks(options: RunOptions) -> list[Cell]:
+    """A study that measures no cell beside its comparisons."""
+    return []
+
+
 @dataclass(frozen=True)
 class StudyPlan:
     """What a study measures and how: the cells its axes expand to, the driver, the measurement of one cell."""
@@ -152,6 +157,8 @@ class StudyPlan:
     own_scenarios: tuple[Scenario, ...] = ()
     # The comparisons of its whole matrix (--full), measured in blocks; None: --full measures it cell by cell.
     full_comparisons: Callable[[RunOptions], list[Comparison]] | None = None
+    # Cells measured cell by cell beside the comparisons, in every run that races them: a driver's cross-check.
+    checks: Callable[[RunOptions], list[Cell]] = no_checks
 
     def is_default_matrix(self, options: RunOptions) -> bool:
         """True when options expand to the study's full default cells, repeats and sizing."""

@@ -27,6 +27,8 @@ from harness.studies.streaming import (
     COMPARED_ON,
     COMPARED_PATTERNS,
     CROSS_CHECK_LEVEL,
+    CROSS_CHECKED,
+    DRIVER_CHECK,
     FETCH_CLIENTS,
     FETCH_COMPARED_MS,
     FETCH_SCENARIOS,
@@ -96,9 +98,16 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
     requests = context.options.requests
     if requests and requests < cell.concurrency:  # a smoke run (--requests): at least a call per worker
         context = replace(context, options=replace(context.options, requests=cell.concurrency))
-    if cell.scenario.name == HELLO.name and cell.concurrency == CROSS_CHECK_LEVEL:
+    if cell.scenario.name in (HELLO.name, DRIVER_CHECK.name) and cell.concurrency == CROSS_CHECK_LEVEL:
         return measure_against("ghz", cell, target, child, context, probe_file)
     return measure_closed_loop(cell, target, child, context, probe_file)
+
+
+def checks(options: RunOptions) -> list[Cell]:
+    """Every run's cross-check of our driver against ghz: SayHello at CROSS_CHECK_LEVEL on each of CROSS_CHECKED (of
+    those the run names, where it names servers)."""
+    named = {server.name for server in options.servers} if options.servers else set(CROSS_CHECKED)
+    return [Cell(server_variant(name), DRIVER_CHECK, CROSS_CHECK_LEVEL) for name in CROSS_CHECKED if name in named]
 
 
 def measure_fetch(cell: Cell, target: str, child: Child | None, context: CellContext) -> CellRecord:
@@ -145,4 +154,6 @@ PLAN = StudyPlan(
     measure=measure,
     checkers=("ghz",),
     comparisons=comparisons,
+    own_scenarios=(DRIVER_CHECK,),
+    checks=checks,
 )

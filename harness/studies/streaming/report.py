@@ -27,6 +27,8 @@ from harness.studies.streaming import (
     BATCH_LEVEL,
     BATCH_SIZES,
     CROSS_CHECK_LEVEL,
+    CROSS_CHECKED,
+    DRIVER_CHECK,
     FETCH_CLIENTS,
     FETCH_COMPARED_MS,
     FETCH_LATENCIES_MS,
@@ -205,8 +207,12 @@ def unary_table(run: StudyRun) -> list[str]:
 
 
 def cross_check_runs(run: StudyRun) -> dict[str, tuple[Measured, Measured]]:
-    """server -> (loadgen's, ghz's) median run of SayHello at the cross-check level."""
-    return cross_check_pairs(run, HELLO.name, CROSS_CHECK_LEVEL, servers_of(run))
+    """server -> (loadgen's, ghz's) median run of SayHello at the cross-check level: the run's driver check, or, in
+    runs before it, the full matrix's SayHello cells."""
+    servers = [*CROSS_CHECKED, *servers_of(run)]
+    return cross_check_pairs(run, DRIVER_CHECK.name, CROSS_CHECK_LEVEL, servers) or cross_check_pairs(
+        run, HELLO.name, CROSS_CHECK_LEVEL, servers
+    )
 
 
 def cross_check_table(run: StudyRun) -> list[str]:
