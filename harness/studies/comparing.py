@@ -544,18 +544,31 @@ def in_rounds(run: StudyRun) -> bool:
     return bool(comparison_files(study_dir(run.run_dir, run.meta, run.study)))
 
 
-def with_rounds(report: StudyReport, telling: Telling) -> StudyReport:
-    """The report, telling a run in rounds by its comparisons and a run of the full matrix as before."""
+def with_rounds(
+    report: StudyReport, telling: Telling, checked: Callable[[StudyRun], tuple[str, list[str]]] | None = None
+) -> StudyReport:
+    """The report, telling a run in rounds by its comparisons and a run of the full matrix as before. `checked`: what
+    a run in rounds measured beside its comparisons (its checks), as a sentence for the answer and lines for the
+    section; ("", []) where it measured none."""
     matrix_render, matrix_section, matrix_answer = report.render, report.section, report.answer
+
+    def told(run: StudyRun) -> tuple[str, list[str]]:
+        return checked(run) if checked is not None else ("", [])
 
     def render(run: StudyRun) -> dict[str, bytes]:
         return rounds_files(run, telling) if in_rounds(run) else matrix_render(run)
 
     def section(runs: Sequence[StudyRun]) -> str:
-        return rounds_section(runs, telling) if in_rounds(runs[0]) else matrix_section(runs)
+        if not in_rounds(runs[0]):
+            return matrix_section(runs)
+        lines = told(runs[0])[1]
+        return "\n".join([rounds_section(runs, telling), *(["", *lines] if lines else [])])
 
     def answer(runs: Sequence[StudyRun]) -> str:
-        return rounds_answer(runs[0], telling) if in_rounds(runs[0]) else matrix_answer(runs)
+        if not in_rounds(runs[0]):
+            return matrix_answer(runs)
+        sentence = told(runs[0])[0]
+        return " ".join(part for part in (rounds_answer(runs[0], telling), sentence) if part)
 
     def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
         return rounds_decisions(runs, telling) if in_rounds(runs[0]) else report.decisions(runs)

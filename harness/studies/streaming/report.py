@@ -526,4 +526,23 @@ REPORT = StudyReport(
     targets=targets,
     settings=SETTINGS,
 )
-REPORT = with_rounds(REPORT, TELLING)
+
+
+def checked(run: StudyRun) -> tuple[str, list[str]]:
+    """A run in blocks' cross-check of our driver (measured before its comparisons): a sentence, and its table."""
+    pairs = cross_check_runs(run)
+    if not pairs:
+        return "", []
+    what = f"SayHello at c={CROSS_CHECK_LEVEL}"
+    sentence = cross_check_sentence(run, pairs, what)
+    return sentence, [
+        "### Driver cross-check",
+        "",
+        f"Before its comparisons, this run drove {what} by loadgen and by ghz, taking turns, on the same server "
+        "(driver CPU as a share of the CPUs the driver had). " + sentence,
+        "",
+        *driver_cross_check_table(run, pairs),
+    ]
+
+
+REPORT = with_rounds(REPORT, TELLING, checked)
