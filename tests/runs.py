@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tomllib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -219,6 +220,14 @@ def started_by_harness() -> set[int]:
 
 
 INTERRUPTED_GRACE = 60.0  # seconds an interrupted `python -m harness` gets to stop what it started
+# pytest-timeout's limit on a test unless it is marked with its own (pyproject.toml).
+TEST_TIMEOUT = float(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["timeout"])
+
+
+def within(test_timeout: float) -> float:
+    """How long a test may wait on the harness, so that an interrupted harness still stops what it started
+    (INTERRUPTED_GRACE) before the test's own timeout fails it."""
+    return test_timeout - INTERRUPTED_GRACE - 20
 
 
 def run_harness(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:

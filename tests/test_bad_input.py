@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import grpc
 import pytest
 
@@ -13,6 +11,7 @@ from harness.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from servers.common import MAX_MESSAGE_BYTES
 from tests.conftest import Server
+from tests.waiting import until
 
 SAY_HELLO = "/bench.v1.Greeter/SayHello"
 
@@ -76,16 +75,24 @@ def test_a_server_with_a_call_limit_refuses_calls_beyond_it(
     with running_server(limited, backends.env()) as (target, child), grpc.insecure_channel(target) as channel:
         stub = bench_pb2_grpc.GreeterStub(channel)
         assert stub.SayHello(bench_pb2.HelloRequest(name="first"), timeout=5).message == "Hello first"  # connected
-        slow = stub.SayHello.future(bench_pb2.HelloRequest(name="slow", delay_ms=3000), timeout=10)
-        time.sleep(0.3)  # the slow call reaches the server and takes the only slot, which it holds for 3 s
+        slow = stub.SayHello.future(bench_pb2.HelloRequest(name="slow", delay_ms=20_000), timeout=60)
         refused = None
-        deadline = time.monotonic() + 2.0
-        while refused is None and time.monotonic() < deadline and not slow.done():
+        while refused is None and not slow.done():  # once the slow call holds the only slot, a call is refused
             try:
                 stub.SayHello(bench_pb2.HelloRequest(name="quick"), timeout=5)
             except grpc.RpcError as error:
                 refused = error
         assert refused is not None and refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert slow.result().message == "Hello slow"
-        assert stub.SayHello(bench_pb2.HelloRequest(name="after"), timeout=5).message == "Hello after"
+        assert not slow.done()  # refused while the slow call held the slot
+        slow.cancel()
+
+        def served() -> bool:
+            try:
+                return bool(stub.SayHello(bench_pb2.HelloRequest(name="after"), timeout=5).message == "Hello after")
+            except grpc.RpcError as error:
+                if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    raise
+                return False  # the cancelled call's slot not yet free
+
+        until(served, "a call served once the slow one was cancelled")
         assert child.stop() == 0

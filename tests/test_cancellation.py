@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import grpc
 import pytest
 
-from harness.backends import Backends, seed_bucket
-from harness.matrix import SERVER_VARIANTS, ServerVariant
+from harness.backends import Backends, s3_client, seed_bucket
+from harness.matrix import BENCH_BUCKET, SERVER_VARIANTS, ServerVariant
 from harness.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from tests.s3_counter import CountingProxy
@@ -18,7 +18,9 @@ from tests.s3_counter import CountingProxy
 HUGE_BUCKET = "bench-huge"
 HUGE_OBJECTS = 10_000  # ten ListObjectsV2 pages
 S3_DELAY = 0.1
-SETTLE = 1.5  # long enough for several more pages, had the server gone on
+# The page requests of our own, through the proxy and one at a time, that stand for time: had the server gone on
+# listing, it would have asked for a page about as often (each waits S3_DELAY there), several in this many.
+SETTLE_PAGES = 15
 
 
 @pytest.fixture(scope="session")
@@ -29,10 +31,11 @@ def huge_bucket(backends: Backends) -> str:
 
 @dataclass
 class Counted:
-    """A server whose S3 traffic crosses a counting proxy."""
+    """A server whose S3 traffic crosses a counting proxy, and an S3 client of the test's own through it."""
 
     channel: grpc.Channel
     proxy: CountingProxy
+    s3: Any
 
     @property
     def greeter(self) -> bench_pb2_grpc.GreeterStub:
@@ -43,12 +46,11 @@ class Counted:
         return bench_pb2_grpc.ObjectStoreStub(self.channel)
 
     def pages_after_settling(self) -> int:
-        """The list requests made, once no more arrive for a while."""
-        time.sleep(SETTLE)
-        settled = self.proxy.list_requests
-        time.sleep(SETTLE / 3)
-        assert self.proxy.list_requests == settled, "the server kept listing"
-        return settled
+        """The list requests the server made, counted once SETTLE_PAGES of the test's own have crossed the proxy one
+        after another: the proxy's delay is the clock, so a loaded machine slows both alike."""
+        for _ in range(SETTLE_PAGES):
+            self.s3.list_objects_v2(Bucket=BENCH_BUCKET, MaxKeys=1)
+        return self.proxy.list_requests - SETTLE_PAGES
 
 
 @pytest.fixture(scope="module", params=SERVER_VARIANTS, ids=lambda variant: variant.name)
@@ -58,17 +60,19 @@ def counted(request: pytest.FixtureRequest, backends: Backends, huge_bucket: str
     host, _, port = endpoint.removeprefix("http://").rpartition(":")
     with CountingProxy(host, int(port), S3_DELAY) as proxy:
         env = {**backends.env(), "AWS_ENDPOINT_URL": proxy.endpoint}
+        s3 = s3_client(replace(backends.config, s3_endpoint=proxy.endpoint))
         with running_server(variant, env) as (target, child), grpc.insecure_channel(target) as channel:
-            yield Counted(channel, proxy)
+            yield Counted(channel, proxy, s3)
+            s3.close()
             assert child.stop() == 0, child.log_tail()
 
 
 def test_a_wait_past_its_deadline_is_deadline_exceeded_and_frees_its_slot(counted: Counted) -> None:
     with pytest.raises(grpc.RpcError) as raised:
-        counted.greeter.SayHello(bench_pb2.HelloRequest(name="late", delay_ms=1000), timeout=0.1)
+        counted.greeter.SayHello(bench_pb2.HelloRequest(name="late", delay_ms=60_000), timeout=0.1)
     assert raised.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    # With one worker thread, this call would wait for the first one's 1 s unless its wait ended.
-    reply = counted.greeter.SayHello(bench_pb2.HelloRequest(name="next"), timeout=0.5)
+    # With one worker thread, this call would wait for the first one's minute unless its wait ended.
+    reply = counted.greeter.SayHello(bench_pb2.HelloRequest(name="next"), timeout=20)
     assert reply.message == "Hello next"
 
 

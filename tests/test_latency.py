@@ -34,8 +34,8 @@ def test_the_proxy_adds_the_asked_latency(backends: Backends) -> None:
         jittered = routes.config(s3_latency_ms=LATENCY_MS, jitter_ms=10)
         assert jittered.s3_endpoint not in (delayed.s3_endpoint, backends.config.s3_endpoint)  # a proxy of its own
         proxied = timed_list(delayed)
-    assert proxied >= LATENCY_MS / 1000
-    assert direct < LATENCY_MS / 1000
+    assert proxied >= LATENCY_MS / 1000  # a lower bound: a loaded machine only adds to it
+    assert direct < proxied  # an order, not a bound on the direct call's time
 
 
 def test_mongo_latency_route_keeps_the_database_reachable(backends: Backends) -> None:

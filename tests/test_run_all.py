@@ -6,7 +6,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psutil
@@ -20,7 +19,8 @@ from harness.processes import free_port
 from harness.serving import running_server
 from harness.studies.streaming import DRIVER_CHECK
 from harness.tools import ROOT
-from tests.runs import INTERRUPTED_GRACE, SERVER_MODULES, run_harness, started_by_harness
+from tests.runs import INTERRUPTED_GRACE, SERVER_MODULES, TEST_TIMEOUT, run_harness, started_by_harness, within
+from tests.waiting import until
 
 pytestmark = pytest.mark.usefixtures("tools")  # every test here starts a server or a tool
 
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.usefixtures("tools")  # every test here starts a server
 RUN_TIMEOUT = 900  # seconds: a run-all of several studies' comparisons, which took 5 to 6 minutes on a 2-vCPU VM
 
 
-def harness(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def harness(*args: str, timeout: float = within(TEST_TIMEOUT)) -> subprocess.CompletedProcess[str]:
     """`python -m harness` with these arguments from the project's root: it must exit 0 and leave no process it
     started."""
     before = started_by_harness()
@@ -55,15 +55,14 @@ def ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def serving(harness: psutil.Process, timeout: float = 120.0) -> list[psutil.Process]:
+def serving(harness: psutil.Process) -> list[psutil.Process]:
     """Every process under the harness, once one of them is a server of its run."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        under = harness.children(recursive=True)
-        if any(set(SERVER_MODULES) & set(argv) for argv in living(under)):
-            return under
-        time.sleep(0.1)
-    raise AssertionError(f"no server of the run was up within {timeout:.0f} s")
+
+    def under() -> list[psutil.Process]:
+        found = harness.children(recursive=True)
+        return found if any(set(SERVER_MODULES) & set(argv) for argv in living(found)) else []
+
+    return until(under, "a server of the run", timeout=120)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
@@ -88,8 +87,7 @@ def test_a_run_stopped_by_a_signal_stops_every_process_it_started(tmp_path: Path
     stderr = told.read_text()
     assert process.returncode == 128 + signum, stderr[-3000:]
     assert "interrupted: every process the harness started is stopped" in stderr
-    time.sleep(1.0)  # a grandchild's new parent reaps it
-    assert not living(started)
+    until(lambda: not living(started), "every process the run started, gone (a grandchild reaped by its new parent)")
     (run_dir,) = (tmp_path / "results" / "runs").iterdir()
     assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
 
@@ -179,7 +177,7 @@ def test_a_target_started_elsewhere_is_measured_where_it_answers(tmp_path: Path,
             *("run-all", "--target", target, "--target-name", "theirs"),
             *("--scenarios", "hello,s3-unary,s3-unary-100ms", "--concurrency", "2", "--requests", "20"),
             *("--out", str(tmp_path)),
-            timeout=300,
+            timeout=within(TEST_TIMEOUT),
         )
         assert child.process.poll() is None  # the harness never stopped the target
     assert finished.returncode == 0, finished.stderr[-3000:]
@@ -249,7 +247,7 @@ def test_full_measures_a_small_matrix_in_blocks_and_says_its_estimate_before_it_
 @pytest.mark.timeout(RUN_TIMEOUT)  # a run of several studies in rounds; bounded by its own timeout
 def test_the_default_studies_compare_fetch_patterns_call_shapes_and_ways_to_connect_in_rounds(tmp_path: Path) -> None:
     args = ["--study", "streaming,protocols,connections", "--requests", "20", "--rounds", "2", "--seed", "3"]
-    harness("run-all", *args, "--out", str(tmp_path), timeout=RUN_TIMEOUT)
+    harness("run-all", *args, "--out", str(tmp_path), timeout=within(RUN_TIMEOUT))
     (run_dir,) = (tmp_path / "runs").iterdir()
     found = {
         (each["study"], each["workload"]): each
@@ -307,7 +305,7 @@ def test_a_run_over_tls_serves_and_drives_every_cell_over_it(tmp_path: Path, wir
 @pytest.mark.timeout(RUN_TIMEOUT)  # a run of several studies in rounds; bounded by its own timeout
 def test_the_wire_study_compares_wires_ways_and_sizes_in_rounds(tmp_path: Path) -> None:
     args = ["--study", "wire", "--servers", "sync-w10,aio-uvloop,rest-h1", "--requests", "20", "--rounds", "2"]
-    harness("run-all", *args, "--seed", "5", "--out", str(tmp_path), timeout=RUN_TIMEOUT)
+    harness("run-all", *args, "--seed", "5", "--out", str(tmp_path), timeout=within(RUN_TIMEOUT))
     (run_dir,) = (tmp_path / "runs").iterdir()
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["wire"] == {"name": "per cell", "key_type": "ECDSA"}
@@ -335,7 +333,7 @@ def test_the_interpreters_study_runs_servers_under_each_interpreter_and_on_every
     except pythons.NotFound as missing:
         pytest.skip(f"this machine lacks CPython {other}: {missing}")
     args = ["--study", "interpreters", "--pythons", f"3.11,{other}", "--servers", "sync-w10", "--rounds", "2"]
-    harness("run-all", *args, "--requests", "20", "--seed", "7", "--out", str(tmp_path), timeout=RUN_TIMEOUT)
+    harness("run-all", *args, "--requests", "20", "--seed", "7", "--out", str(tmp_path), timeout=within(RUN_TIMEOUT))
     (run_dir,) = (tmp_path / "runs").iterdir()
     meta = json.loads((run_dir / "run.json").read_text())
     assert set(meta["interpreters"]) == {"3.11", other}

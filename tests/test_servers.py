@@ -6,6 +6,7 @@ import signal
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import grpc
 import pytest
@@ -55,17 +56,26 @@ def test_hello_wait_returns_after_the_delay(server: Server) -> None:
 
 
 def test_two_waits_overlap_unless_the_server_has_one_slot(server: Server) -> None:
-    def wait(_: int) -> None:
-        server.greeter.SayHello(bench_pb2.HelloRequest(name="w", delay_ms=int(WAIT * 1000)), timeout=5)
+    """With a slot each, a short wait sent while a long one runs ends first: an order, which a loaded machine cannot
+    flip, where a bound on the time could. With one worker thread the second wait starts after the first: the pair
+    takes at least both waits (a lower bound, which a loaded machine only makes easier to meet)."""
+    greeter = server.greeter
 
-    begun = time.monotonic()
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        list(pool.map(wait, range(2)))
-    both = time.monotonic() - begun
+    def wait(name: str, seconds: float) -> Any:
+        return greeter.SayHello.future(bench_pb2.HelloRequest(name=name, delay_ms=int(seconds * 1000)), timeout=60)
+
     if server.variant.slots == 1:
-        assert both >= 2 * WAIT  # one worker thread: the second call waits for the first
-    else:
-        assert both < 1.8 * WAIT  # the waits overlap
+        begun = time.monotonic()
+        for each in [wait("first", WAIT), wait("second", WAIT)]:
+            each.result()
+        assert time.monotonic() - begun >= 2 * WAIT  # the second call waits for the first
+        return
+    long = wait("long", 150 * WAIT)
+    assert greeter.SayHello(bench_pb2.HelloRequest(name="now"), timeout=30).message == "Hello now"  # long has begun
+    short = wait("short", WAIT)
+    assert short.result().message == "Hello short"
+    assert not long.done()  # the waits overlap
+    long.cancel()  # its wait ends with the call (test_cancellation)
 
 
 def test_a_delay_above_the_maximum_is_invalid(server: Server) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from harness.soak import FAULTS, schedule
 from harness.soak_verdict import NEEDS, RECOVERY_SECONDS, load_summary, passed, verdict
-from tests.runs import run_harness, started_by_harness
+from tests.runs import TEST_TIMEOUT, run_harness, started_by_harness, within
 
 MiB = 2**20
 
@@ -144,7 +144,9 @@ def test_every_rpc_of_the_mix_names_the_backends_it_needs() -> None:
 @pytest.mark.usefixtures("tools")
 def test_a_short_soak_on_a_live_stack_injects_every_fault_and_leaves_nothing_running(tmp_path: Path) -> None:
     before = started_by_harness()
-    finished = run_harness("soak", "--minutes", "1", "--servers", "sync-w10", "--out", str(tmp_path), timeout=300)
+    finished = run_harness(
+        "soak", "--minutes", "1", "--servers", "sync-w10", "--out", str(tmp_path), timeout=within(TEST_TIMEOUT)
+    )
     assert started_by_harness() <= before
     (run_dir,) = (tmp_path / "soak").iterdir()
     report = json.loads((run_dir / "sync-w10.json").read_text())

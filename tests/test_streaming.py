@@ -18,6 +18,7 @@ from harness.matrix import server_variant
 from harness.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from tests.conftest import LARGE_BUCKET, LARGE_OBJECTS, STACKS
+from tests.waiting import until
 
 PREFIXED_BUCKET = "bench-prefixed"
 PREFIXES = 10
@@ -114,54 +115,73 @@ def test_say_hello_stream_sends_exactly_one_message(channel: grpc.Channel) -> No
 
 @dataclass
 class Watcher:
-    """One Watch stream from a test: requests go in through a queue, responses are kept with their time."""
+    """One Watch stream from a test: requests go in through a queue, responses are kept in the order they came.
+
+    A position in that order (`mark`) is the test's clock: a subscribed sensor's readings arrive every 100 ms of
+    the server's time, so "ten more readings of pres" is a second of it, however loaded the machine."""
 
     channel: grpc.Channel
     requests: queue.Queue[bench_pb2.WatchRequest | None] = field(default_factory=queue.Queue)
-    received: list[tuple[float, bench_pb2.WatchResponse]] = field(default_factory=list)
+    received: list[bench_pb2.WatchResponse] = field(default_factory=list)
     error: grpc.RpcError | None = None
 
     def __post_init__(self) -> None:
-        self._responses = bench_pb2_grpc.SensorStub(self.channel).Watch(iter(self.requests.get, None), timeout=60)
+        self._responses = bench_pb2_grpc.SensorStub(self.channel).Watch(iter(self.requests.get, None), timeout=120)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
     def _read(self) -> None:
         try:
             for response in self._responses:
-                self.received.append((time.monotonic(), response))
+                self.received.append(response)
         except grpc.RpcError as error:
             self.error = error
 
-    def send(self, request: bench_pb2.WatchRequest) -> float:
-        self.requests.put(request)
-        return time.monotonic()
+    def mark(self) -> int:
+        """The position the next response will take."""
+        return len(self.received)
 
-    def create(self, sensor: str) -> float:
-        return self.send(bench_pb2.WatchRequest(create_request=bench_pb2.WatchCreateRequest(sensor_id=sensor)))
+    def create(self, sensor: str) -> None:
+        self.requests.put(bench_pb2.WatchRequest(create_request=bench_pb2.WatchCreateRequest(sensor_id=sensor)))
 
-    def cancel(self, sensor: str) -> float:
-        return self.send(bench_pb2.WatchRequest(cancel_request=bench_pb2.WatchCancelRequest(sensor_id=sensor)))
+    def cancel(self, sensor: str) -> None:
+        self.requests.put(bench_pb2.WatchRequest(cancel_request=bench_pb2.WatchCancelRequest(sensor_id=sensor)))
 
-    def now(self, sensor: str) -> float:
-        return self.send(bench_pb2.WatchRequest(now_request=bench_pb2.WatchNowRequest(sensor_id=sensor)))
+    def now(self, sensor: str) -> None:
+        self.requests.put(bench_pb2.WatchRequest(now_request=bench_pb2.WatchNowRequest(sensor_id=sensor)))
 
     def close(self) -> grpc.StatusCode:
         self.requests.put(None)
-        self._reader.join(10)
+        self._reader.join(30)
         return self.error.code() if self.error else self._responses.code()
 
-    def of(self, sensor: str, since: float = 0.0) -> list[bench_pb2.WatchResponse]:
-        return [response for at, response in list(self.received) if response.sensor_id == sensor and at >= since]
+    def of(self, sensor: str, since: int = 0) -> list[bench_pb2.WatchResponse]:
+        """The sensor's responses from position `since` on."""
+        return [response for response in self.received[since:] if response.sensor_id == sensor]
 
-    def wait_for(self, sensor: str, predicate: str, timeout: float = 2.0) -> bench_pb2.WatchResponse:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = [response for response in self.of(sensor) if getattr(response, predicate)]
-            if found:
-                return found[0]
-            time.sleep(0.02)
-        raise AssertionError(f"no {predicate} response for {sensor} within {timeout} s: {self.received}")
+    def wait_for(self, sensor: str, predicate: str) -> tuple[bench_pb2.WatchResponse, int]:
+        """The sensor's first response with `predicate` set, and the position after it."""
+
+        def found() -> tuple[bench_pb2.WatchResponse, int] | None:
+            for position, response in enumerate(list(self.received)):
+                if response.sensor_id == sensor and getattr(response, predicate):
+                    return response, position + 1
+            return None
+
+        return until(found, f"a {predicate} response for {sensor} (received: {self.received})")
+
+    def readings_past(self, sensor: str, count: int, since: int = 0) -> int:
+        """Wait for `count` readings of the sensor from position `since` on; the position after the last of them."""
+
+        def after() -> int:
+            seen = 0
+            for position, response in enumerate(list(self.received)[since:], start=since):
+                seen += response.HasField("timestamp") and response.sensor_id == sensor
+                if seen == count:
+                    return position + 1
+            return 0
+
+        return until(after, f"{count} readings of {sensor} from position {since} on")
 
 
 def readings(responses: list[bench_pb2.WatchResponse]) -> list[bench_pb2.WatchResponse]:
@@ -171,22 +191,23 @@ def readings(responses: list[bench_pb2.WatchResponse]) -> list[bench_pb2.WatchRe
 def test_watch_follows_the_go_studys_sequence(channel: grpc.Channel) -> None:
     watcher = Watcher(channel)
     watcher.create("temp")
-    assert watcher.wait_for("temp", "created").created
-    time.sleep(0.5)
-    assert len(readings(watcher.of("temp"))) >= 2  # one every 100 ms
+    assert watcher.wait_for("temp", "created")[0].created
+    watcher.readings_past("temp", 2)  # one every 100 ms
     watcher.create("pres")
     watcher.wait_for("pres", "created")
     watcher.create("nope")
-    unknown = watcher.wait_for("nope", "canceled")
+    unknown, _ = watcher.wait_for("nope", "canceled")
     assert "nope" in unknown.error
-    asked = watcher.now("light")
-    time.sleep(2.0)
+    asked = watcher.mark()
+    watcher.now("light")
+    watcher.readings_past("light", 1, asked)
+    watcher.readings_past("pres", 10, asked)  # a second of the server's ticks
     assert len(readings(watcher.of("light", asked))) == 1  # one reading, no subscription
-    cancelled_at = watcher.cancel("temp")
-    watcher.wait_for("temp", "canceled")
-    time.sleep(0.3)  # readings already on their way when the cancel arrived
-    quiet_from = time.monotonic()
-    time.sleep(2.0)
+    cancelled_at = watcher.mark()
+    watcher.cancel("temp")
+    _, acknowledged = watcher.wait_for("temp", "canceled")
+    quiet_from = watcher.readings_past("pres", 3, acknowledged)  # past readings on their way when the cancel came
+    watcher.readings_past("pres", 10, quiet_from)
     assert readings(watcher.of("temp", quiet_from)) == []
     assert len(readings(watcher.of("pres", cancelled_at))) >= 10  # pres still flows
     first = readings(watcher.of("temp"))[0]
@@ -203,7 +224,7 @@ def test_a_one_worker_sync_server_serves_a_second_watch_only_after_the_first_end
         # The second call starts only now: started together, either could take the only worker.
         second = Watcher(opened)
         second.create("pres")
-        time.sleep(1.0)
+        first.readings_past("temp", 10, first.mark())  # a second of the first stream's readings
         assert second.of("pres") == []  # queued for the only worker thread
         assert first.close() == grpc.StatusCode.OK
         second.wait_for("pres", "created")
