@@ -239,6 +239,11 @@ def role_spread(each: Measured) -> float:
     return spread(rates)
 
 
+def cross_check_within(gaps: Mapping[str, float], tolerance: float) -> bool:
+    """Whether every gap of a cross-check (cross_check_gaps) lies within the tolerance."""
+    return all(abs(gap) <= tolerance for gap in gaps.values())
+
+
 def cross_check_sentence(
     run: StudyRun, pairs: dict[str, tuple[Measured, Measured]], what: str, checker: str = "ghz"
 ) -> str:
@@ -248,11 +253,11 @@ def cross_check_sentence(
     if not pairs:
         return ""
     runs = max(len([r for r in mine.result.record.repeats if r.role == mine.repeat.role]) for mine, _ in pairs.values())
+    gaps = {server: cross_check_gaps(mine, theirs) for server, (mine, theirs) in pairs.items()}
     parts = []
-    for server, (mine, theirs) in pairs.items():
-        gaps = cross_check_gaps(mine, theirs)
-        cost = f", server CPU per call {gaps['server_cpu_per_call']:+.1%}" if "server_cpu_per_call" in gaps else ""
-        parts.append(f"{server} OK calls/s {gaps['rate']:+.1%}{cost}")
+    for server, gap in gaps.items():
+        cost = f", server CPU per call {gap['server_cpu_per_call']:+.1%}" if "server_cpu_per_call" in gap else ""
+        parts.append(f"{server} OK calls/s {gap['rate']:+.1%}{cost}")
     sentence = (
         f"Our driver against {checker} on {what} (medians of {runs} runs each, the drivers taking turns): "
         + "; ".join(parts)
@@ -260,7 +265,7 @@ def cross_check_sentence(
     )
     tolerance = run.thresholds.cross_check
     for server, (mine, theirs) in pairs.items():
-        if all(abs(gap) <= tolerance for gap in cross_check_gaps(mine, theirs).values()):
+        if cross_check_within(gaps[server], tolerance):
             continue
         sentence += (
             f" **Flagged: beyond {tolerance:.0%} on {server}.** Each driver's own runs lay up to "
@@ -301,9 +306,8 @@ def cross_checked_targets(
         if not checked:  # a run that measured no cross-check cell
             continue
         gaps = {server: cross_check_gaps(mine, theirs) for server, (mine, theirs) in checked.items()}
-        within = bool(gaps) and all(abs(gap) <= tolerance for each in gaps.values() for gap in each.values())
         found[f"driver_within_{tolerance:.0%}_of_{name}".replace("%", "_percent")] = Target(
-            within,
+            bool(gaps) and all(cross_check_within(each, tolerance) for each in gaps.values()),
             {
                 "by_server": {server: round(each["rate"], 3) for server, each in gaps.items()},
                 "server_cpu_per_call_by_server": {

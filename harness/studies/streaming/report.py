@@ -209,7 +209,7 @@ def unary_table(run: StudyRun) -> list[str]:
 def cross_check_runs(run: StudyRun) -> dict[str, tuple[Measured, Measured]]:
     """server -> (loadgen's, ghz's) median run of SayHello at the cross-check level: the run's driver check, or, in
     runs before it, the full matrix's SayHello cells."""
-    servers = [*CROSS_CHECKED, *servers_of(run)]
+    servers = list(dict.fromkeys([*CROSS_CHECKED, *servers_of(run)]))
     return cross_check_pairs(run, DRIVER_CHECK.name, CROSS_CHECK_LEVEL, servers) or cross_check_pairs(
         run, HELLO.name, CROSS_CHECK_LEVEL, servers
     )
