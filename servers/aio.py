@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -41,26 +39,36 @@ from servers.common import (
 class CallsInFlight(CallLimit):
     """Counts running calls and refuses new ones beyond the limit with RESOURCE_EXHAUSTED."""
 
-    @asynccontextmanager
-    async def call(self, context: grpc.aio.ServicerContext, method: str) -> AsyncIterator[None]:  # type: ignore[type-arg]
-        """Track one call, with its domain errors turned into statuses; nothing else reaches the client. One
-        context manager a call, where two nested ones cost a hello call a few per cent of its CPU."""
-        refused = self.refusal()
+    def call(self, context: grpc.aio.ServicerContext, method: str) -> AbortingCall:  # type: ignore[type-arg]
+        return AbortingCall(self, context, method)
+
+
+class AbortingCall:
+    """One call: admitted or refused, with its domain errors turned into statuses; nothing else reaches the
+    client. grpc.aio ends a call with a status by `await context.abort()`, so this one is entered with `async
+    with`; a class for the reason servers.common.TrackedCall is one."""
+
+    __slots__ = ("_calls", "_context", "_method")
+
+    def __init__(self, calls: CallLimit, context: grpc.aio.ServicerContext, method: str) -> None:  # type: ignore[type-arg]
+        self._calls = calls
+        self._context = context
+        self._method = method
+
+    async def __aenter__(self) -> None:
+        refused = self._calls.refusal()
         if refused:
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
-        self.started()
-        try:
-            yield
-        except ScenarioError as error:
-            log_failure(method, error)
-            await context.abort(grpc.StatusCode[status_of(error)], str(error))
-        except (asyncio.CancelledError, grpc.aio.AbortError):
-            raise
-        except Exception as error:
-            log_failure(method, error)
-            await context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
-        finally:
-            self.running -= 1
+            await self._context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+        self._calls.started()
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None, traceback: object) -> None:
+        self._calls.finished()
+        if not isinstance(error, Exception) or isinstance(error, grpc.aio.AbortError):
+            return  # no error, a cancellation, or a status already set: on its way unchanged
+        log_failure(self._method, error)
+        if isinstance(error, ScenarioError):
+            await self._context.abort(grpc.StatusCode[status_of(error)], str(error))
+        await self._context.abort(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
 
 
 class Greeter(bench_pb2_grpc.GreeterServicer):

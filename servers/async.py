@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from typing import Any
 
 from grpclib.const import Status
@@ -24,7 +23,7 @@ from servers.common import (
     INTERNAL_MESSAGE,
     MAX_MESSAGE_BYTES,
     SET_INFO_REPLY,
-    CallLimit,
+    RaisingCallLimit,
     ReflectionPool,
     ServerConfig,
     StopSignal,
@@ -32,7 +31,6 @@ from servers.common import (
     freeze_startup_heap,
     info_reply,
     log,
-    log_failure,
     parse_config,
     run_on_loop,
     setup_logging,
@@ -53,7 +51,7 @@ class LimitedProtoCodec(ProtoCodec):
         return super().decode(data, message_type)
 
 
-class CallsInFlight(CallLimit):
+class CallsInFlight(RaisingCallLimit):
     """Counts running calls so shutdown can wait for them; refuses new ones once draining or at the limit.
 
     grpclib's `Server.close()` cancels running calls, so a graceful stop drains here first.
@@ -65,28 +63,24 @@ class CallsInFlight(CallLimit):
         self._idle.set()
         self.draining = False
 
-    @asynccontextmanager
-    async def call(self, method: str) -> AsyncIterator[None]:
-        """Track one call, with its domain errors turned into statuses; nothing else reaches the client."""
+    def admit(self) -> None:
         if self.draining:
             raise GRPCError(Status.UNAVAILABLE, "server is shutting down")
-        refused = self.refusal()
-        if refused:
-            raise GRPCError(Status.RESOURCE_EXHAUSTED, refused)
-        self.started()
+        super().admit()
         self._idle.clear()
-        try:
-            yield
-        except ScenarioError as error:
-            log_failure(method, error)
-            raise GRPCError(Status[status_of(error)], str(error)) from None
-        except Exception as error:
-            log_failure(method, error)
-            raise GRPCError(Status.INTERNAL, INTERNAL_MESSAGE) from None
-        finally:
-            self.running -= 1
-            if self.running == 0:
-                self._idle.set()
+
+    def finished(self) -> None:
+        super().finished()
+        if self.running == 0:
+            self._idle.set()
+
+    def refused(self, message: str) -> Exception:
+        return GRPCError(Status.RESOURCE_EXHAUSTED, message)
+
+    def failed(self, error: ScenarioError | None) -> Exception:
+        if error is None:
+            return GRPCError(Status.INTERNAL, INTERNAL_MESSAGE)
+        return GRPCError(Status[status_of(error)], str(error))
 
     async def drain(self, grace: float) -> None:
         """Refuse new calls and wait up to `grace` seconds for running ones."""
@@ -105,13 +99,13 @@ class Greeter(bench_grpc.GreeterBase):
     async def SayHello(self, stream: Stream[bench_pb2.HelloRequest, bench_pb2.HelloReply]) -> None:
         request = await stream.recv_message()
         assert request is not None
-        async with self._calls.call("SayHello"):
+        with self._calls.call("SayHello"):
             await stream.send_message(await self._scenarios.hello(request))
 
     async def SayHelloStream(self, stream: Stream[bench_pb2.HelloRequest, bench_pb2.HelloReply]) -> None:
         request = await stream.recv_message()
         assert request is not None
-        async with self._calls.call("SayHelloStream"):
+        with self._calls.call("SayHelloStream"):
             await stream.send_message(await self._scenarios.hello(request))
 
 
@@ -123,14 +117,14 @@ class ObjectStore(bench_grpc.ObjectStoreBase):
     async def ListObjects(self, stream: Stream[bench_pb2.ListObjectsRequest, bench_pb2.ListObjectsReply]) -> None:
         request = await stream.recv_message()
         assert request is not None
-        async with self._calls.call("ListObjects"):
+        with self._calls.call("ListObjects"):
             objects = await self._scenarios.list_objects(request.bucket, request.prefix)
             await stream.send_message(bench_pb2.ListObjectsReply(objects=objects))
 
     async def StreamObjects(self, stream: Stream[bench_pb2.ListObjectsRequest, bench_pb2.ListObjectsReply]) -> None:
         request = await stream.recv_message()
         assert request is not None
-        async with self._calls.call("StreamObjects"):
+        with self._calls.call("StreamObjects"):
             batches = self._scenarios.stream_objects(
                 request.bucket, request.prefix, request.batch_size, request.parallelism
             )
@@ -142,7 +136,7 @@ class ObjectStore(bench_grpc.ObjectStoreBase):
     ) -> None:
         request = await stream.recv_message()
         assert request is not None
-        async with self._calls.call("ListObjectsPage"):
+        with self._calls.call("ListObjectsPage"):
             objects, token = await self._scenarios.list_objects_page(
                 request.bucket, request.prefix, request.page_size, request.page_token
             )
@@ -151,7 +145,7 @@ class ObjectStore(bench_grpc.ObjectStoreBase):
     async def ArchiveObjects(self, stream: Stream[bench_pb2.ListObjectsRequest, bench_pb2.ArchiveReply]) -> None:
         request = await stream.recv_message()
         assert request is not None
-        async with self._calls.call("ArchiveObjects"):
+        with self._calls.call("ArchiveObjects"):
             counts = await self._scenarios.archive_objects(request.bucket, request.prefix)
             await stream.send_message(archive_reply(counts))
 
@@ -162,7 +156,7 @@ class Sensor(bench_grpc.SensorBase):
         self._calls = calls
 
     async def Watch(self, stream: Stream[bench_pb2.WatchRequest, bench_pb2.WatchResponse]) -> None:
-        async with self._calls.call("Watch"):
+        with self._calls.call("Watch"):
             async for response in self._scenarios.watch(stream):
                 await stream.send_message(response)
 
@@ -175,12 +169,12 @@ class Info(bench_grpc.InfoBase):
     async def SetInfo(self, stream: Stream[bench_pb2.InfoRequest, bench_pb2.InfoReply]) -> None:
         request = await stream.recv_message()
         assert request is not None
-        async with self._calls.call("SetInfo"):
+        with self._calls.call("SetInfo"):
             self._store.set(request.name, request.age, request.height)
             await stream.send_message(SET_INFO_REPLY)
 
     async def SetInfos(self, stream: Stream[bench_pb2.InfoRequest, bench_pb2.InfoReply]) -> None:
-        async with self._calls.call("SetInfos"):
+        with self._calls.call("SetInfos"):
             async for request in stream:
                 await stream.send_message(info_reply(self._store, request))
 

@@ -377,6 +377,59 @@ class CallLimit:
         self.running += 1
         count_call()
 
+    def finished(self) -> None:
+        """A call ended, however it ended."""
+        self.running -= 1
+
+
+class RaisingCallLimit(CallLimit):
+    """A call limit for a stack whose handlers end a call with a status by raising it (grpclib, Connect RPC).
+
+    `with calls.call("SayHello"):` admits the call or raises the stack's refusal, and turns what its body raises
+    into the stack's error: a domain error into its status, anything unexpected into INTERNAL (logged once).
+    """
+
+    PASSES: tuple[type[BaseException], ...] = ()  # the stack's own errors, raised on unchanged
+
+    def call(self, method: str) -> TrackedCall:
+        return TrackedCall(self, method)
+
+    def admit(self) -> None:
+        """Count the call in, or raise the stack's refusal."""
+        refused = self.refusal()
+        if refused:
+            raise self.refused(refused)
+        self.started()
+
+    def refused(self, message: str) -> Exception:
+        """The stack's error refusing a call over the limit (RESOURCE_EXHAUSTED)."""
+        raise NotImplementedError
+
+    def failed(self, error: ScenarioError | None) -> Exception:
+        """The stack's error for a domain error, or for an unexpected one (None): INTERNAL, its cause not told."""
+        raise NotImplementedError
+
+
+class TrackedCall:
+    """One call inside a RaisingCallLimit. A class, not a @contextmanager generator: every call enters one, and
+    a generator's setup cost a hello call about 1% of its CPU (grpclib on asyncio, against the stack's floor)."""
+
+    __slots__ = ("_calls", "_method")
+
+    def __init__(self, calls: RaisingCallLimit, method: str) -> None:
+        self._calls = calls
+        self._method = method
+
+    def __enter__(self) -> None:
+        self._calls.admit()
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, traceback: object) -> None:
+        self._calls.finished()
+        if not isinstance(error, Exception) or isinstance(error, self._calls.PASSES):
+            return  # no error, or a cancellation, or the stack's own status: on its way unchanged
+        log_failure(self._method, error)
+        raise self._calls.failed(error if isinstance(error, ScenarioError) else None) from None
+
 
 def catches(pid: int, signum: int) -> bool:
     """Whether process pid has a handler installed for signum (Linux: SigCgt in /proc/PID/status)."""

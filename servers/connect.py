@@ -23,8 +23,8 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import AsyncExitStack, contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ from servers.common import (
     MAX_MESSAGE_BYTES,
     SERVICE_NAMES,
     SET_INFO_REPLY,
-    CallLimit,
+    RaisingCallLimit,
     ReflectionPool,
     ServerConfig,
     StopSignal,
@@ -57,7 +57,6 @@ from servers.common import (
     info_reply,
     listening_socket,
     log,
-    log_failure,
     parse_config,
     run_on_loop,
     setup_logging,
@@ -103,27 +102,18 @@ def compressions(config: ServerConfig) -> dict[str, Any]:
     return {} if config.gzip_replies else {"compressions": COMPRESSIONS}
 
 
-class CallsInFlight(CallLimit):
+class CallsInFlight(RaisingCallLimit):
     """Counts running calls, refuses new ones beyond the limit, and turns domain errors into Connect errors."""
 
-    @contextmanager
-    def call(self, method: str) -> Iterator[None]:
-        refused = self.refusal()
-        if refused:
-            raise ConnectError(Code.RESOURCE_EXHAUSTED, refused)
-        self.started()
-        try:
-            yield
-        except ScenarioError as error:
-            log_failure(method, error)
-            raise ConnectError(connect_code(error), str(error)) from None
-        except (ConnectError, asyncio.CancelledError, GeneratorExit):
-            raise
-        except Exception as error:
-            log_failure(method, error)
-            raise ConnectError(Code.INTERNAL, INTERNAL_MESSAGE) from None
-        finally:
-            self.running -= 1
+    PASSES = (ConnectError,)
+
+    def refused(self, message: str) -> Exception:
+        return ConnectError(Code.RESOURCE_EXHAUSTED, message)
+
+    def failed(self, error: ScenarioError | None) -> Exception:
+        if error is None:
+            return ConnectError(Code.INTERNAL, INTERNAL_MESSAGE)
+        return ConnectError(connect_code(error), str(error))
 
 
 class Greeter:
