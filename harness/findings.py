@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.compare import compare_rows
+from harness.decisions import Row, decision_rows
 from harness.machine import machine_class
 from harness.pooling import held_text, pooled, server_code
 from harness.results import (
@@ -24,151 +25,12 @@ from harness.results import (
     studies_in,
     study_dir,
 )
-from harness.studies.base import SEPARATED, Decision, StudyReport
+from harness.studies.base import Decision, StudyReport
+from harness.studies.comparing import is_floor
 from harness.studies.reading import Judged, judged_comparisons
-from harness.verdicts import Interval, noise_floor, paired_ratios, ratio_text
+from harness.verdicts import Interval, interval, noise_floor, paired_ratios, ratio_text, verdict
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout, whose history tells a run's server code
-ANSWER_WORDS = 80  # an answer's most words: the decision first, then the figures that carry it
-# The decision table's columns after the question, as both renderers head them.
-DECISION_COLUMNS = (
-    "pick",
-    "how sure: the pick × the runner-up [95% CI]",
-    "avoid",
-    "noise floor",
-    "trusted",
-    "evidence",
-)
-
-
-@dataclass(frozen=True)
-class Row:
-    """One question of the decision table, merged from its study's rows (one per workload or stack it was
-    measured on), with its short answer."""
-
-    question: str
-    pick: str
-    sure: str  # the pick over the runner-up, with its interval (or their range) and the verdict
-    avoid: str
-    floor: str  # how its study's A/A control read, with the noise floor: the smallest difference it could resolve
-    trusted: bool
-    why: str  # why it is not trusted; "" when it is
-    study: str
-    evidence: tuple[tuple[str, str], ...]  # (run id, machine) of each run behind it
-    workloads: tuple[str, ...]  # the workloads of its comparisons, which the page opens from the row
-    answer: str
-
-
-def scopes(found: Sequence[Decision]) -> list[str]:
-    """What tells a question's rows apart: the parts of their workloads that differ (the stack, the size)."""
-    parts = [each.workload.split("/") for each in found]
-    if len(found) == 1 or len({len(each) for each in parts}) != 1:
-        return [each.workload for each in found]
-    differing = [index for index in range(len(parts[0])) if len({each[index] for each in parts}) > 1]
-    return ["/".join(each[index] for index in differing) for each in parts]
-
-
-def span(values: Sequence[float]) -> str:
-    """ "0.74 to 0.81", or one value."""
-    low, high = min(values), max(values)
-    return f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f} to {high:.2f}"
-
-
-def named(text: str) -> str:
-    """The name an avoid or pick text begins with: `p1` in "p1 (0.51 [0.45, 0.57] of the pick)"."""
-    return text.split(" (")[0]
-
-
-def merged(question: str, found: Sequence[Decision]) -> Row:
-    """A question's rows as one: the same pick everywhere said once, with the range of its margins; different
-    picks said per workload."""
-    told = scopes(found)
-    picks = list(dict.fromkeys(each.pick for each in found))
-    first = found[0]
-    if len(found) == 1:
-        pick = first.pick
-        sure = f"{first.over_runner_up} × {first.runner_up}: {first.verdict}" + (
-            f"; {first.held}" if first.held else ""
-        )
-        avoid = first.avoid
-    else:
-        every = f"on all {len(found)}" if len(found) > 2 else "on both"
-        each_pick = ", ".join(f"{e.pick} ({s})" for e, s in zip(found, told, strict=True))
-        pick = f"{picks[0]} ({every})" if len(picks) == 1 else each_pick
-        margins = [each.over for each in found]
-        if all(margins) and len(picks) == 1:
-            verdicts = [each.verdict for each in found]
-            counted = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts))
-            runners = ", ".join(dict.fromkeys(each.runner_up for each in found))
-            sure = f"{span([m.value for m in margins if m])} × the runner-up ({runners}): {counted}"
-        else:
-            sure = "; ".join(
-                f"{s}: {e.over_runner_up} × {e.runner_up}, {e.verdict}" for e, s in zip(found, told, strict=True)
-            )
-        avoided = [each for each in found if each.avoid != "—"]
-        names = list(dict.fromkeys(named(each.avoid) for each in avoided))
-        worst = [each.worst.value for each in avoided if each.worst]
-        if len(names) == 1 and len(worst) == len(avoided):
-            avoid = f"{names[0]} ({span(worst)} of the pick)"
-        else:
-            avoid = "; ".join(f"{s}: {e.avoid}" for e, s in zip(found, told, strict=True) if e.avoid != "—") or "—"
-    widest = max(found, key=lambda each: -1.0 if each.floor is None else each.floor)
-    evidence = tuple(dict.fromkeys((each.run_id, each.machine) for each in found))
-    row = Row(
-        question=question,
-        pick=pick,
-        sure=sure,
-        avoid=avoid,
-        floor=widest.calibration,
-        trusted=all(each.trusted for each in found),
-        why="; ".join(dict.fromkeys(each.why or SEPARATED for each in found if not each.trusted)),
-        study=first.study,
-        evidence=evidence,
-        workloads=tuple(dict.fromkeys(each.comparison or each.workload for each in found)),
-        answer="",
-    )
-    return Row(**{**row.__dict__, "answer": answer(row, found)})
-
-
-def answer(row: Row, found: Sequence[Decision]) -> str:
-    """The row in words, at most ANSWER_WORDS: the decision, then the figures that carry it."""
-    first = found[0]
-    if len(found) > 1:
-        said = [f"Pick {row.pick}: {row.sure}."]
-    elif first.verdict.startswith("tie"):
-        said = [f"Either {first.pick} or {first.runner_up} will do on {first.workload}: {row.sure}."]
-    elif first.verdict.startswith("unresolved"):
-        said = [
-            f"Lean to {first.pick} on {first.workload}; the run could not tell it from {first.runner_up}: {row.sure}."
-        ]
-    else:
-        said = [f"Pick {first.pick} on {first.workload}: {row.sure}."]
-    if row.avoid != "—":
-        said.append(f"Avoid {row.avoid}.")
-    if not row.trusted:
-        said.insert(1, f"Not to be trusted yet ({row.why}): measure longer before you act on it.")
-    said += [f"Pooled {each.held}." for each in found[:1] if each.held and len(found) > 1]
-    widths = [noise_floor(each.over) for each in found if each.over is not None]
-    if widths and all(math.isfinite(width) for width in widths) and max(widths) <= 1:
-        said.append(f"The pick's margin is known to ±{max(widths):.1%}.")
-    elif widths:
-        said.append("The pick's margin is not known yet: its interval spans more than a factor of two.")
-    floors = [each.floor for each in found if each.floor is not None and math.isfinite(each.floor)]
-    if floors:
-        said.append(f"The run could tell apart differences down to ±{max(floors):.1%}.")
-    kept = said[:1]  # the decision, then as many of the figures as fit
-    for sentence in said[1:]:
-        if len(" ".join([*kept, sentence]).split()) <= ANSWER_WORDS:
-            kept.append(sentence)
-    return " ".join(" ".join(kept).split()[:ANSWER_WORDS])
-
-
-def decision_rows(decisions: Sequence[Decision]) -> list[Row]:
-    """One row per question, in the order the studies asked them."""
-    grouped: dict[str, list[Decision]] = {}
-    for each in decisions:
-        grouped.setdefault(each.question, []).append(each)
-    return [merged(question, found) for question, found in grouped.items()]
 
 
 def comparison_id(study: str, run_id: str, workload: str) -> str:
@@ -197,6 +59,20 @@ def comparison_view(run: StudyRun, judged: Judged, question: str) -> dict[str, A
         for each in judged.outcomes
     ]
     whole = {each.alternative: each.ratio.value for each in judged.outcomes}
+    # the fastest of the labels a team could pick (neither the A/A twin nor a stack's floor), and each other's rate
+    # over it
+    ranked = [
+        record.reference,
+        *(e.alternative for e in judged.outcomes if not e.control and not is_floor(e.alternative)),
+    ]
+    best = max(ranked, key=lambda label: whole.get(label, 1.0))
+    to_best = {
+        label: {**_ratio(found), "verdict": verdict(found, record.method.tie), "text": ratio_text(found)}
+        for label in ranked
+        if label != best
+        and len(ratios := paired_ratios(judged.rates, label, best)) >= 2
+        and (found := interval(ratios))
+    }
     blocks = [
         {
             "label": label,
@@ -225,7 +101,49 @@ def comparison_view(run: StudyRun, judged: Judged, question: str) -> dict[str, A
         "labels": labels,
         "rounds": blocks,
         "floor": None if control is None else noise_floor(control.ratio),
+        "best": best,
+        "to_best": to_best,  # each other label's rate over the best's, paired by block, with its 95% interval
     }
+
+
+# The work a team's handlers do, as the "which stack" view offers it: the stacks study's scenario for each.
+WORK = {
+    "hello": "no I/O",
+    "hello-wait": "waiting on I/O (100 ms)",
+    "s3-unary": "S3 listing, one reply",
+    "s3-stream": "S3 listing, streamed",
+    "s3-mongo": "S3 to MongoDB",
+}
+
+
+def stack_choices(views: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """The "which stack for my service" view: for each kind of work (WORK) and each number of clients the stacks
+    study measured it at, every stack it measured (not a floor, not the A/A twin), fastest first, each as its
+    rate over the fastest's with its 95% interval paired by block, from the newest run that measured it."""
+    found: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for view in views:
+        topic, _, level = view["workload"].partition("/")
+        if view["study"] != "stacks" or topic not in WORK or not level.startswith("c") or "/" in level:
+            continue
+        by_clients = found.setdefault(topic, {})
+        if level[1:] in by_clients:
+            continue  # an older run's
+        blocks = {each["label"]: each["blocks"] for each in view["labels"]}
+        ranked = [
+            {
+                "stack": view["best"],
+                "value": 1.0,
+                "text": "1 (the fastest)",
+                "verdict": "",
+                "blocks": blocks.get(view["best"]),
+            },
+            *sorted(
+                ({"stack": label, **ratio, "blocks": blocks.get(label)} for label, ratio in view["to_best"].items()),
+                key=lambda each: -each["value"],
+            ),
+        ]
+        by_clients[level[1:]] = [{**each, "run": view["run"], "floor": view["floor"]} for each in ranked]
+    return found
 
 
 def provenance(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -289,6 +207,11 @@ class Findings:
     pairs: list[dict[str, Any]]
     matrices: list[dict[str, Any]]  # each study's newest full-matrix run, and what only it measured
     asides: list[dict[str, Any]]  # the comparisons of runs made --aside, which decide nothing
+
+    @property
+    def choices(self) -> dict[str, dict[str, list[dict[str, Any]]]]:
+        """The "which stack for my service" view's data (stack_choices)."""
+        return stack_choices(self.comparisons)
 
 
 def machine_of(meta: Mapping[str, Any]) -> str:

@@ -11,13 +11,15 @@ from __future__ import annotations
 import functools
 import html
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import altair as alt
 import vl_convert
 
-from harness.findings import DECISION_COLUMNS, Findings, Row
+from harness.decisions import DECISION_COLUMNS, GLOSSARY, Row
+from harness.findings import WORK, Findings
 
 PAGE_TITLE = "Python RPC stacks: the decision and its evidence"
 VERDICT_COLOURS = {"faster": "#1b9e77", "tie": "#7570b3", "slower": "#d95f02", "unresolved": "#999999"}
@@ -91,6 +93,20 @@ def forest(view: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
+# What a server's name adds to its stack: an interpreter, a wire or way of connecting, processes, a floor, a driver.
+_VARIANT = re.compile(r"(@[\w.]+|\+[\w-]+|-p\d+|-minimal|-pymongo)+$")
+
+
+def base_stack(name: str) -> str:
+    """The stack a server variant runs: `sync-w10` for `sync-w10@3.14t`, `sync-w10-p2` or `sync-w10-minimal`."""
+    return _VARIANT.sub("", name)
+
+
+def _stacks(names: list[str]) -> str:
+    """A comparison's servers and the stacks they run, for the stack filter."""
+    return " ".join(sorted({*names, *map(base_stack, names)}))
+
+
 def _cell(text: str) -> str:
     return html.escape(text)
 
@@ -102,18 +118,47 @@ def _row(index: int, row: Row, ids: dict[int, list[str]], stacks: dict[int, list
     trusted = "yes" if row.trusted else f"<b>no</b>: {_cell(row.why)}"
     return (
         f'<tr data-study="{row.study}" data-stacks="{" ".join(stacks[index])}" data-row="{index}" '
+        f'data-pick="{_cell(row.pick)}" '
         f'data-scenarios="{scenarios}" data-ids="{" ".join(ids[index])}">'
-        f"<td>{_cell(row.question)}</td><td><b>{_cell(row.pick)}</b></td><td>{_cell(row.sure)}</td>"
+        f"<td>{_cell(row.question)}</td><td><b>{_cell(row.lead)}</b></td><td>{_cell(row.sure)}</td>"
         f"<td>{_cell(row.avoid)}</td><td>{_cell(row.floor)}</td><td>{trusted}</td>"
         f"<td>{evidence}</td></tr>"
     )
+
+
+def _chooser(choices: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
+    """The "which stack for my service" view: the work and the clients picked, every stack ranked (filled by
+    SCRIPT from the JSON, the choice kept in the URL: #work=s3-mongo&clients=50)."""
+    if not choices:
+        return ""
+    works = "".join(f"<option value='{work}'>{_cell(WORK[work])}</option>" for work in choices)
+    levels = sorted({int(level) for by in choices.values() for level in by})
+    clients = "".join(
+        f"<option value='{level}'{' selected' if level == levels[-1] else ''}>{level}</option>" for level in levels
+    )
+    return (
+        "<h2 id='which'>Which stack for my service</h2><p>Pick the work your handlers do and how many calls are in "
+        "flight at once: every stack the stacks study measured there, fastest first, each as its rate over the "
+        "fastest's with its 95% interval over blocks (paired), from the newest run. Over TLS: see the wire study, "
+        "which measured each stack's TLS cost on its own.</p>"
+        f"<div class='chooser'><label>work <select id='c-work'>{works}</select></label> "
+        f"<label>clients <select id='c-clients'>{clients}</select></label></div>"
+        "<table id='ranked'><thead><tr><th>rank</th><th>stack</th><th>× the fastest [95% CI]</th><th>verdict</th>"
+        "<th>blocks</th><th>run</th></tr></thead><tbody></tbody></table>"
+        f"<script type='application/json' id='choices'>{json.dumps(choices)}</script>"
+    )
+
+
+def _glossary() -> str:
+    terms = "".join(f"<dt>{_cell(term)}</dt><dd>{_cell(meaning)}</dd>" for term, meaning in GLOSSARY)
+    return f"<details id='words'><summary>Words</summary><dl>{terms}</dl></details>"
 
 
 def _card(view: dict[str, Any], chart: int) -> str:
     floor = f", the study's noise floor ±{view['floor']:.1%}" if view["floor"] is not None else ""
     return (
         f'<section class="cmp" id="{_cell(view["id"])}" data-study="{view["study"]}" '
-        f'data-stacks="{" ".join(view["stacks"])}" data-scenarios="{view["scenario"]}" data-ids="{_cell(view["id"])}">'
+        f'data-stacks="{_stacks(view["stacks"])}" data-scenarios="{view["scenario"]}" data-ids="{_cell(view["id"])}">'
         f'<h3><a href="#cmp={_cell(view["id"])}">{_cell(view["study"])}: {_cell(view["workload"])}</a> '
         f"<small>run {view['run']}, {_cell(view['machine'])}</small></h3>"
         f"<p>{_cell(view['question'])} Run <code>{view['run']}</code>, {_cell(view['machine'])}, "
@@ -199,8 +244,37 @@ function choose() {
 for (const key of ['study', 'stack', 'workload']) {
   document.getElementById('f-' + key).addEventListener('change', choose);
 }
-window.addEventListener('hashchange', apply);
+const choices = JSON.parse((document.getElementById('choices') || {textContent: '{}'}).textContent);
+function rank() {
+  const work = document.getElementById('c-work'), clients = document.getElementById('c-clients');
+  if (!work) return;
+  const s = state();
+  if (s.work) work.value = s.work;
+  if (s.clients) clients.value = s.clients;
+  const found = (choices[work.value] || {})[clients.value] || [];
+  const body = document.querySelector('#ranked tbody');
+  body.replaceChildren(...found.map((each, i) => {
+    const tr = document.createElement('tr');
+    for (const text of [i + 1, each.stack, each.text, each.verdict, each.blocks, each.run]) {
+      const td = document.createElement('td'); td.textContent = text ?? ''; tr.append(td);
+    }
+    return tr;
+  }));
+  if (!found.length) body.innerHTML = '<tr><td colspan="6">not measured at this level</td></tr>';
+}
+function pickWork() {
+  const s = new URLSearchParams();
+  s.set('work', document.getElementById('c-work').value);
+  s.set('clients', document.getElementById('c-clients').value);
+  location.hash = s.toString();
+}
+for (const id of ['c-work', 'c-clients']) {
+  const el = document.getElementById(id);
+  if (el) el.addEventListener('change', pickWork);
+}
+window.addEventListener('hashchange', () => { apply(); rank(); });
 apply();
+rank();
 window.drawn = Promise.all(specs.map((spec, i) =>
   vegaEmbed('#chart-' + i, spec, {actions: false, renderer: 'svg'}))).then(() => true);
 """
@@ -227,11 +301,14 @@ def page(found: Findings) -> str:
         held = [v for v in views if v["study"] == row.study and v["workload"] in row.workloads]
         held = [v for v in held if v["run"] in {run for run, _ in row.evidence}]
         ids[index] = [v["id"] for v in held]
-        stacks[index] = sorted({stack for v in held for stack in v["stacks"]})
+        stacks[index] = sorted({base_stack(stack) for v in held for stack in v["stacks"]})
     drawn = [*views, *found.asides]
     specs = [forest(view) for view in drawn]
     studies = sorted({v["study"] for v in drawn} | {row.study for row in found.rows})
-    all_stacks = sorted({stack for v in drawn for stack in v["stacks"]})
+    all_stacks = sorted({base_stack(stack) for v in drawn for stack in v["stacks"]})
+    for index, row in enumerate(found.rows):  # a row without comparisons (capacity) by the stacks it names
+        said = re.findall(r"[\w.@+-]+", " ".join((row.lead, row.pick, row.sure, row.avoid)))
+        stacks[index] = sorted(set(stacks[index]) | {base_stack(word) for word in said} & set(all_stacks))
     scenarios = sorted({v["scenario"] for v in drawn})
     decision = _table(
         ("question", *DECISION_COLUMNS), "".join(_row(i, r, ids, stacks) for i, r in enumerate(found.rows))
@@ -243,9 +320,8 @@ def page(found: Findings) -> str:
         f"<h1>{PAGE_TITLE}</h1>",
         "<p>Rendered by <code>python -m harness report</code> from the raw files under <code>results/runs/</code>. "
         "A ratio is an alternative's OK calls/s over the reference's, paired within a block, with its 95% interval "
-        "over blocks. <b>tie</b>: the interval lies inside the tie band; <b>faster</b>/<b>slower</b>: wholly "
-        "outside it; <b>unresolved</b>: neither. The noise floor is the study's A/A control's half-width: the "
-        "smallest difference its run could resolve. Compare only within one run and machine.</p>",
+        "over blocks. Every term is defined under <a href='#words'>Words</a>. Compare only within one run and "
+        "machine.</p>",
         "<div class='filters'>",
         _select("study", studies),
         _select("stack", all_stacks),
@@ -253,6 +329,8 @@ def page(found: Findings) -> str:
         "<a id='clear' href='#'>show everything</a></div>",
         "<h2>Decide</h2>",
         decision,
+        _chooser(found.choices),
+        _glossary(),
         "<h2>The comparisons</h2>",
         *[_card(view, index) for index, view in enumerate(views)],
         "<h2>Runs aside</h2>",

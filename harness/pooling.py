@@ -37,28 +37,33 @@ def run_estimate(ratios: Sequence[float]) -> tuple[float, float]:
     if len(ratios) < 2 or min(ratios) <= 0:
         raise ValueError(f"a run's estimate needs two positive block ratios, got {list(ratios)}")
     logs = [math.log(each) for each in ratios]
-    mean = sum(logs) / len(logs)
-    variance = sum((each - mean) ** 2 for each in logs) / (len(logs) - 1)
+    mean = math.fsum(logs) / len(logs)
+    variance = math.fsum((each - mean) ** 2 for each in logs) / (len(logs) - 1)
     return mean, variance / len(logs)
 
 
 def pooled(runs: Sequence[Sequence[float]], confidence: float = 0.95) -> Pooled:
-    """The random-effects ratio over runs, each given as its blocks' paired ratios."""
+    """The random-effects ratio over runs, each given as its blocks' paired ratios. Sums are exact (math.fsum) and
+    the DerSimonian-Laird scale is summed over pairs of runs, not as a difference of two large sums: a run whose
+    blocks agree exactly (its variance at the floor, its weight 1e12) otherwise made the result depend on the order
+    of the runs in its fifth digit (found by tests/test_properties.py)."""
     estimates = [run_estimate(each) for each in runs]
     if len(estimates) < 2:
         raise ValueError("pooling needs at least two runs")
     means = [mean for mean, _ in estimates]
     variances = [max(variance, 1e-12) for _, variance in estimates]
     weights = [1 / each for each in variances]
-    fixed = sum(w * m for w, m in zip(weights, means, strict=True)) / sum(weights)
-    q = sum(w * (m - fixed) ** 2 for w, m in zip(weights, means, strict=True))
+    total = math.fsum(weights)
+    fixed = math.fsum(w * m for w, m in zip(weights, means, strict=True)) / total
+    q = math.fsum(w * (m - fixed) ** 2 for w, m in zip(weights, means, strict=True))
     k = len(estimates)
-    scale = sum(weights) - sum(w**2 for w in weights) / sum(weights)
+    others = [math.fsum(weights[:i] + weights[i + 1 :]) for i in range(k)]
+    scale = math.fsum(w * rest for w, rest in zip(weights, others, strict=True)) / total  # sum(w) - sum(w^2)/sum(w)
     tau2 = max(0.0, (q - (k - 1)) / scale) if scale > 0 else 0.0
     star = [1 / (v + tau2) for v in variances]
-    mean = sum(w * m for w, m in zip(star, means, strict=True)) / sum(star)
-    spread = sum(w * (m - mean) ** 2 for w, m in zip(star, means, strict=True)) / ((k - 1) * sum(star))
-    error = math.sqrt(max(spread, 1 / sum(star)))  # never narrower than the random-effects error (modified HK)
+    mean = math.fsum(w * m for w, m in zip(star, means, strict=True)) / math.fsum(star)
+    spread = math.fsum(w * (m - mean) ** 2 for w, m in zip(star, means, strict=True)) / ((k - 1) * math.fsum(star))
+    error = math.sqrt(max(spread, 1 / math.fsum(star)))  # never narrower than the random-effects error (modified HK)
     half = float(stats.t.ppf((1 + confidence) / 2, k - 1)) * error
     disagree = q > float(stats.chi2.ppf(0.95, k - 1))
     return Pooled(

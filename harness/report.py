@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.findings import ANSWER_WORDS, DECISION_COLUMNS, Findings, findings, matrix_run, only_in_matrix
+from harness.decisions import ANSWER_WORDS, DECISION_COLUMNS, GLOSSARY
+from harness.findings import Findings, findings, matrix_run, only_in_matrix
 from harness.page import page
 from harness.results import (
     StudyRun,
@@ -76,16 +77,18 @@ def answer(study: StudyReport, runs: Sequence[StudyRun]) -> str:
 
 
 def verdicts_line() -> str:
-    """What a row's verdict means, in one paragraph."""
+    """How to read the decision table, in one paragraph."""
     return (
-        "Each row answers one question from its study's newest run: alternatives measured in blocks of warm servers "
-        "alternated in short slices, ratios paired within a block with their 95% interval over blocks. **tie**: "
-        "the interval lies inside the tie band (±5%), either will do; **faster**: wholly above it; **unresolved**: "
-        "neither. The **noise floor** is the study's A/A control's half-width (its reference against an independent "
-        "start of itself): the smallest difference the run could resolve. A row is **trusted** unless that control "
-        "separated, its comparison ran fewer than three blocks, its driver was busy, or it came from a run before "
-        "blocks; the row says which. Compare only within one run and machine."
+        "Each row answers one question from its study's newest run: first in the question's own words, then how "
+        "sure that is, as the pick's rate over the runner-up's with its 95% interval over blocks of warm servers "
+        "taking turns. The noise floor is the smallest difference the run could see. Every term is defined under "
+        "[Words](#words). Compare figures only within one run and machine."
     )
+
+
+def words() -> list[str]:
+    """The glossary: each term the table and answers use, once."""
+    return ["## Words", "", *[f"- **{term}**: {meaning}." for term, meaning in GLOSSARY], ""]
 
 
 def decide(found: Findings) -> list[str]:
@@ -104,7 +107,7 @@ def decide(found: Findings) -> list[str]:
             row(
                 each.question,
                 [
-                    f"**{each.pick}**",
+                    f"**{each.lead}**",
                     each.sure,
                     each.avoid,
                     each.floor,
@@ -277,6 +280,7 @@ def summary(found: Findings, chosen: dict[StudyReport, list[StudyRun]], runs: Se
         *decide(found),
         *answers(found, chosen),
         *same_workloads([study_runs[0] for study_runs in chosen.values()]),
+        *words(),
         "## Each study",
         "",
         *[f"- [{each.name}]({each.name}/README.md): {each.question}" for each in chosen],

@@ -180,13 +180,13 @@ def noise_floor(control: Interval) -> float:
 
 
 def calibration_text(control: Interval, tie: float) -> str:
-    """How an A/A control reads: separated (the method failed), a tie, or holding 1 but wider than the band (the
-    noise floor is then its half-width), with the floor."""
+    """The noise floor an A/A control gives ("±3.1%"), said with "the A/A control separated: untrustworthy" where
+    the method failed."""
     floor = noise_floor(control)
     floor_text = f"±{floor:.1%}" if math.isfinite(floor) else "no interval"
     if separated(control):
-        return f"separated ({floor_text}): untrustworthy"
-    return f"{'tie' if verdict(control, tie) == TIE else 'holds 1'}, floor {floor_text}"
+        return f"{floor_text}, but the A/A control separated: untrustworthy"
+    return floor_text
 
 
 PESSIMISM = 0.2  # "precise" judges the half-width by the spread that is exceeded with this probability

@@ -508,13 +508,14 @@ def make_brief_run(root: Path, run_id: str = "20260107T000000Z", day: str = "202
     sync-w10 (the reference; its A/A twin on hello at 50), sync-w1 and grpclib-uvloop, and s3-mongo at 50 with
     grpclib-uvloop on Motor and on PyMongo's async client. grpclib-uvloop serves hello 20% faster than sync-w10
     (times `shift`: a run's own day); sync-w1 ties it on S3 (botocore-bound) and serves hello at 90%; a stream is
-    15% faster than one reply on grpclib-uvloop; PyMongo's async client ties Motor. Its server code is recorded."""
+    15% faster than one reply on grpclib-uvloop; PyMongo's async client ties Motor; on hello-wait at 50,
+    grpclib-uvloop serves 4.6x sync-w10. Its server code is recorded."""
     servers = {"sync-w10": 10, "sync-w1": 1, "grpclib-uvloop": None, "grpclib-uvloop-pymongo": None}
     run_dir = root / "runs" / run_id
     data = meta(run_id, "Test CPU A") | {"schema": 3, "thresholds": Thresholds().to_json(), "date": f"{day}T00:00:00"}
     data["environment"]["server_code"] = "servers-tree"
     entry = data["studies"]["stacks"]
-    scenarios = ["hello", "s3-unary", "s3-stream", "s3-mongo"]
+    scenarios = ["hello", "hello-wait", "s3-unary", "s3-stream", "s3-mongo"]
     entry["matrix"] |= {
         "servers": list(servers),
         "server_slots": servers,
@@ -529,10 +530,11 @@ def make_brief_run(root: Path, run_id: str = "20260107T000000Z", day: str = "202
         "s3-unary": {"sync-w10": 10, "sync-w1": 10, "grpclib-uvloop": 8},
         "s3-stream": {"sync-w10": 9, "sync-w1": 9, "grpclib-uvloop": 9.2},
         "s3-mongo": {"sync-w10": 6, "grpclib-uvloop": 7, "grpclib-uvloop-pymongo": 7},
+        "hello-wait": {"sync-w10": 100, "grpclib-uvloop": 460},
     }
     wobble = [[1.0, 1.01, 0.99, 1.0, 1.02], [0.99, 1.0, 1.01, 1.02, 0.99], [1.01, 0.98, 1.0, 1.02, 0.99]]
     for topic, base in rates.items():
-        for level in (2, 50) if topic != "s3-mongo" else (50,):
+        for level in (2, 50) if topic not in ("s3-mongo", "hello-wait") else (50,):
             controlled = (topic, level) == ("hello", 50)
             labels = [*base, *(["sync-w10~aa"] if controlled else [])]
             noise = {label: wobble[index % 3] for index, label in enumerate(labels)}
@@ -578,8 +580,8 @@ def make_connections_rounds_run(root: Path) -> Path:
 def make_wire_run(root: Path) -> Path:
     """A wire run in rounds: hello on sync-w10 in plaintext (the reference, with the study's A/A twin), TLS 8%
     slower, mutual TLS 9% slower; 1 KiB and 1 MiB replies from sync-w10 and aio-uvloop, each in plaintext and TLS; on
-    aio-uvloop one shared connection against a new one per call, in plaintext and TLS (each window 2.4 s of server
-    CPU: a slower way costs more a call)."""
+    aio-uvloop one shared connection against a new one per call, in plaintext and TLS, TLS 10% slower on the shared
+    one (each window 2.4 s of server CPU: a slower way costs more a call)."""
     run_id = "20260108T000000Z"
     run_dir = root / "runs" / run_id
     data = meta(run_id, "Test CPU A") | {"schema": 3, "thresholds": Thresholds().to_json()}
@@ -615,11 +617,12 @@ def make_wire_run(root: Path) -> Path:
     ways = {
         "shared": CellRecord("hello", "aio-uvloop", 100, "ok", seconds=60.0),
         "per-call": CellRecord("hello", "aio-uvloop", 100, "ok", seconds=60.0, connections="per-call"),
+        "shared+tls": CellRecord("hello", "aio-uvloop", 100, "ok", seconds=60.0, wire="tls", tls=handshake),
         "per-call+tls": CellRecord(
             "hello", "aio-uvloop", 100, "ok", seconds=60.0, connections="per-call", wire="tls", tls=handshake
         ),
     }
-    base = {"shared": 3000, "per-call": 1800, "per-call+tls": 1200}
+    base = {"shared": 3000, "per-call": 1800, "shared+tls": 2700, "per-call+tls": 1200}
     noise = {label: [1.0, 1.01, 0.99, 1.0, 1.02] for label in ways}
     write_rounds(run_dir / "wire", "connections-tls/aio-uvloop/c100", ways, base, noise, {}, controlled=False)
     return run_dir

@@ -63,7 +63,7 @@ def test_a_filter_hides_the_others_and_lives_in_the_url(browser: Any, results: P
     page.wait_for_function("location.hash === '#stack=sync-w10'")
     visible = page.locator("section.cmp:visible")
     assert visible.count() == 1 and visible.first.get_attribute("data-study") == "stacks"
-    assert page.locator("tbody tr:visible").count() == 1
+    assert page.locator("tbody tr[data-row]:visible").count() == 1
     page.close()
     again, errors, _ = opened(browser, results / "report.html", "#study=connections")
     assert again.locator("section.cmp:visible").first.get_attribute("data-study") == "connections"
@@ -85,6 +85,20 @@ def test_the_decision_rows_match_the_verdicts(browser: Any, results: Path) -> No
         outcomes = [each for each in run_verdicts(results / "runs" / run_id) if each.workload == workload]
         assert comparison_id(study, run_id, outcomes[0].workload) == shown
         verdicts = {each.alternative: each.verdict for each in outcomes if not each.control}
-        pick = row.locator("td").nth(1).inner_text()
+        pick = row.get_attribute("data-pick")
         assert pick == outcomes[0].reference or verdicts[pick] != "slower"
         assert pick in {*verdicts, outcomes[0].reference}
+
+
+def test_the_which_stack_view_ranks_the_stacks_from_the_url(browser: Any, results: Path) -> None:
+    """#work=hello&clients=50 ranks every stack the stacks study measured there, fastest first, each against the
+    fastest with its interval; choosing another level rewrites the URL."""
+    page, errors, _ = opened(browser, results / "report.html", "#work=hello&clients=50")
+    ranked = page.locator("#ranked tbody tr")
+    assert ranked.count() == 3
+    cells = [ranked.nth(index).locator("td").nth(1).inner_text() for index in range(3)]
+    assert cells == ["aio-uvloop", "grpclib-uvloop", "sync-w10"]
+    assert ranked.nth(0).locator("td").nth(2).inner_text() == "1 (the fastest)"
+    assert ranked.nth(2).locator("td").nth(2).inner_text().startswith("0.7")  # [low, high] follows
+    assert page.input_value("#c-work") == "hello" and errors == []
+    page.close()

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.findings import decision_rows
+from harness.decisions import decision_rows
 from harness.report import answer, write_report
 from harness.results import CellRecord, RunMeta, StudyEntry, Thresholds, load_study, write_json_atomic
 from harness.runner import Chosen, failed_gates, finished_entry
@@ -38,6 +38,7 @@ from tests.runs import (
     make_run,
     make_streaming_run,
     make_wire_run,
+    study_meta,
     write_rounds,
 )
 from tests.test_report import check_golden
@@ -190,8 +191,9 @@ def test_a_run_in_rounds_tells_its_comparisons_with_intervals_and_decides(tmp_pa
     decide = summary.split("## Decide", 1)[1].split("\n## ", 1)[0]
     assert summary.index("## Decide") < summary.index("## The answers")
     assert (
-        "| Handlers without I/O: which stack? | **aio-uvloop** | 1.28 [1.26, 1.30] × grpclib-uvloop: faster | "
-        "sync-w10 (0.77 [0.75, 0.80] of the pick) | tie, floor ±"
+        "| Handlers without I/O: which stack? | **aio-uvloop: 1.28 [1.26, 1.30] × grpclib-uvloop** | "
+        "1.28 [1.26, 1.30] × grpclib-uvloop: faster | "
+        "sync-w10 (0.77 [0.75, 0.80] of the pick) | ±2.7% | yes |"
     ) in decide
 
 
@@ -238,8 +240,9 @@ def test_a_comparison_of_ways_to_connect_is_told_by_its_labels_and_joins_the_dec
     write_report(tmp_path)
     decide = (tmp_path / "README.md").read_text().split("## Decide", 1)[1].split("\n## ", 1)[0]
     assert (
-        "| How should clients hold connections, and servers their S3 client? | **shared** | 1.00 [0.99, 1.01] × "
-        "pool-10: tie with pool-10 | per-call (0.50 [0.48, 0.51] of the pick) |"
+        "| How should clients hold connections, and servers their S3 client? | **Either shared or pool-10: they tie "
+        "(1.00 [0.99, 1.01] ×)** | 1.00 [0.99, 1.01] × pool-10: tie with pool-10 | "
+        "per-call (0.50 [0.48, 0.51] of the pick) |"
     ) in decide
 
 
@@ -303,7 +306,7 @@ def test_a_study_s_rows_are_trusted_by_its_one_a_a_control(tmp_path: Path) -> No
         return [line for line in text.splitlines() if line.startswith("| Handlers")]
 
     rows = decide()
-    assert len(rows) == 2 and all("| tie, floor " in row and "| yes |" in row for row in rows)
+    assert len(rows) == 2 and all("| ±" in row and "| yes |" in row for row in rows)
     cells = {server: CellRecord("hello", server, 50, "ok", seconds=60.0) for server in servers}
     noise = {"sync-w10": [1.0, 1.01, 0.99, 1.0, 1.02], "sync-w10~aa": [1.2, 0.85, 1.15, 0.9, 1.1]}
     noise["aio-uvloop"] = [1.0, 1.0, 0.99, 1.01, 1.0]
@@ -311,14 +314,41 @@ def test_a_study_s_rows_are_trusted_by_its_one_a_a_control(tmp_path: Path) -> No
         run_dir / "stacks", "hello/c50", cells, {"sync-w10": 3000, "aio-uvloop": 3900}, noise, {}, method=Method()
     )
     rows = decide()  # a control that holds 1 but is wider than the band: the floor is its half-width, rows stand
-    assert len(rows) == 2 and all("| holds 1, floor ±21.6% | yes |" in row for row in rows)
+    assert len(rows) == 2 and all("| ±21.6% | yes |" in row for row in rows)
     noise["sync-w10~aa"] = [1.2, 1.21, 1.19, 1.2, 1.22]  # a control that excludes 1: the method failed here
     write_rounds(
         run_dir / "stacks", "hello/c50", cells, {"sync-w10": 3000, "aio-uvloop": 3900}, noise, {}, method=Method()
     )
     rows = decide()
     assert len(rows) == 2 and all(
-        "separated" in row and "untrustworthy | **no**: its study's A/A" in row for row in rows
+        "the A/A control separated: untrustworthy | **no**: its study's A/A" in row for row in rows
+    )
+
+
+def test_yes_or_no_questions_are_answered_yes_or_no_first(tmp_path: Path) -> None:
+    """What TLS costs leads with TLS against plaintext on the same connection, then how to hold connections under
+    it (not a plaintext way, which no TLS user can pick); would REST do leads with REST against gRPC unary, then the
+    fastest shape."""
+    (tls,) = [
+        each
+        for each in study("wire").decisions([load_study(make_wire_run(tmp_path), "wire")])
+        if each.workload.startswith("connections-tls")
+    ]
+    assert tls.pick == "shared"  # the comparison's own pick: plaintext
+    assert tls.lead.startswith("TLS serves 0.90 [") and "× plaintext on one shared connection (slower)" in tls.lead
+    assert tls.lead.split("; ")[1].startswith("under TLS hold shared+tls: 2.25 [")
+    run_dir = tmp_path / "runs" / "20260109T000000Z"
+    write_json_atomic(run_dir / "run.json", study_meta("20260109T000000Z", "protocols", {"aio-uvloop": None}, []))
+    shapes = {"unary": 4000, "pipelined": 30000, "rest-h1": 6000, "rest-h2": 2000}
+    cells = {
+        label: CellRecord(f"info-{label}", label if label.startswith("rest") else "aio-uvloop", 16, "ok", seconds=60.0)
+        for label in shapes
+    }
+    noise = {label: [1.0, 1.01, 0.99, 1.0, 1.02] for label in [*shapes, "unary~aa"]}
+    write_rounds(run_dir / "protocols", "info/aio-uvloop/c16", cells, shapes, noise, {})
+    (rest,) = study("protocols").decisions([load_study(run_dir, "protocols")])
+    assert rest.lead.startswith("Yes: rest-h1 serves 1.50 [") and "× gRPC unary; the fastest shape: pipelined: " in (
+        rest.lead
     )
 
 
@@ -347,6 +377,8 @@ def test_a_run_of_the_brief_s_matrix_tells_its_levels_and_decides_the_brief_s_qu
     assert mongo.verdict.startswith("tie") and mongo.comparison == "s3-mongo/c50"
     stream = rows[("An S3 listing: one reply or a stream?", "s3-unary/c50/grpclib-uvloop")]
     assert stream.pick == "a stream" and stream.over is not None and 1.10 < stream.over.value < 1.20
+    waits = rows[("Handlers waiting on I/O: does async pay off, and on which stack?", "hello-wait/c50")]
+    assert waits.lead.startswith("Yes: grpclib-uvloop serves 4.59 [4.4") and waits.lead.endswith("× sync-w10")
     threads = rows[("grpcio sync: one worker thread or ten?", "hello/c50/hello")]
     assert (threads.pick, threads.verdict) == ("ten threads", "faster")
     assert rows[("grpcio sync: one worker thread or ten?", "s3-unary/c50/s3-unary")].verdict.startswith("tie")
@@ -359,12 +391,12 @@ def test_a_row_from_fewer_than_three_blocks_is_not_trusted_and_says_why(tmp_path
     run = load_study(make_brief_run(tmp_path), "stacks")
     judged = next(each for each in judged_comparisons(run) if each.record.workload == "hello/c2")
     cut = replace(judged, rates={label: dict(list(rates.items())[:2]) for label, rates in judged.rates.items()})
-    assert distrust(cut, run, ["grpclib-uvloop", "sync-w10"]) == "2 blocks"
+    assert distrust(cut, run, ["grpclib-uvloop", "sync-w10"]) == "only 2 blocks"
     assert distrust(judged, run, ["grpclib-uvloop", "sync-w10"]) == ""
     made = decision("q?", cut, run, True)
-    assert made is not None and not made.trusted and made.why == "2 blocks"
+    assert made is not None and not made.trusted and made.why == "only 2 blocks"
     row = decision_rows([made])[0]
-    assert not row.trusted and row.why == "2 blocks" and "Not to be trusted yet (2 blocks)" in row.answer
+    assert not row.trusted and row.why == "only 2 blocks" and "Not to be trusted yet (only 2 blocks)" in row.answer
 
 
 def test_what_it_would_take_to_close_a_comparison_is_the_blocks_its_spread_needs() -> None:

@@ -43,6 +43,19 @@ class Decision:
     # The pick over the runner-up pooled over this run and earlier ones of the same machine class and server code
     # (harness.pooling.held_text); "" where there are none.
     held: str = ""
+    # The answer in the question's own words where the study words it ("Yes: aio-uvloop serves 4.70 [4.52, 4.89]
+    # times sync-w10"); "": the row's pick and its margin say it (harness.decisions.lead).
+    lead: str = ""
+
+    def picked(self) -> str:
+        """The pick and its margin over the runner-up, or that the two tie or were not told apart."""
+        if self.verdict == "—":
+            return self.pick
+        if self.verdict.startswith("tie"):
+            return f"Either {self.pick} or {self.runner_up}: they tie ({self.over_runner_up} ×)"
+        if self.verdict.startswith("unresolved"):
+            return f"{self.pick} or {self.runner_up}: not told apart yet ({self.over_runner_up} ×)"
+        return f"{self.pick}: {self.over_runner_up} × {self.runner_up}"
 
 
 def no_decisions(runs: Sequence[StudyRun]) -> list[Decision]:

@@ -319,7 +319,7 @@ def distrust(judged: Judged, run: StudyRun, labels: Sequence[str]) -> str:
         why.append("a run before blocks")
     blocks = min((len(judged.rates.get(label, {})) for label in labels), default=0)
     if blocks < LEAST_TRUSTED_BLOCKS:
-        why.append(f"{blocks} blocks")
+        why.append(f"only {blocks} blocks")
     limit = run.thresholds.driver_busy
     shares = [
         share

@@ -4,11 +4,12 @@ driver, and what bounds each shape."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from harness.matrix import IN_FLIGHT
 from harness.results import StudyRun, Target
-from harness.studies.base import StudyReport
-from harness.studies.comparing import Telling, with_rounds
+from harness.studies.base import Decision, StudyReport
+from harness.studies.comparing import Telling, in_rounds, rounds_decisions, with_rounds
 from harness.studies.protocols import (
     CONNECT_JSON,
     CROSS_CHECK_WORKERS,
@@ -24,6 +25,7 @@ from harness.studies.protocols import (
     UNARY,
 )
 from harness.studies.reading import (
+    Judged,
     Measured,
     busiest_driver,
     cross_check_pairs,
@@ -31,11 +33,13 @@ from harness.studies.reading import (
     cross_checked_targets,
     driver_cross_check_table,
     failed_cells,
+    judged_comparisons,
     measured,
     newest_run_section,
     study_readme,
 )
 from harness.summaries import chart_title, figure, header, png, row, style
+from harness.verdicts import FASTER, SLOWER, TIE, UNRESOLVED, ratio_text
 
 # The Go study this one follows, as the issue summarised it: at 16 client goroutines.
 GO_GRPC_OVER_REST = 2.0  # gRPC beat REST (JSON over HTTP/2) by more than this
@@ -251,7 +255,7 @@ def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, 
 
 TELLING = Telling(
     NAME,
-    {"info": "Request/response flows: gRPC unary, a stream in lockstep or pipelined, REST, or Connect?"},
+    {"info": "Would REST do, and which call shape should a request/response flow take?"},
     {
         "info": "The Info flow (name, age, height -> success; no I/O) as unary gRPC calls, a stream per worker in "
         f"lockstep or pipelined ({IN_FLIGHT} in flight at most) on the same stack, REST (FastAPI) over HTTP/1.1 "
@@ -271,3 +275,28 @@ REPORT = StudyReport(
     targets=targets,
 )
 REPORT = with_rounds(REPORT, TELLING)
+ANSWER_OF = {FASTER: "Yes", TIE: "Yes", SLOWER: "No", UNRESOLVED: "Not told yet"}
+
+
+def rest_would_do(judged: Judged, made: Decision) -> str:
+    """Whether REST would do, in those words: the faster REST server against gRPC unary (the reference), then
+    the fastest call shape."""
+    rest = [each for each in judged.outcomes if each.alternative in REST_SERVERS]
+    if not rest:
+        return ""
+    best = max(rest, key=lambda each: each.ratio.value)
+    said = f"{ANSWER_OF[best.verdict]}: {best.alternative} serves {ratio_text(best.ratio)} × gRPC unary"
+    return f"{said}; the fastest shape: {made.picked()}"
+
+
+def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
+    """Its row of the decision table, answering whether REST would do before which shape is fastest."""
+    rows = rounds_decisions(runs, TELLING) if in_rounds(runs[0]) else []
+    judgeds = {judged.record.workload: judged for judged in judged_comparisons(runs[0])} if rows else {}
+    return [
+        replace(each, lead=rest_would_do(judgeds[each.workload], each)) if each.workload in judgeds else each
+        for each in rows
+    ]
+
+
+REPORT = replace(REPORT, decisions=decisions)

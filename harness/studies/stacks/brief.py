@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 from harness.results import StudyRun
 from harness.studies.base import Decision
@@ -14,7 +15,10 @@ from harness.studies.comparing import Telling, decision, distrust, is_floor, unt
 from harness.studies.reading import Judged, pick_over, pooled_latency, windows_of
 from harness.summaries import by_level, figure, header, png, rate, row, style
 from harness.verdicts import (
+    FASTER,
+    SLOWER,
     TIE,
+    UNRESOLVED,
     Interval,
     calibration_text,
     interval,
@@ -221,6 +225,19 @@ def stream_rows(
     return found
 
 
+ASYNC_QUESTIONS = ("hello-wait",)  # the topics whose question is whether async pays off
+ANSWER_OF = {FASTER: "Yes", TIE: "No, it ties", SLOWER: "No", UNRESOLVED: "Not told yet"}
+
+
+def async_pays(judged: Judged, pick: str) -> str:
+    """Whether async pays off, in those words: the fastest event-loop stack against the sync reference."""
+    reference = judged.record.reference
+    outcome = judged.outcome(pick)
+    if pick == reference or outcome is None:
+        return f"No: {reference} serves fastest"
+    return f"{ANSWER_OF[outcome.verdict]}: {pick} serves {ratio_text(outcome.ratio)} × {reference}"
+
+
 def brief_decisions(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) -> list[Decision]:
     """The study's rows, each at the highest level its scenario was measured at (the brief's 50 clients): which
     stack for each kind of work, one worker thread or ten, an S3 listing as one reply or a stream, and Motor or
@@ -229,10 +246,10 @@ def brief_decisions(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) 
     topics = by_topic(judgeds)
     top = {topic: levels[max(levels)] for topic, levels in topics.items()}
     rows = []
-    for judged in top.values():
+    for topic, judged in top.items():
         made = decision(telling.headline(judged), judged, run, control is None or not separated(control), control)
         if made is not None:
-            rows.append(made)
+            rows.append(replace(made, lead=async_pays(judged, made.pick)) if topic in ASYNC_QUESTIONS else made)
     if "s3-mongo" in top:
         rows += mongo_driver_rows(MONGO_QUESTION, top["s3-mongo"], run, control)
     if "s3-unary" in top and "s3-stream" in top:

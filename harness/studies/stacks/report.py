@@ -418,7 +418,7 @@ def scaling(run: StudyRun) -> list[str]:
 # The question each decisive comparison answers, in the decision table.
 QUESTIONS = {
     "hello": "Handlers without I/O: which stack?",
-    "hello-wait": "Handlers waiting on I/O: which stack (does async pay off)?",
+    "hello-wait": "Handlers waiting on I/O: does async pay off, and on which stack?",
     "s3-unary": "Listing S3 in every call (the brief's 893 objects, botocore-bound): which stack?",
     "s3-stream": "Streaming an S3 listing object by object: which stack?",
     "s3-mongo": "S3 to MongoDB (list, then upsert each object): which stack?",

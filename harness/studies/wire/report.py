@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
+from harness.matrix import SHARED
 from harness.results import StudyRun
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import (
@@ -24,7 +25,15 @@ from harness.studies.comparing import (
     told,
     with_rounds,
 )
-from harness.studies.reading import Judged, driver_not_busy, failed_cells, judged_comparisons, medians, study_readme
+from harness.studies.reading import (
+    Judged,
+    driver_not_busy,
+    failed_cells,
+    judged_comparisons,
+    medians,
+    pick_over,
+    study_readme,
+)
 from harness.studies.wire import (
     CLIENTS,
     CONNECTIONS_ON,
@@ -38,6 +47,7 @@ from harness.studies.wire import (
     SIZE_SCENARIOS,
     SIZED,
     size_label,
+    wire_label,
 )
 from harness.summaries import CellSummary, chart_title, figure, header, ms, png, row, style
 from harness.tls import MTLS, TLS
@@ -298,7 +308,7 @@ def _question(topic: str) -> str:
     if topic == "tls":
         return "What TLS costs: plaintext, TLS or mutual TLS?"
     if topic == "connections-tls":
-        return "What TLS costs, and how should clients hold connections under it?"
+        return "What does TLS cost, and how should clients hold connections under it?"
     direction, size = SIZED[topic]
     plural = "replies" if direction == REPLY else "requests"
     return f"Which stack moves {size_label(size)} {plural}, in plaintext or TLS?"
@@ -346,11 +356,36 @@ REPORT = with_rounds(
 )
 
 
+def tls_costs(judged: Judged) -> str:
+    """What TLS costs and how to hold connections under it, in those words: a shared TLS connection against a
+    shared plaintext one, then the fastest way under TLS against the next, each paired by block."""
+    tie = judged.record.method.tie
+    cost = pick_over(judged, wire_label(SHARED, TLS), SHARED, tie)
+    ways = sorted(
+        (each for each in judged.outcomes if each.alternative.endswith(f"+{TLS}")), key=lambda each: -each.ratio.value
+    )
+    if cost is None or len(ways) < 2:
+        return ""
+    best, second = ways[0].alternative, ways[1].alternative
+    held = pick_over(judged, best, second, tie)
+    said = f"TLS serves {ratio_text(cost[0])} × plaintext on one shared connection ({cost[1]})"
+    if held is None:
+        return said
+    return f"{said}; under TLS hold {best}: {ratio_text(held[0])} × {second} ({held[1]})"
+
+
 def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
-    """Its rows of the decision table: how to hold connections under TLS (whose table says what a handshake
-    costs), and which stack moves a MiB each way; every stack's own TLS cost stays in its tables."""
+    """Its rows of the decision table: what TLS costs and how to hold connections under it, and which stack moves
+    a MiB each way; every stack's own TLS cost stays in its tables."""
     rows = rounds_decisions(runs, TELLING) if in_rounds(runs[0]) else []
-    return [each for each in rows if each.workload.split("/")[0] in DECIDING]
+    judgeds = {judged.record.workload: judged for judged in judged_comparisons(runs[0])} if rows else {}
+    return [
+        replace(each, lead=tls_costs(judgeds[each.workload]))
+        if each.workload in judgeds and each.workload.startswith("connections-tls")
+        else each
+        for each in rows
+        if each.workload.split("/")[0] in DECIDING
+    ]
 
 
 DECIDING = ("connections-tls", "reply-1MiB", "request-1MiB")

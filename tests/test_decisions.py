@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.findings import ANSWER_WORDS, decision_rows, scopes
+from harness.decisions import ANSWER_WORDS, decision_rows, scopes
 from harness.studies.base import Decision
 from harness.verdicts import Interval
 
@@ -20,7 +20,7 @@ def interpreter_row(stack: str, runner: str, over: float, worst: float) -> Decis
         study="interpreters",
         run_id="20260101T000000Z",
         machine="Test CPU",
-        calibration="tie, floor ±3.0%",
+        calibration="±3.0%",
         over=Interval(over, over - 0.03, over + 0.03, 10),
         worst=Interval(worst, worst - 0.01, worst + 0.01, 10),
         floor=0.03,
@@ -34,12 +34,13 @@ def test_one_question_on_several_stacks_is_one_row_with_the_range() -> None:
         interpreter_row("sync-w10", "3.12", 1.27, 0.58),
     ]
     (row,) = decision_rows(found)
-    assert row.pick == "3.11 (on all 3)"
+    assert row.pick == "3.11 (on aio-uvloop, grpclib-uvloop and sync-w10)"
+    assert row.lead == "3.11 on aio-uvloop, grpclib-uvloop and sync-w10: 1.24 to 1.28 × 3.13 and 3.12"
     assert row.sure == "1.24 to 1.28 × the runner-up (3.13, 3.12): 3 faster"
     assert row.avoid == "3.14t (0.58 to 0.64 of the pick)"
-    assert row.floor == "tie, floor ±3.0%" and row.trusted
+    assert row.floor == "±3.0%" and row.trusted
     assert row.evidence == (("20260101T000000Z", "Test CPU"),)
-    assert len(row.answer.split()) <= ANSWER_WORDS and row.answer.startswith("Pick 3.11 (on all 3): 1.24 to 1.28")
+    assert len(row.answer.split()) <= ANSWER_WORDS and row.answer.startswith(f"{row.lead}.")
 
 
 def test_different_picks_are_told_per_workload() -> None:
@@ -48,6 +49,22 @@ def test_different_picks_are_told_per_workload() -> None:
     (row,) = decision_rows([first, second])
     assert row.pick == "3.11 (aio-uvloop), 3.12 (sync-w10)"
     assert row.sure.startswith("aio-uvloop: 1.24 [1.21, 1.27] × 3.13, faster; sync-w10: ")
+    assert row.lead == "aio-uvloop: 3.11: 1.24 [1.21, 1.27] × 3.13; sync-w10: 3.12: 1.24 [1.21, 1.27] × 3.13"
+
+
+def test_a_row_answers_in_the_question_s_words_first() -> None:
+    """The answer column: the study's own words where it has them (a yes or no), else the pick and its margin, or
+    that the two tie or were not told apart, never a bare name."""
+    first = interpreter_row("aio-uvloop", "3.13", 1.24, 0.64)
+    (faster,) = decision_rows([first])
+    assert faster.lead == "3.11: 1.24 [1.21, 1.27] × 3.13"
+    assert faster.answer.startswith("3.11: 1.24 [1.21, 1.27] × 3.13 (interpreter/hello-work/aio-uvloop/c50).")
+    unresolved = Decision(**{**first.__dict__, "verdict": "unresolved"})
+    assert decision_rows([unresolved])[0].lead == "3.11 or 3.13: not told apart yet (1.24 [1.21, 1.27] ×)"
+    tie = Decision(**{**first.__dict__, "verdict": "tie with 3.13"})
+    assert decision_rows([tie])[0].lead.startswith("Either 3.11 or 3.13: they tie")
+    yes = Decision(**{**first.__dict__, "lead": "Yes: aio-uvloop serves 4.70 [4.52, 4.89] × sync-w10"})
+    assert decision_rows([yes])[0].lead == yes.lead
 
 
 def test_a_row_is_untrusted_when_one_of_its_studies_controls_separated() -> None:
