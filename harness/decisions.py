@@ -88,7 +88,8 @@ def scopes(found: Sequence[Decision]) -> list[str]:
     if len(found) == 1 or len({len(each) for each in parts}) != 1:
         return [each.workload for each in found]
     differing = [index for index in range(len(parts[0])) if len({each[index] for each in parts}) > 1]
-    return ["/".join(each[index] for index in differing) for each in parts]
+    # a part said twice ("hello/c50/hello": a scenario and the row's scope) is said once
+    return ["/".join(dict.fromkeys(each[index] for index in differing)) for each in parts]
 
 
 def span(values: Sequence[float]) -> str:
