@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 ARGS ?=
 
-.PHONY: setup test test-fast bench lint type protos clean chromium picture
+.PHONY: setup test test-fast bench lint type protos clean chromium picture mutation
 
 # The virtualenv, reinstalled only when the dependency pins change.
 $(INSTALLED): pyproject.toml constraints.txt
@@ -38,6 +38,15 @@ bench: setup
 # The README's picture, docs/report.png: the top of results/report.html as Chromium draws it.
 picture: setup chromium
 	$(BIN)/python -m harness.browser
+
+# Mutation testing of the modules that decide verdicts (pyproject's [tool.mutmut]), outside `make test`: mutmut
+# copies the project into mutants/ (git-ignored) and docs/MUTATION.md gets the score and the survivors by function.
+mutation: $(INSTALLED)
+	$(BIN)/python -m pip install -q -c constraints.txt mutmut
+	rm -rf mutants
+	$(BIN)/mutmut run --max-children 2
+	$(BIN)/mutmut results --all true > mutants/results.txt
+	$(BIN)/python -m tests.mutation_score mutants/results.txt docs/MUTATION.md
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check .

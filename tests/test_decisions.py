@@ -78,3 +78,10 @@ def test_scopes_are_the_parts_of_the_workloads_that_differ() -> None:
     second = Decision(**{**first.__dict__, "workload": "interpreter/hello-work/sync-w10/c50"})
     assert scopes([first, second]) == ["aio-uvloop", "sync-w10"]
     assert scopes([first]) == [first.workload]
+
+
+def test_a_part_a_scope_repeats_is_said_once() -> None:
+    """The threads rows name their scenario twice ("hello/c50/hello"): the row says "hello", not "hello/hello"."""
+    first = interpreter_row("aio-uvloop", "3.13", 1.24, 0.64)
+    rows = [Decision(**{**first.__dict__, "workload": f"{topic}/c50/{topic}"}) for topic in ("hello", "s3-unary")]
+    assert scopes(rows) == ["hello", "s3-unary"]

@@ -144,3 +144,51 @@ def test_paired_ratios_reversed_are_the_reciprocals_in_the_blocks_both_ran() -> 
 )
 def test_a_verdict_at_the_band_s_edges(low: float, high: float, expected: str) -> None:
     assert verdict(Interval(math.sqrt(low * high), low, high, 5), 0.05) == expected
+
+
+def test_the_unpaired_interval_s_edges() -> None:
+    """One value on a side: no interval (0 to infinity) over the shorter side's count; no spread on either side: a
+    point; a value that is not positive is refused."""
+    assert unpaired_interval([2.0], [4.0, 4.4]) == Interval(math.sqrt(4.0 * 4.4) / 2, 0.0, math.inf, 1)
+    point = unpaired_interval([2.0, 2.0, 2.0], [3.0, 3.0])
+    assert close(point, Interval(1.5, 1.5, 1.5, 2)) and point.rounds == 2
+    with pytest.raises(ValueError, match="an interval needs positive values"):
+        unpaired_interval([1.0, 0.0], [1.0, 2.0])
+    found = unpaired_interval([1.0, 1.1, 0.9], [2.0, 2.2])
+    assert found.rounds == 2 and found.low < found.value < found.high
+
+
+def dersimonian_laird(runs: list[list[float]]) -> tuple[float, float, float, float, bool]:
+    """The random-effects estimate written out in numpy, independently of harness.pooling: (ratio, low, high,
+    tau, whether Cochran's Q is beyond its 95% point), with the modified Hartung-Knapp interval."""
+    logs = [np.log(each) for each in runs]
+    means = np.array([each.mean() for each in logs])
+    variances = np.array([each.var(ddof=1) / len(each) for each in logs])
+    weights = 1 / variances
+    fixed = (weights * means).sum() / weights.sum()
+    q = (weights * (means - fixed) ** 2).sum()
+    k = len(runs)
+    tau2 = max(0.0, (q - (k - 1)) / (weights.sum() - (weights**2).sum() / weights.sum()))
+    star = 1 / (variances + tau2)
+    mean = (star * means).sum() / star.sum()
+    spread = (star * (means - mean) ** 2).sum() / ((k - 1) * star.sum())
+    half = stats.t.ppf(0.975, k - 1) * math.sqrt(max(spread, 1 / star.sum()))
+    disagree = bool(q > stats.chi2.ppf(0.95, k - 1))
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half), math.sqrt(tau2), disagree
+
+
+@pytest.mark.parametrize(
+    "runs",
+    [
+        [[0.70, 0.72, 0.69, 0.71], [0.60, 0.57, 0.59, 0.58, 0.60], [0.65, 0.66, 0.64]],  # runs apart: tau > 0
+        [[1.00, 1.02, 0.98], [1.01, 0.99, 1.00, 1.02]],  # runs that agree: tau 0
+    ],
+)
+def test_pooling_is_dersimonian_laird_with_the_hartung_knapp_interval(runs: list[list[float]]) -> None:
+    found = pooled(runs)
+    value, low, high, tau, disagree = dersimonian_laird(runs)
+    assert found.disagree == disagree == (len(runs) == 3)
+    assert close(found.ratio, Interval(value, low, high, len(runs)), 1e-9) and found.ratio.rounds == len(runs)
+    assert math.isclose(found.tau, tau, rel_tol=1e-9, abs_tol=1e-12) and found.runs == len(runs)
+    with pytest.raises(ValueError, match="pooling needs at least two runs"):
+        pooled(runs[:1])
