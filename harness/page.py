@@ -295,20 +295,20 @@ def _select(key: str, values: list[str]) -> str:
 def page(found: Findings) -> str:
     """The whole page, its scripts and data inside it."""
     views = found.comparisons
+    drawn = [*views, *found.asides]
+    all_stacks = sorted({base_stack(stack) for v in drawn for stack in v["stacks"]})
     ids: dict[int, list[str]] = {}
     stacks: dict[int, list[str]] = {}
     for index, row in enumerate(found.rows):
         held = [v for v in views if v["study"] == row.study and v["workload"] in row.workloads]
         held = [v for v in held if v["run"] in {run for run, _ in row.evidence}]
         ids[index] = [v["id"] for v in held]
-        stacks[index] = sorted({base_stack(stack) for v in held for stack in v["stacks"]})
-    drawn = [*views, *found.asides]
+        # its comparisons' stacks, and those it names (a row without comparisons: capacity)
+        said = re.findall(r"[\w.@+-]+", " ".join((row.lead, row.pick, row.sure, row.avoid)))
+        named = {base_stack(word) for word in said} & set(all_stacks)
+        stacks[index] = sorted({base_stack(stack) for v in held for stack in v["stacks"]} | named)
     specs = [forest(view) for view in drawn]
     studies = sorted({v["study"] for v in drawn} | {row.study for row in found.rows})
-    all_stacks = sorted({base_stack(stack) for v in drawn for stack in v["stacks"]})
-    for index, row in enumerate(found.rows):  # a row without comparisons (capacity) by the stacks it names
-        said = re.findall(r"[\w.@+-]+", " ".join((row.lead, row.pick, row.sure, row.avoid)))
-        stacks[index] = sorted(set(stacks[index]) | {base_stack(word) for word in said} & set(all_stacks))
     scenarios = sorted({v["scenario"] for v in drawn})
     decision = _table(
         ("question", *DECISION_COLUMNS), "".join(_row(i, r, ids, stacks) for i, r in enumerate(found.rows))

@@ -417,6 +417,9 @@ class Telling:
     headlines: Mapping[str, str] = field(default_factory=dict)
     # What we found of a stack on a topic, beyond its figures (a profile's reading, with its link), after its table.
     found: Mapping[str, Finding] = field(default_factory=dict)
+    # The answer in the question's own words, by topic, where its question is not "which one" (a yes or no, a
+    # cost): from the comparison and its decision row (Decision.lead).
+    leads: Mapping[str, Callable[[Judged, Decision], str]] = field(default_factory=dict)
 
     def question(self, judged: Judged) -> str:
         return self.questions.get(judged.record.topic, self.describe(judged.record.topic))
@@ -426,6 +429,11 @@ class Telling:
 
     def description(self, judged: Judged) -> str:
         return self.describe(judged.record.topic)
+
+    def led(self, judged: Judged, made: Decision | None) -> Decision | None:
+        """A comparison's decision row with its answer in the question's words, where the study words one."""
+        lead = self.leads.get(judged.record.topic)
+        return made if made is None or lead is None else replace(made, lead=lead(judged, made))
 
 
 def comparison_lines(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) -> list[str]:
@@ -535,7 +543,7 @@ def rounds_decisions(runs: Sequence[StudyRun], telling: Telling) -> list[Decisio
     controls = [control.ratio for each in judgeds if (control := each.control)]
     trusted = bool(controls) and not any(separated(control) for control in controls)
     widest = max(controls, key=lambda each: each.half_width, default=None)
-    found = [decision(telling.headline(each), each, newest, trusted, widest) for each in judgeds]
+    found = [telling.led(each, decision(telling.headline(each), each, newest, trusted, widest)) for each in judgeds]
     return [each for each in found if each is not None]
 
 

@@ -4,12 +4,11 @@ driver, and what bounds each shape."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from harness.matrix import IN_FLIGHT
 from harness.results import StudyRun, Target
 from harness.studies.base import Decision, StudyReport
-from harness.studies.comparing import Telling, in_rounds, rounds_decisions, with_rounds
+from harness.studies.comparing import Telling, with_rounds
 from harness.studies.protocols import (
     CONNECT_JSON,
     CROSS_CHECK_WORKERS,
@@ -33,7 +32,6 @@ from harness.studies.reading import (
     cross_checked_targets,
     driver_cross_check_table,
     failed_cells,
-    judged_comparisons,
     measured,
     newest_run_section,
     study_readme,
@@ -253,28 +251,6 @@ def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, 
     return cross_checked_targets(run, {"ghz": cross_check_runs(run), "h2load": h2load_runs(run)})
 
 
-TELLING = Telling(
-    NAME,
-    {"info": "Would REST do, and which call shape should a request/response flow take?"},
-    {
-        "info": "The Info flow (name, age, height -> success; no I/O) as unary gRPC calls, a stream per worker in "
-        f"lockstep or pipelined ({IN_FLIGHT} in flight at most) on the same stack, REST (FastAPI) over HTTP/1.1 "
-        "and HTTP/2, and Connect's unary protocol with JSON over HTTP/1.1: the rate is messages per second (a "
-        "request and its reply count once)"
-    }.__getitem__,
-    "call shape",
-)
-
-REPORT = StudyReport(
-    name=NAME,
-    question=QUESTION,
-    follows="a public Go study: gRPC unary, a stream in lockstep, a pipelined stream and REST JSON over HTTP/2",
-    render=render,
-    section=section,
-    answer=answer,
-    targets=targets,
-)
-REPORT = with_rounds(REPORT, TELLING)
 ANSWER_OF = {FASTER: "Yes", TIE: "Yes", SLOWER: "No", UNRESOLVED: "Not told yet"}
 
 
@@ -289,14 +265,26 @@ def rest_would_do(judged: Judged, made: Decision) -> str:
     return f"{said}; the fastest shape: {made.picked()}"
 
 
-def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
-    """Its row of the decision table, answering whether REST would do before which shape is fastest."""
-    rows = rounds_decisions(runs, TELLING) if in_rounds(runs[0]) else []
-    judgeds = {judged.record.workload: judged for judged in judged_comparisons(runs[0])} if rows else {}
-    return [
-        replace(each, lead=rest_would_do(judgeds[each.workload], each)) if each.workload in judgeds else each
-        for each in rows
-    ]
+TELLING = Telling(
+    NAME,
+    {"info": "Would REST do, and which call shape should a request/response flow take?"},
+    {
+        "info": "The Info flow (name, age, height -> success; no I/O) as unary gRPC calls, a stream per worker in "
+        f"lockstep or pipelined ({IN_FLIGHT} in flight at most) on the same stack, REST (FastAPI) over HTTP/1.1 "
+        "and HTTP/2, and Connect's unary protocol with JSON over HTTP/1.1: the rate is messages per second (a "
+        "request and its reply count once)"
+    }.__getitem__,
+    "call shape",
+    leads={"info": rest_would_do},
+)
 
-
-REPORT = replace(REPORT, decisions=decisions)
+REPORT = StudyReport(
+    name=NAME,
+    question=QUESTION,
+    follows="a public Go study: gRPC unary, a stream in lockstep, a pipelined stream and REST JSON over HTTP/2",
+    render=render,
+    section=section,
+    answer=answer,
+    targets=targets,
+)
+REPORT = with_rounds(REPORT, TELLING)

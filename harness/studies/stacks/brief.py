@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
 
 from harness.results import StudyRun
 from harness.studies.base import Decision
@@ -225,13 +224,12 @@ def stream_rows(
     return found
 
 
-ASYNC_QUESTIONS = ("hello-wait",)  # the topics whose question is whether async pays off
 ANSWER_OF = {FASTER: "Yes", TIE: "No, it ties", SLOWER: "No", UNRESOLVED: "Not told yet"}
 
 
-def async_pays(judged: Judged, pick: str) -> str:
+def async_pays(judged: Judged, made: Decision) -> str:
     """Whether async pays off, in those words: the fastest event-loop stack against the sync reference."""
-    reference = judged.record.reference
+    reference, pick = judged.record.reference, made.pick
     outcome = judged.outcome(pick)
     if pick == reference or outcome is None:
         return f"No: {reference} serves fastest"
@@ -246,10 +244,10 @@ def brief_decisions(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) 
     topics = by_topic(judgeds)
     top = {topic: levels[max(levels)] for topic, levels in topics.items()}
     rows = []
-    for topic, judged in top.items():
+    for judged in top.values():
         made = decision(telling.headline(judged), judged, run, control is None or not separated(control), control)
-        if made is not None:
-            rows.append(replace(made, lead=async_pays(judged, made.pick)) if topic in ASYNC_QUESTIONS else made)
+        if (told := telling.led(judged, made)) is not None:
+            rows.append(told)
     if "s3-mongo" in top:
         rows += mongo_driver_rows(MONGO_QUESTION, top["s3-mongo"], run, control)
     if "s3-unary" in top and "s3-stream" in top:

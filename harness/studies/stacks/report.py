@@ -25,7 +25,7 @@ from harness.studies.comparing import (
 from harness.studies.comparing import rounds_section as told_in_rounds
 from harness.studies.reading import judged_comparisons, without_controls
 from harness.studies.stacks import NAME, QUESTION
-from harness.studies.stacks.brief import across_levels, brief_decisions, by_topic
+from harness.studies.stacks.brief import across_levels, async_pays, brief_decisions, by_topic
 from harness.studies.stacks.brief import chart as brief_chart
 from harness.summaries import (
     MIB,
@@ -445,7 +445,7 @@ FOUND = {
         "together, not our app, and neither has a setting for it.",
     ),
 }
-TELLING = Telling(NAME, QUESTIONS, description, "stack", found=FOUND)
+TELLING = Telling(NAME, QUESTIONS, description, "stack", found=FOUND, leads={"hello-wait": async_pays})
 
 
 def brief_lines(run: StudyRun, folder: str) -> list[str]:

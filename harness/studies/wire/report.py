@@ -333,30 +333,7 @@ def _description(topic: str) -> str:
     return f"SayHello with {size_label(size)} of payload in its {direction}{small}, {SIZE_LEVEL} loadgen workers"
 
 
-TELLING = Telling(
-    NAME,
-    {topic: _question(topic) for topic in ("tls", "connections-tls", *SIZED)},
-    _description,
-    "stack or wire",
-    headlines={topic: "Which stack moves large messages, in plaintext or TLS?" for topic in SIZED},
-)
-
-REPORT = with_rounds(
-    StudyReport(
-        name=NAME,
-        question=QUESTION,
-        follows="no public comparison: the stacks measured over TLS and with large messages for the first time here",
-        render=render,
-        section=section,
-        answer=answer,
-        targets=driver_not_busy,
-        default=False,
-    ),
-    TELLING,
-)
-
-
-def tls_costs(judged: Judged) -> str:
+def tls_costs(judged: Judged, made: Decision) -> str:
     """What TLS costs and how to hold connections under it, in those words: a shared TLS connection against a
     shared plaintext one, then the fastest way under TLS against the next, each paired by block."""
     tie = judged.record.method.tie
@@ -374,18 +351,35 @@ def tls_costs(judged: Judged) -> str:
     return f"{said}; under TLS hold {best}: {ratio_text(held[0])} × {second} ({held[1]})"
 
 
+TELLING = Telling(
+    NAME,
+    {topic: _question(topic) for topic in ("tls", "connections-tls", *SIZED)},
+    _description,
+    "stack or wire",
+    headlines={topic: "Which stack moves large messages, in plaintext or TLS?" for topic in SIZED},
+    leads={"connections-tls": tls_costs},
+)
+
+REPORT = with_rounds(
+    StudyReport(
+        name=NAME,
+        question=QUESTION,
+        follows="no public comparison: the stacks measured over TLS and with large messages for the first time here",
+        render=render,
+        section=section,
+        answer=answer,
+        targets=driver_not_busy,
+        default=False,
+    ),
+    TELLING,
+)
+
+
 def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
     """Its rows of the decision table: what TLS costs and how to hold connections under it, and which stack moves
     a MiB each way; every stack's own TLS cost stays in its tables."""
     rows = rounds_decisions(runs, TELLING) if in_rounds(runs[0]) else []
-    judgeds = {judged.record.workload: judged for judged in judged_comparisons(runs[0])} if rows else {}
-    return [
-        replace(each, lead=tls_costs(judgeds[each.workload]))
-        if each.workload in judgeds and each.workload.startswith("connections-tls")
-        else each
-        for each in rows
-        if each.workload.split("/")[0] in DECIDING
-    ]
+    return [each for each in rows if each.workload.split("/")[0] in DECIDING]
 
 
 DECIDING = ("connections-tls", "reply-1MiB", "request-1MiB")
