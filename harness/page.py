@@ -8,11 +8,15 @@ specifications Vega-Altair builds here; the data is the page's own JSON, nothing
 
 from __future__ import annotations
 
+import csv
 import functools
 import html
+import io
 import json
 import re
+import urllib.parse
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 import altair as alt
@@ -287,6 +291,81 @@ section.cmp { border-top: 1px solid #ddd; margin-top: 1em; } .packages { font-si
 """
 
 
+def _csv(rows: Sequence[Sequence[Any]]) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue()
+
+
+def decision_csv(rows: Sequence[Row]) -> str:
+    """The decision table as CSV: its columns, the evidence as run ids."""
+    head = ("question", *DECISION_COLUMNS[:-1], "runs")
+    return _csv(
+        [
+            head,
+            *(
+                (
+                    r.question,
+                    r.lead,
+                    r.sure,
+                    r.avoid,
+                    r.floor,
+                    "yes" if r.trusted else f"no: {r.why}",
+                    " ".join(run for run, _ in r.evidence),
+                )
+                for r in rows
+            ),
+        ]
+    )
+
+
+RATIO_COLUMNS = ("study", "run", "machine", "workload", "reference", "label", "ratio", "low", "high", "verdict")
+
+
+def ratios_csv(views: Sequence[dict[str, Any]]) -> str:
+    """Every comparison's ratios as CSV: one line a label, its ratio to the reference with the 95% interval and
+    the blocks behind it."""
+    return _csv(
+        [
+            (*RATIO_COLUMNS, "blocks", "aa_control"),
+            *(
+                (
+                    *(v[key] for key in RATIO_COLUMNS[:5]),
+                    *(each[key] for key in RATIO_COLUMNS[5:]),
+                    each["blocks"],
+                    each["control"],
+                )
+                for v in views
+                for each in v["labels"]
+            ),
+        ]
+    )
+
+
+def _download(name: str, media: str, text: str, label: str) -> str:
+    """A link that saves `text` as a file: a data: URL, so it works offline."""
+    return f"<a download='{name}' href='data:{media};charset=utf-8,{urllib.parse.quote(text)}'>{_cell(label)}</a>"
+
+
+def _exports(found: Findings) -> str:
+    views = [*found.comparisons, *found.asides]
+    rows = [asdict(row) for row in found.rows]
+    return (
+        "<p class='exports'>Save: "
+        + _download("decisions.csv", "text/csv", decision_csv(found.rows), "the decision table (CSV)")
+        + " · "
+        + _download("ratios.csv", "text/csv", ratios_csv(views), "every comparison's ratios (CSV)")
+        + " · "
+        + _download(
+            "findings.json",
+            "application/json",
+            json.dumps({"rows": rows, "comparisons": views}, indent=1),
+            "the rows and comparisons (JSON)",
+        )
+        + "</p>"
+    )
+
+
 def _select(key: str, values: list[str]) -> str:
     options = "".join(f'<option value="{_cell(v)}">{_cell(v)}</option>' for v in values)
     return f'<label>{key} <select id="f-{key}"><option value="">all</option>{options}</select></label>'
@@ -329,6 +408,7 @@ def page(found: Findings) -> str:
         "<a id='clear' href='#'>show everything</a></div>",
         "<h2>Decide</h2>",
         decision,
+        _exports(found),
         _chooser(found.choices),
         _glossary(),
         "<h2>The comparisons</h2>",

@@ -27,7 +27,7 @@ from harness.options import RunOptions
 from harness.processes import off_cpus
 from harness.results import StudyRun, load_cells
 from harness.studies.planning import Comparison
-from harness.studies.reading import judged_comparisons
+from harness.studies.reading import Judged, judged_comparisons
 from harness.tools import ensure_tool
 from harness.verdicts import BLOCKS, PROCESS, Interval, Method, ratio_text, verdict
 
@@ -147,7 +147,11 @@ class Pilot:
 def read_pilot(where: StudyEnvironment, meta: dict[str, Any], method: Method, seconds: float) -> Pilot:
     """The pilot's findings, read back from its files."""
     directory = where.run_dir / NAME
-    judged = judged_comparisons(StudyRun(NAME, where.run_dir, meta, load_cells(directory)))[0]
+    return pilot_of(judged_comparisons(StudyRun(NAME, where.run_dir, meta, load_cells(directory)))[0], method, seconds)
+
+
+def pilot_of(judged: Judged, method: Method, seconds: float) -> Pilot:
+    """What the pilot's A/A comparison tells of the machine: its noise, its costs, one server's drift."""
     control = judged.control
     reference = judged.slices.get(judged.record.reference, {})
     twin = judged.slices.get(judged.record.control or "", {})
@@ -171,14 +175,20 @@ def read_pilot(where: StudyEnvironment, meta: dict[str, Any], method: Method, se
     )
 
 
+def pilot_method(method: Method) -> Method:
+    """What the pilot measures by: in the blocks design, blocks of CYCLES cycles, until its time is up (nothing in
+    it is ever precise enough to stop)."""
+    cycles = CYCLES if method.design == BLOCKS else method.cycles
+    return replace(method, min_rounds=2, max_rounds=10_000, precision=1e-9, cycles=cycles)
+
+
 def run_pilot(
     where: StudyEnvironment, meta: dict[str, Any], method: Method, seconds: float, seed: int, progress: RunProgress
 ) -> Pilot:
     """The A/A comparison for `seconds`, in `method`'s design (in blocks of CYCLES cycles), into <run>/pilot/."""
     driver = DRIVERS[DRIVER]
     context = CellContext(driver, ensure_tool(driver.tool), where.options, 1, where.run_dir / NAME, None, where.wires)
-    cycles = CYCLES if method.design == BLOCKS else method.cycles
-    measuring = replace(method, min_rounds=2, max_rounds=10_000, precision=1e-9, cycles=cycles)
+    measuring = pilot_method(method)
     progress.study_started(NAME, 0)
     begun = time.monotonic()
     measure_comparison(pilot_comparison(), where, context, measuring, seed, progress, begun + seconds)

@@ -48,22 +48,22 @@ def pooled(runs: Sequence[Sequence[float]], confidence: float = 0.95) -> Pooled:
     blocks agree exactly (its variance at the floor, its weight 1e12) otherwise made the result depend on the order
     of the runs in its fifth digit (found by tests/test_properties.py)."""
     estimates = [run_estimate(each) for each in runs]
-    if len(estimates) < 2:
-        raise ValueError("pooling needs at least two runs")
-    means = [mean for mean, _ in estimates]
-    variances = [max(variance, 1e-12) for _, variance in estimates]
-    weights = [1 / each for each in variances]
-    total = math.fsum(weights)
-    fixed = math.fsum(w * m for w, m in zip(weights, means, strict=True)) / total
-    q = math.fsum(w * (m - fixed) ** 2 for w, m in zip(weights, means, strict=True))
     k = len(estimates)
-    others = [math.fsum(weights[:i] + weights[i + 1 :]) for i in range(k)]
-    scale = math.fsum(w * rest for w, rest in zip(weights, others, strict=True)) / total  # sum(w) - sum(w^2)/sum(w)
-    tau2 = max(0.0, (q - (k - 1)) / scale) if scale > 0 else 0.0
-    star = [1 / (v + tau2) for v in variances]
-    mean = math.fsum(w * m for w, m in zip(star, means, strict=True)) / math.fsum(star)
-    spread = math.fsum(w * (m - mean) ** 2 for w, m in zip(star, means, strict=True)) / ((k - 1) * math.fsum(star))
-    error = math.sqrt(max(spread, 1 / math.fsum(star)))  # never narrower than the random-effects error (modified HK)
+    if k < 2:
+        raise ValueError("pooling needs at least two runs")
+    floored = [(mean, max(variance, 1e-12)) for mean, variance in estimates]
+    weighted = [(mean, 1 / variance) for mean, variance in floored]
+    total = math.fsum(w for _, w in weighted)
+    fixed = math.fsum(w * m for m, w in weighted) / total
+    q = math.fsum(w * (m - fixed) ** 2 for m, w in weighted)
+    # sum(w) - sum(w^2)/sum(w), as the sum over pairs of runs of w_i w_j over sum(w): positive for two runs or more
+    scale = math.fsum(wi * wj for i, (_, wi) in enumerate(weighted) for j, (_, wj) in enumerate(weighted) if i != j)
+    tau2 = max(0.0, (q - (k - 1)) / (scale / total))
+    starred = [(mean, 1 / (variance + tau2)) for mean, variance in floored]
+    star = math.fsum(w for _, w in starred)
+    mean = math.fsum(w * m for m, w in starred) / star
+    spread = math.fsum(w * (m - mean) ** 2 for m, w in starred) / ((k - 1) * star)
+    error = math.sqrt(max(spread, 1 / star))  # never narrower than the random-effects error (modified HK)
     half = float(stats.t.ppf((1 + confidence) / 2, k - 1)) * error
     disagree = q > float(stats.chi2.ppf(0.95, k - 1))
     return Pooled(
@@ -76,7 +76,8 @@ def held_text(found: Pooled, days: int) -> str:
     ratio = found.ratio
     plural = "s" if days != 1 else ""
     said = f"over {found.runs} runs on {days} day{plural}: {ratio.value:.2f} [{ratio.low:.2f}, {ratio.high:.2f}]"
-    said += f", runs apart by ±{math.expm1(found.tau):.0%}" if found.tau > 0 else ", runs agree"
+    apart = math.expm1(found.tau)
+    said += f", runs apart by ±{apart:.0%}" if apart >= 0.005 else ", runs agree"  # "±0%" says they agree
     return said + (" (the runs disagree)" if found.disagree else "")
 
 

@@ -154,7 +154,8 @@ class Race:
         return total
 
     def finish(self, why: str, wall_seconds: float) -> ComparisonRecord:
-        """The comparison's record; each label still open stops now for `why` (budget or cap)."""
+        """The comparison's record. Each label still open stops now: at the cap where the race reached it, for the
+        reference where that failed, and otherwise for `why` (its budget spent, or the run interrupted)."""
         if self.blocks >= self.method.max_rounds:
             why = "cap"
         for label in self.active:
@@ -197,16 +198,21 @@ def run_rounds(
     returning each slice's OK rate (None for a slice that failed)."""
     begun = clock()
     race = Race(rounds, method, seed)
-    out_of_time = False
     while race.open:
         if deadline is not None and race.blocks >= 2 and clock() + race.last_seconds > deadline:
-            out_of_time = True  # two blocks make an interval
-            break
+            break  # two blocks make an interval
         step(race, block, clock)
-    return race.finish("budget" if out_of_time else "cap", clock() - begun)
+    return race.finish("budget", clock() - begun)
 
 
 LEAST_BLOCKS = 2  # every comparison of a run gets this many blocks, budget or not: an interval needs two
+
+
+def budget_shares(estimates: Sequence[float], budget: float | None) -> list[float | None]:
+    """Each comparison's share of a run's budget (seconds) by its estimate, for fitting its cycles per block to the
+    time it should have; None for each without a budget. The race itself hands on what a comparison leaves."""
+    total = math.fsum(estimates) or 1.0
+    return [None if budget is None else budget * each / total for each in estimates]
 
 
 @dataclass
@@ -242,18 +248,16 @@ def run_race(
             if each.race.open and each.race.blocks <= turn:
                 each.step(clock)
                 told(each)
-    out_of_time = False
     while open_ := [each for each in entrants if each.race.open]:
         now = clock()
         fitting = [each for each in open_ if deadline is None or now + each.race.last_seconds <= deadline]
         if not fitting:
-            out_of_time = True
             break
         best = max(fitting, key=lambda each: each.race.gain() / max(each.race.last_seconds, 1e-3))
         best.step(clock)
         told(best)
     for each in entrants:
-        each.record = each.race.finish("budget" if out_of_time else "cap", each.seconds)
+        each.record = each.race.finish("budget", each.seconds)
 
 
 def estimated_end(entrants: Sequence[Entrant], deadline: float | None, now: float, least: int = LEAST_BLOCKS) -> float:

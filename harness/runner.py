@@ -41,7 +41,7 @@ from harness.results import (
     load_cells,
     save_cell,
 )
-from harness.rounds import LEAST_BLOCKS, Entrant, Race, estimated_end, run_race
+from harness.rounds import LEAST_BLOCKS, Entrant, Race, budget_shares, estimated_end, run_race
 from harness.serving import running_server
 from harness.studies import DEFAULT_STUDIES, StudyReport, plan, study
 from harness.studies.base import shared_targets
@@ -317,18 +317,17 @@ def race_studies(
     method: Method,
     pilot: Pilot | None,
     deadline: float | None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> RunMeta:
     """Every comparison of the studies that have them, in one race (harness.rounds.run_race): each gets the blocks
     an interval needs, in turns, then the budget goes, block by block, to whichever open comparison narrows most
-    per second, until `deadline` (a time.monotonic() time). Each comparison's cycles per block are fitted to the
+    per second, until `deadline` (a clock() time). Each comparison's cycles per block are fitted to the
     pilot and to its share of the budget by its estimate. Returns the run's metadata with each study's entry as
     it ended, also written to run.json."""
     if not chosen:
         return meta
     options = where_of(chosen[0]).options
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
-    estimates = {id(c): c.estimate_seconds(method) for each in chosen for c in each.comparisons}
-    total = sum(estimates.values()) or 1.0
     status = "interrupted"
     checked: dict[str, float] = {}  # each study's seconds on its checks, measured before the race
     raced: list[Raced] = []
@@ -339,30 +338,30 @@ def race_studies(
                 meta = started_study(each, meta, where_of(each).run_dir)
                 progress.study_started(each.name, len(each.cells) + len(each.checks))
                 contexts[each.name] = study_context(each, where_of(each), stack)
-                begun = time.monotonic()
+                begun = clock()
                 measure_cells(each, each.checks, where_of(each), contexts[each.name], progress)
-                checked[each.name] = time.monotonic() - begun
-            budget = None if deadline is None else max(0.0, deadline - time.monotonic())
-            for each in chosen:
-                for comparison in each.comparisons:
-                    share = None if budget is None else budget * estimates[id(comparison)] / total
-                    context = contexts[each.name]
-                    driven = context.driven_by(comparison.driver) if comparison.driver else context
-                    fitted_method = fitted(pilot, comparison, method, share, options)
-                    measurement = ComparisonMeasurement(comparison, where_of(each), driven, fitted_method, progress)
-                    race = Race(measurement.rounds(), fitted_method, seed)
-                    raced.append(Raced(each, measurement, Entrant(race, measurement.block)))
+                checked[each.name] = clock() - begun
+            budget = None if deadline is None else max(0.0, deadline - clock())
+            comparisons = [(each, comparison) for each in chosen for comparison in each.comparisons]
+            estimates = [comparison.estimate_seconds(method) for _, comparison in comparisons]
+            for (each, comparison), share in zip(comparisons, budget_shares(estimates, budget), strict=True):
+                context = contexts[each.name]
+                driven = context.driven_by(comparison.driver) if comparison.driver else context
+                fitted_method = fitted(pilot, comparison, method, share, options)
+                measurement = ComparisonMeasurement(comparison, where_of(each), driven, fitted_method, progress)
+                race = Race(measurement.rounds(), fitted_method, seed)
+                raced.append(Raced(each, measurement, Entrant(race, measurement.block)))
             entrants = [each.entrant for each in raced]
             owner = {id(each.entrant): each for each in raced}
 
             def told(entrant: Entrant) -> None:
-                now = time.monotonic()
+                now = clock()
                 left = estimated_end(entrants, deadline, now) - now
                 still_open = sum(1 for each in entrants if each.race.open)
                 study = owner[id(entrant)].study.name
                 progress.block_finished(study, entrant.race.rounds.workload, entrant.race.blocks, still_open, left)
 
-            run_race(entrants, deadline, told=told)
+            run_race(entrants, deadline, clock, told=told)
             status = "complete"
         finally:
             for one in raced:  # what was measured is kept, an interrupted race's too (its open labels "interrupted")

@@ -270,7 +270,7 @@ def judge(
         if not ratios:
             continue
         ratio = interval(ratios, method.confidence)
-        own = interval([rate for rate in rates[label].values() if rate > 0] or [1.0], method.confidence)
+        own = interval([rate for rate in rates[label].values() if rate > 0], method.confidence)  # a ratio's own
         found.append(
             Outcome(study, workload, label, reference, ratio, verdict(ratio, method.tie), own, label == control)
         )

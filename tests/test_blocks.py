@@ -7,38 +7,15 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
 
 import pytest
 
 from harness.noise import Costs, Noise, choose_design, components, drift, expected_half_width
 from harness.rounds import Rounds, block_plan, block_rates, run_rounds
 from harness.verdicts import FRESH, Method, control_of, judge, separated
+from tests.synthetic import Machine
 
 METHOD = Method(cycles=2)
-
-
-class Machine:
-    """A drifting machine: log rate = log(true rate) + walk(t) + a server start's own effect + white noise, and
-    now and then a stall that takes a slice down by a third. Time moves one slice at a time."""
-
-    def __init__(
-        self, true: dict[str, float], seed: int, *, white: float, walk: float, restart: float, stalls: float = 0.02
-    ) -> None:
-        self.true, self.rng = true, random.Random(seed)
-        self.white, self.walk, self.restart, self.stalls = white, walk, restart, stalls
-        self.level = 0.0
-        self.starts: dict[str, float] = {}
-
-    def block(self, number: int, plan: Sequence[str]) -> list[float | None]:
-        self.starts = {label: self.rng.gauss(0, self.restart) for label in dict.fromkeys(plan)}  # afresh, in plan order
-        rates: list[float | None] = []
-        for label in plan:
-            self.level = 0.97 * self.level + self.rng.gauss(0, self.walk)  # drifts, and comes back
-            stall = math.log(2 / 3) if self.rng.random() < self.stalls else 0.0
-            noise = self.level + self.starts[label] + self.rng.gauss(0, self.white) + stall
-            rates.append(self.true[label.removesuffix("~aa")] * math.exp(noise))
-        return rates
 
 
 def compared(true: dict[str, float], seed: int, method: Method = METHOD, **noise: float) -> dict[str, object]:

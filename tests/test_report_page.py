@@ -4,6 +4,10 @@ Chromium with `apt-get` when it is missing."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -101,4 +105,32 @@ def test_the_which_stack_view_ranks_the_stacks_from_the_url(browser: Any, result
     assert ranked.nth(0).locator("td").nth(2).inner_text() == "1 (the fastest)"
     assert ranked.nth(2).locator("td").nth(2).inner_text().startswith("0.7")  # [low, high] follows
     assert page.input_value("#c-work") == "hello" and errors == []
+    page.close()
+
+
+def test_the_tables_save_as_csv_and_json_from_the_page(browser: Any, results: Path) -> None:
+    """The decision table and every comparison's ratios save as CSV, the rows and comparisons as JSON, from links
+    the page holds whole (data: URLs: nothing fetched), and they say what the page and `verdicts --json` say."""
+    page, errors, fetched = opened(browser, results / "report.html")
+
+    def saved(name: str) -> str:
+        href = page.get_attribute(f"a[download='{name}']", "href")
+        assert href is not None and href.startswith("data:")
+        return urllib.parse.unquote(href.split(",", 1)[1])
+
+    decisions = list(csv.DictReader(io.StringIO(saved("decisions.csv"))))
+    assert [row["answer"] for row in decisions] == [
+        page.locator("tbody tr[data-row]").nth(index).locator("td").nth(1).inner_text()
+        for index in range(len(decisions))
+    ]
+    assert len(decisions) == page.locator("tbody tr[data-row]").count() == 2
+    ratios = list(csv.DictReader(io.StringIO(saved("ratios.csv"))))
+    outcomes = [each for run in (results / "runs").iterdir() for each in run_verdicts(run)]
+    assert sorted((row["workload"], row["label"], row["verdict"]) for row in ratios) == sorted(
+        (each.workload, each.alternative, each.verdict) for each in outcomes
+    )
+    found = json.loads(saved("findings.json"))
+    assert [row["lead"] for row in found["rows"]] == [row["answer"] for row in decisions]
+    assert len(found["comparisons"]) == page.locator("section.cmp").count()
+    assert errors == [] and fetched == []
     page.close()

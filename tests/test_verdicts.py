@@ -31,6 +31,7 @@ from harness.verdicts import (
     stop_reason,
     verdict,
 )
+from tests.synthetic import Clock
 
 METHOD = Method(design=FRESH, max_rounds=20)  # a round: one window per label, each on a fresh start
 
@@ -204,16 +205,6 @@ def test_a_comparison_gets_two_rounds_however_short_its_part_so_its_ratios_have_
 
     record = fresh_rounds(Rounds("w", "ref", ("a",)), window, METHOD, 1, deadline=1.0, clock=lambda: now[0])
     assert len(record.orders) == 2 and record.stopped["a"] == Stop(2, "budget")
-
-
-class Clock:
-    """Time that moves only when a synthetic block says so."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def entrant(clock: Clock, true: dict[str, float], seconds: float, seed: int, noise: float = 0.05) -> Entrant:

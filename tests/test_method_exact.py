@@ -1,0 +1,560 @@
+"""The method's functions to the digit: each against an independent computation (numpy, scipy) or a value worked by
+hand, and at the boundaries of what it accepts. The statistical tests beside this one show the method covers what
+it claims on a synthetic machine; these show each part computes what it says, so that a changed operator,
+exponent or bound fails a test (`make mutation`)."""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from harness.noise import Costs, Design, Noise, choose_design, components, drift, expected_half_width
+from harness.pooling import Pooled, held_text, pooled
+from harness.rounds import Entrant, Race, Rounds, block_rates, run_race, run_rounds
+from harness.verdicts import (
+    FRESH,
+    HELD,
+    ComparisonRecord,
+    Interval,
+    Method,
+    Outcome,
+    Stop,
+    calibration_text,
+    interval,
+    judge,
+    noise_floor,
+    spread_between_rounds,
+    stop_reason,
+    t_half_width,
+    verdict,
+)
+from tests.synthetic import Clock
+
+# --- the noise components ---------------------------------------------------------------------------------------
+
+Slices = dict[str, dict[int, list[tuple[int, float]]]]
+
+
+def random_slices(seed: int, labels: tuple[str, ...], blocks: int, cycles: int, restart: float = 0.1) -> Slices:
+    """Every label twice a cycle at shuffled positions, rates scattered about its level in the block (which a
+    restart moves by `restart`, log scale)."""
+    rng = random.Random(seed)
+    found: Slices = {label: {} for label in labels}
+    for block in range(1, blocks + 1):
+        level = {label: 100 * math.exp(rng.gauss(0, restart)) for label in labels}
+        for cycle in range(cycles):
+            order = list(labels) * 2
+            rng.shuffle(order)
+            for offset, label in enumerate(order):
+                position = cycle * 2 * len(labels) + offset
+                found[label].setdefault(block, []).append((position, level[label] * math.exp(rng.gauss(0, 0.05))))
+    return found
+
+
+def numpy_components(slices: Slices, reference: str, cycles: int) -> dict[str, float | int | None]:
+    """The components as the module's docstring defines them, computed a second way: by arrays over a table of
+    (label, block, position, log rate)."""
+    rows = [
+        (label, block, position, math.log(rate))
+        for label, by_block in slices.items()
+        for block, found in by_block.items()
+        for position, rate in found
+    ]
+    label_of = np.array([row[0] for row in rows])
+    block_of = np.array([row[1] for row in rows])
+    position_of = np.array([row[2] for row in rows])
+    logs = np.array([row[3] for row in rows])
+
+    deviation = np.full(len(rows), np.nan)
+    groups = 0
+    for label in slices:
+        for block in np.unique(block_of):
+            mask = (label_of == label) & (block_of == block)
+            if mask.sum() >= 2:
+                deviation[mask] = logs[mask] - logs[mask].mean()
+                groups += 1
+    used = ~np.isnan(deviation)
+    freedom = int(used.sum()) - groups
+    slice_sd = float(np.sqrt(np.sum(deviation[used] ** 2) / freedom)) if freedom > 0 else None
+
+    left, right = [], []
+    for block in np.unique(block_of):
+        here = used & (block_of == block)
+        at = dict(zip(position_of[here].tolist(), deviation[here].tolist(), strict=True))
+        for position in sorted(at):
+            if position + 1 in at:
+                left.append(at[position])
+                right.append(at[position + 1])
+    lag1 = None
+    if len(left) >= 3 and np.std(left) > 0 and np.std(right) > 0:
+        lag1 = float(np.corrcoef(left, right)[0, 1])
+
+    cycle_of = position_of // (2 * len(slices))
+    within, within_freedom, block_variances = [], 0, []
+    for label in [each for each in slices if each != reference]:
+        means = []
+        for block in np.unique(block_of):
+            ratios = []
+            for cycle in np.unique(cycle_of[block_of == block]):
+                mine = logs[(label_of == label) & (block_of == block) & (cycle_of == cycle)]
+                theirs = logs[(label_of == reference) & (block_of == block) & (cycle_of == cycle)]
+                if mine.size and theirs.size:
+                    ratios.append(mine.mean() - theirs.mean())
+            if ratios:
+                means.append(np.mean(ratios))
+                within += list(np.array(ratios) - np.mean(ratios))
+                within_freedom += len(ratios) - 1
+        if len(means) >= 2:
+            block_variances.append(np.var(means, ddof=1))
+    cycle_sd = float(np.sqrt(np.sum(np.square(within)) / within_freedom)) if within_freedom > 0 else None
+    block_sd = float(np.sqrt(np.mean(block_variances))) if block_variances else None
+    restart_sd = None
+    if block_sd is not None and cycle_sd is not None:
+        restart_sd = float(np.sqrt(max(0.0, block_sd**2 - cycle_sd**2 / cycles)))
+    return {
+        "slices": int(used.sum()),
+        "slice_sd": slice_sd,
+        "lag1": lag1,
+        "cycle_sd": cycle_sd,
+        "block_sd": block_sd,
+        "restart_sd": restart_sd,
+        "cycles": cycles,
+    }
+
+
+def assert_same_components(slices: Slices, reference: str, cycles: int) -> None:
+    found = components(slices, reference, cycles)
+    for name, expected in numpy_components(slices, reference, cycles).items():
+        value = getattr(found, name)
+        assert (value is None) == (expected is None), name
+        if expected is not None:
+            assert value == pytest.approx(expected, rel=1e-9, abs=1e-12), name
+
+
+@pytest.mark.parametrize(
+    ("seed", "labels", "blocks", "cycles"),
+    [(1, ("ref", "a"), 6, 3), (2, ("a", "ref", "b"), 4, 2), (3, ("ref", "ref~aa", "a", "b"), 5, 1)],
+)
+def test_the_noise_components_equal_a_second_computation(
+    seed: int, labels: tuple[str, ...], blocks: int, cycles: int
+) -> None:
+    assert_same_components(random_slices(seed, labels, blocks, cycles), "ref", cycles)
+
+
+def test_the_noise_components_where_a_part_has_too_few_slices() -> None:
+    slices = random_slices(4, ("ref", "a", "b"), 4, 2)
+    slices["b"][2] = slices["b"][2][:1]  # one slice in a block: no spread about its mean there
+    del slices["a"][3]  # a label missing from a block
+    assert_same_components(slices, "ref", 2)
+    assert_same_components(slices, "ref", 5)  # the design's cycles weigh the cycle spread against the block's
+
+    one_block = {label: {1: found[1]} for label, found in random_slices(5, ("ref", "a"), 1, 3).items()}
+    assert_same_components(one_block, "ref", 3)
+    assert components(one_block, "ref", 3).block_sd is None  # one block: no spread across blocks
+
+    single = {"ref": {1: [(0, 100.0)], 2: [(0, 90.0)]}, "a": {1: [(1, 110.0)], 2: [(1, 95.0)]}}
+    noise = components(single, "ref", 1)  # one slice a label a block: nothing within a block
+    assert (noise.slices, noise.slice_sd, noise.lag1, noise.cycle_sd) == (0, None, None, None)
+    assert noise.block_sd == pytest.approx(abs(math.log(110 / 100) - math.log(95 / 90)) / math.sqrt(2))
+
+
+def test_the_slices_correlation_needs_three_pairs_of_neighbours() -> None:
+    def pairs(count: int) -> Slices:
+        """`count` pairs of neighbouring slices: one label's positions 0, 1 in each of `count` blocks."""
+        rates = [100.0, 101.0, 97.0, 104.0, 99.0, 103.0]
+        return {"ref": {block: [(0, rates[block]), (1, rates[block + 1] * 1.1)] for block in range(count)}}
+
+    assert components(pairs(2), "ref", 1).lag1 is None
+    three = components(pairs(3), "ref", 1)
+    assert three.lag1 is not None
+    assert three.lag1 == pytest.approx(numpy_components(pairs(3), "ref", 1)["lag1"])
+
+
+def test_what_a_restart_adds_is_never_below_zero() -> None:
+    slices = random_slices(6, ("ref", "a"), 8, 4, restart=0.0)
+    quiet = components(slices, "ref", 1)  # read as one cycle a block, the cycles' spread more than explains the blocks'
+    assert quiet.restart_sd == 0.0
+    assert quiet.block_sd is not None and quiet.cycle_sd is not None and quiet.block_sd < quiet.cycle_sd
+
+
+def test_a_block_s_seconds_are_its_starts_its_warm_ups_and_its_slices() -> None:
+    costs = Costs(start=3.0, warm=2.0, slice_overhead=0.5)
+    # 2 starts x 3 s + 3 labels x 2 s + 4 cycles x 2 slices x 3 labels x (1.5 + 0.5) s
+    assert costs.block_seconds(labels=3, servers=2, cycles=4, slice_seconds=1.5) == 6.0 + 6.0 + 48.0
+
+
+# --- the method's bounds ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"tie": 0.999},
+        {"tie": 1e-6},
+        {"precision": 0.999},
+        {"precision": 1e-6},
+        {"confidence": 0.5001},
+        {"confidence": 0.999},
+        {"min_rounds": 2, "max_rounds": 2},
+        {"min_rounds": 7, "max_rounds": 7},
+        {"cycles": 1, "slice_seconds": 1e-3},
+        {"design": FRESH, "max_rounds": 20},
+        {"slicer": HELD},
+    ],
+)
+def test_a_method_at_the_edge_of_its_bounds_is_accepted(values: dict[str, object]) -> None:
+    Method(**values)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("values", "named"),
+    [
+        ({"tie": 0.0}, "tie and precision"),
+        ({"tie": 1.0}, "tie and precision"),
+        ({"precision": 0.0}, "tie and precision"),
+        ({"precision": 1.0}, "tie and precision"),
+        ({"confidence": 0.5}, "confidence in"),
+        ({"confidence": 1.0}, "confidence in"),
+        ({"min_rounds": 1}, "min_rounds <= max_rounds"),
+        ({"min_rounds": 8, "max_rounds": 7}, "min_rounds <= max_rounds"),
+        ({"design": "waves"}, "design blocks or fresh"),
+        ({"cycles": 0}, "cycles >= 1"),
+        ({"slice_seconds": 0.0}, "slice_seconds > 0"),
+        ({"slicer": "nobody"}, "slicer"),
+        ({"slicer": HELD, "design": FRESH}, "held only in the blocks design"),
+    ],
+)
+def test_a_method_out_of_its_bounds_is_refused_naming_what(values: dict[str, object], named: str) -> None:
+    with pytest.raises(ValueError, match=named):
+        Method(**values)  # type: ignore[arg-type]
+
+
+# --- judging, recording, racing ----------------------------------------------------------------------------------
+
+
+def test_judge_sets_each_alternative_against_the_reference_with_its_own_rate() -> None:
+    rates = {
+        "ref": {1: 100.0, 2: 110.0, 3: 90.0},
+        "a": {1: 150.0, 3: 140.0, 4: 160.0, 5: 0.0},  # a round the reference missed, and a failed one
+        "ref~aa": {1: 101.0, 2: 108.0, 3: 91.0},
+    }
+    method = Method(confidence=0.9, tie=0.02)
+    a, twin = judge("stacks", "hello/c50", "ref", rates, method)
+    assert (a.study, a.workload, a.alternative, a.reference, a.control) == ("stacks", "hello/c50", "a", "ref", False)
+    assert a.ratio == interval([1.5, 140 / 90], 0.9)
+    assert a.own == interval([150.0, 140.0, 160.0], 0.9)  # its own rate over every round it served
+    assert a.verdict == verdict(a.ratio, 0.02)
+    assert (twin.alternative, twin.control) == ("ref~aa", True)
+    assert twin.ratio == interval([1.01, 108 / 110, 91 / 90], 0.9)
+    assert judge("s", "w", "ref", {"ref": {1: 100.0}, "a": {2: 5.0}}, method) == []  # no round in common
+
+
+def test_a_record_read_back_keeps_its_cells_costs_and_control() -> None:
+    record = ComparisonRecord(
+        "hello/c50",
+        "ref",
+        ("a", "b"),
+        7,
+        Method(cycles=3, tie=0.04),
+        [["a", "ref", "b", "b", "ref", "a"]],
+        {"a": Stop(5, "clear"), "b": Stop(6, "precise")},
+        12.5,
+        {"a": "hello/a", "b": "hello/b", "ref": "hello/ref"},
+        False,
+        {"start": 1.5, "warm": 0.5},
+    )
+    assert ComparisonRecord.from_json(record.to_json()) == record
+    controlled = ComparisonRecord.from_json({**record.to_json(), "control": "ref~aa"})
+    assert controlled.controlled and controlled.control == "ref~aa"
+    old = {key: value for key, value in record.to_json().items() if key not in ("cells", "costs", "control")}
+    before = ComparisonRecord.from_json(old)  # a run recorded before cells, costs and optional controls
+    assert (before.cells, before.costs, before.controlled) == ({}, {}, True)
+    assert before.method.design == "blocks"  # what the record says; only a method recorded without one was fresh
+
+
+def race_with(rates: dict[str, dict[int, float]], method: Method) -> Race:
+    race = Race(Rounds("w", "ref", tuple(label for label in rates if label != "ref"), controlled=False), method, 1)
+    race.rates = rates
+    race.active = [label for label in rates if label != "ref"]
+    return race
+
+
+def test_a_race_s_gain_is_the_narrowing_one_block_more_brings() -> None:
+    method = Method(confidence=0.9)
+    a = [1.10, 1.02, 1.07]
+    b = [0.9, 0.95, 0.97, 0.88]
+    rates = {
+        "ref": {n: 100.0 for n in range(1, 5)},
+        "a": {n: 100.0 * ratio for n, ratio in enumerate(a, 1)},
+        "b": {n: 100.0 * ratio for n, ratio in enumerate(b, 1)},
+    }
+
+    def fall(ratios: list[float]) -> float:
+        spread = float(np.std(np.log(ratios), ddof=1))
+        t = [float(stats.t.ppf(0.95, n - 1)) * spread / math.sqrt(n) for n in (len(ratios), len(ratios) + 1)]
+        return t[0] - t[1]
+
+    assert race_with(rates, method).gain() == pytest.approx(fall(a) + fall(b), rel=1e-9)
+    assert t_half_width(0.1, 4, 0.9) == pytest.approx(float(stats.t.ppf(0.95, 3)) * 0.1 / 2)
+    rates["c"] = {1: 100.0, 2: 101.0}
+    assert race_with(rates, method).gain() == pytest.approx(fall(a) + fall(b) + fall([1.0, 1.01]))
+    rates["d"] = {1: 100.0}
+    assert race_with(rates, method).gain() == math.inf  # a label without an interval: any block tells most
+
+
+def racer(clock: Clock, name: str, ratio: float, seconds: float, noise: float = 0.0, seed: int = 1) -> Entrant:
+    rng = random.Random(seed)
+
+    def block(number: int, plan: list[str]) -> list[float | None]:
+        clock.now += seconds
+        return [(ratio if label == "a" else 1.0) * 100 * math.exp(rng.gauss(0, noise)) for label in plan]
+
+    method = Method(design=FRESH, max_rounds=6, min_rounds=2)
+    return Entrant(Race(Rounds(name, "ref", ("a",), controlled=False), method, 1), block)
+
+
+def test_a_race_that_runs_out_of_time_says_budget_and_one_at_its_cap_says_cap() -> None:
+    clock = Clock()
+    racers = [racer(clock, "close", 1.0, 10.0, noise=0.2, seed=2)]
+    told: list[Entrant] = []
+    run_race(racers, deadline=30.0, clock=clock, told=told.append)
+    assert told == racers * 3  # two owed, then one that ends at the deadline exactly: it fits
+    assert racers[0].record is not None and racers[0].record.stopped["a"] == Stop(3, "budget")
+
+    clock = Clock()
+    capped = [racer(clock, "close", 1.0, 10.0, noise=0.2, seed=2)]
+    run_race(capped, deadline=None, clock=clock)
+    assert capped[0].record is not None and capped[0].record.stopped["a"] == Stop(6, "cap")
+
+
+def test_a_race_weighs_each_block_s_narrowing_by_its_seconds() -> None:
+    clock = Clock()
+    quick = racer(clock, "quick", 1.0, 0.01, noise=0.1, seed=3)
+    slow = racer(clock, "slow", 1.0, 1.0, noise=0.1, seed=3)  # the same noise, a hundred times the time
+    order: list[str] = []
+    run_race([slow, quick], deadline=2.2, clock=clock, told=lambda each: order.append(each.race.rounds.workload))
+    # two blocks each in turns; then the quick one's narrow as much for a hundredth of the time, to its cap, and
+    # the slow one's next block would end past the deadline
+    assert order == ["slow", "quick", "slow", "quick", "quick", "quick", "quick", "quick"]
+
+    clock = Clock()
+    instant = racer(clock, "instant", 1.0, 0.0, noise=0.1, seed=4)  # blocks that take no time at all
+    run_race([instant], deadline=1.0, clock=clock)
+    assert instant.record is not None and instant.race.blocks == 6  # no division by zero: it runs to its cap
+
+
+# --- pooling across runs -----------------------------------------------------------------------------------------
+
+
+def numpy_pooled(runs: list[list[float]], confidence: float = 0.95) -> tuple[float, float, float, float, bool]:
+    """DerSimonian-Laird with the modified Hartung-Knapp interval, by arrays."""
+    logs = [np.log(each) for each in runs]
+    means = np.array([each.mean() for each in logs])
+    variances = np.array([each.var(ddof=1) / len(each) for each in logs])
+    weights = 1 / variances
+    fixed = np.sum(weights * means) / np.sum(weights)
+    q = float(np.sum(weights * (means - fixed) ** 2))
+    k = len(runs)
+    tau2 = max(0.0, (q - (k - 1)) / (weights.sum() - np.sum(weights**2) / weights.sum()))
+    star = 1 / (variances + tau2)
+    mean = np.sum(star * means) / star.sum()
+    spread = np.sum(star * (means - mean) ** 2) / ((k - 1) * star.sum())
+    half = float(stats.t.ppf((1 + confidence) / 2, k - 1)) * math.sqrt(max(spread, 1 / star.sum()))
+    return (
+        math.exp(mean),
+        math.exp(mean - half),
+        math.exp(mean + half),
+        math.sqrt(tau2),
+        bool(q > stats.chi2.ppf(0.95, k - 1)),
+    )
+
+
+@pytest.mark.parametrize(
+    "runs",
+    [
+        [[0.5, 1.5, 0.7], [2.0, 0.6, 1.1], [0.9, 3.0]],  # runs whose blocks scatter widely: weights below one
+        [[0.70, 0.72, 0.71], [0.60, 0.61, 0.62, 0.6], [0.66, 0.65, 0.68]],  # runs apart
+        [[1.00, 1.02, 0.99], [1.01, 1.00, 1.02]],  # runs that agree
+    ],
+)
+def test_pooling_equals_a_second_computation(runs: list[list[float]]) -> None:
+    found = pooled(runs, confidence=0.9)
+    value, low, high, tau, disagree = numpy_pooled(runs, confidence=0.9)
+    assert (found.ratio.value, found.ratio.low, found.ratio.high) == pytest.approx((value, low, high), rel=1e-9)
+    assert found.tau == pytest.approx(tau, abs=1e-12)
+    assert (found.disagree, found.runs, found.ratio.rounds) == (disagree, len(runs), len(runs))
+
+
+def test_two_runs_disagree_where_cochran_s_q_passes_its_95_point_on_one_degree_of_freedom() -> None:
+    def two(apart: float) -> Pooled:
+        return pooled([[1.0, 1.1, 0.9, 1.0], [apart, apart * 1.1, apart * 0.9, apart]])
+
+    # Each run's variance is the same, s^2/4; Q = (log apart)^2 / (2 s^2/4); find `apart` where Q is 5 (over
+    # 3.84 but under the 95% points for 0 or 2 degrees of freedom).
+    s2 = float(np.var(np.log([1.0, 1.1, 0.9, 1.0]), ddof=1))
+    assert two(math.exp(math.sqrt(5 * s2 / 2))).disagree
+    assert not two(math.exp(math.sqrt(3 * s2 / 2))).disagree
+
+
+def test_a_pooled_row_reads_its_runs_days_spread_and_disagreement() -> None:
+    ratio = Interval(0.664, 0.583, 0.752, 3)
+    assert held_text(Pooled(ratio, 0.08, 3, False), 2) == "over 3 runs on 2 days: 0.66 [0.58, 0.75], runs apart by ±8%"
+    assert held_text(Pooled(ratio, 0.0, 2, False), 1) == "over 2 runs on 1 day: 0.66 [0.58, 0.75], runs agree"
+    assert held_text(Pooled(ratio, 0.004, 2, False), 2).endswith("2 days: 0.66 [0.58, 0.75], runs agree")
+    assert held_text(Pooled(ratio, 0.005, 2, False), 2).endswith(", runs apart by ±1%")
+    assert held_text(Pooled(ratio, 0.25, 4, True), 3).endswith(", runs apart by ±28% (the runs disagree)")
+
+
+# --- what the method records and says ---------------------------------------------------------------------------
+
+
+def test_an_outcome_s_json_is_what_verdicts_json_prints() -> None:
+    outcome = Outcome(
+        "stacks", "hello/c50", "a", "ref", Interval(1.23456, 1.1, math.inf, 4), "faster", Interval(1, 1, 1, 4), True
+    )
+    assert outcome.to_json() == {
+        "study": "stacks",
+        "workload": "hello/c50",
+        "alternative": "a",
+        "reference": "ref",
+        "ratio": 1.2346,
+        "low": 1.1,
+        "high": None,
+        "verdict": "faster",
+        "rounds": 4,
+        "control": True,
+    }
+    assert (
+        Outcome("s", "w", "a", "r", Interval(0.5, 0.44444, 0.55556, 2), "slower", Interval(1, 1, 1, 2)).to_json()[
+            "high"
+        ]
+        == 0.5556
+    )
+
+
+def test_the_noise_floor_reads_from_the_a_a_control() -> None:
+    control = Interval(1.0, 1 / 1.031, 1.031, 9)
+    assert noise_floor(control) == pytest.approx(0.031)
+    assert calibration_text(control, 0.05) == "±3.1%"
+    assert calibration_text(Interval(1.05, 1.01, 1.09, 9), 0.05).endswith(
+        ", but the A/A control separated: untrustworthy"
+    )
+    assert calibration_text(Interval(1.0, 0.0, math.inf, 1), 0.05) == "no interval"
+    assert spread_between_rounds({1: 100.0, 2: 0.0, 3: 110.0}) == pytest.approx(abs(math.log(1.1)) / math.sqrt(2))
+
+
+def test_the_noise_says_its_parts_in_a_sentence_and_records_them_rounded() -> None:
+    noise = Noise(40, 0.0512, 0.31, 0.02, 0.033, None, 2)
+    assert noise.sentence() == (
+        "Noise (log scale): a slice's sd about its label's mean in its block 5.1%; a cycle's log ratio sd within a "
+        "block 2.0%; a block's log ratio sd 3.3%; neighbouring slices' correlation 0.31."
+    )
+    assert Noise(3, None, None, None, None, None, 1).sentence() == ""
+    assert noise.to_json() == {
+        "slices": 40,
+        "slice_sd": 0.0512,
+        "lag1": 0.31,
+        "cycle_sd": 0.02,
+        "block_sd": 0.033,
+        "restart_sd": None,
+        "cycles": 2,
+    }
+    assert Costs(1.23456, 0.5, 0.1).to_json() == {"start": 1.235, "warm": 0.5, "slice_overhead": 0.1}
+    assert Design(3, 8, 0.043219).to_json() == {"cycles": 3, "blocks": 8, "half_width": 0.0432}
+
+
+# --- the design and its boundaries -------------------------------------------------------------------------------
+
+
+def test_the_expected_half_width_is_the_t_interval_of_a_block_s_variance() -> None:
+    noise = Noise(100, 0.05, 0.2, 0.06, 0.05, 0.03, 3)
+    for cycles, blocks in ((1, 2), (2, 5), (4, 9)):
+        variance = 0.03**2 + 0.06**2 / cycles
+        half = float(stats.t.ppf(0.975, blocks - 1)) * math.sqrt(variance / blocks)
+        assert expected_half_width(noise, cycles, blocks) == pytest.approx(math.expm1(half), rel=1e-12)
+    assert expected_half_width(noise, 2, 1) == math.inf  # one block: no interval
+    assert expected_half_width(replace(noise, cycle_sd=None), 2, 5) == math.inf
+
+
+def test_the_design_is_the_narrowest_of_one_to_four_cycles_that_fits_the_least_blocks() -> None:
+    costs = Costs(start=30.0, warm=1.0, slice_overhead=0.0)  # starts dear, restarts add nothing: cycles pay
+    steady = Noise(100, 0.05, 0.0, 0.1, 0.06, 0.0, 3)
+    design = choose_design(steady, costs, labels=2, servers=2, seconds=1000.0, slice_seconds=1.0)
+    blocks = {cycles: int(1000.0 // costs.block_seconds(2, 2, cycles, 1.0)) for cycles in range(1, 5)}
+    best = min(range(1, 5), key=lambda cycles: expected_half_width(steady, cycles, blocks[cycles]))
+    assert (design.cycles, design.blocks) == (best, blocks[best]) and best == 4  # five would be narrower yet
+    assert design.half_width == expected_half_width(steady, best, blocks[best])
+
+    tight = costs.block_seconds(2, 2, 1, 1.0) * 2  # exactly two blocks of one cycle fit, none of more
+    assert choose_design(steady, costs, 2, 2, tight, 1.0) == Design(1, 2, expected_half_width(steady, 1, 2))
+    none = choose_design(steady, costs, 2, 2, tight / 2, 1.0, least=2)  # not even two: one cycle, the most blocks
+    assert (none.cycles, none.blocks, none.half_width) == (1, 1, math.inf)
+    assert choose_design(steady, costs, 2, 2, tight, 1.0, least=3).blocks == 2  # the fallback, not a fitting design
+
+
+def test_the_drift_over_a_horizon_shorter_than_a_slice_is_the_change_between_neighbours() -> None:
+    assert drift([0.0, 1.0, 3.0], 25.0, 10.0) == pytest.approx(math.sqrt(0.5))  # changes 1 and 2: sd 0.707
+    assert drift([0.0, 1.0, 3.0], 5.0, 10.0) is None  # two slices apart: one change only (3.0)
+
+
+def test_an_interval_of_one_value_has_its_value_and_no_bounds() -> None:
+    assert interval([1.2]) == Interval(1.2, 0.0, math.inf, 1)
+    found = interval([1.2, 1.2 * math.exp(0.2)], 0.8)
+    half = float(stats.t.ppf(0.9, 1)) * (0.2 / math.sqrt(2)) / math.sqrt(2)
+    assert (found.value, found.low, found.high) == pytest.approx(
+        (1.2 * math.exp(0.1), 1.2 * math.exp(0.1 - half), 1.2 * math.exp(0.1 + half)), rel=1e-12
+    )
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "expected"),
+    [
+        (1.05, 2.0, ""),  # at the band's edge: not clear of it
+        (1.0501, 2.0, "clear"),
+        (0.5, 0.95, ""),
+        (0.5, 0.9499, "clear"),
+        (1.0, 2.0, ""),
+        (0.5, 1.0, ""),
+    ],
+)
+def test_clear_means_the_interval_lies_wholly_beyond_the_tie_band(low: float, high: float, expected: str) -> None:
+    assert stop_reason(Interval(1.0, low, high, 5), Method(tie=0.05)) == expected
+
+
+def test_a_block_with_a_slice_at_zero_fails() -> None:
+    assert block_rates(["a", "b", "b", "a"], [1.0, 4.0, 9.0, 0.0]) == {"a": None, "b": 6.0}
+
+
+def test_a_race_records_blocks_stops_at_two_ratios_and_finishes_at_its_cap() -> None:
+    method = Method(min_rounds=2, max_rounds=3, confidence=0.8)
+    race = Race(Rounds("w", "ref", ("far",)), method, 1)
+    for far in (300.0, 330.0):  # apart from the reference, but not yet precise
+        plan = race.plan()
+        race.record(plan, [{"far": far, "ref": 100.0, "ref~aa": 100.0}[label] for label in plan])
+    assert race.last_seconds == 0.0  # no seconds told: none counted
+    assert race.stopped == {"far": Stop(2, "clear"), "ref~aa": Stop(2, "calibrated")}  # the twin by its own rule
+    assert not race.open
+
+    capped = Race(Rounds("w", "ref", ("a",), controlled=False), method, 1)
+    for scatter in (1.0, 1.3, 0.8):
+        plan = capped.plan()
+        capped.record(plan, [100.0 * (scatter if label == "a" else 1.0) for label in plan], 2.0)
+    record = capped.finish("budget", 12.345)
+    assert record.stopped["a"] == Stop(3, "cap") and record.wall_seconds == 12.3 and capped.active == []
+
+
+def test_the_rounds_take_a_block_that_ends_at_the_deadline_and_time_their_wall() -> None:
+    clock = Clock()
+    clock.now = 100.0
+
+    def block(number: int, plan: list[str]) -> list[float | None]:
+        clock.now += 10.0
+        return [100.0 * (1.0 + 0.3 * (number % 2) * (label == "a")) for label in plan]
+
+    record = run_rounds(Rounds("w", "ref", ("a",), controlled=False), block, Method(), 1, 130.0, clock)
+    assert len(record.orders) == 3 and record.stopped["a"] == Stop(3, "budget") and record.wall_seconds == 30.0
