@@ -319,7 +319,8 @@ def decision_csv(rows: Sequence[Row]) -> str:
     )
 
 
-RATIO_COLUMNS = ("study", "run", "machine", "workload", "reference", "label", "ratio", "low", "high", "verdict")
+COMPARISON_COLUMNS = ("study", "run", "machine", "workload", "reference")
+LABEL_COLUMNS = ("label", "value", "low", "high", "verdict", "blocks", "control")
 
 
 def ratios_csv(views: Sequence[dict[str, Any]]) -> str:
@@ -327,14 +328,9 @@ def ratios_csv(views: Sequence[dict[str, Any]]) -> str:
     the blocks behind it."""
     return _csv(
         [
-            (*RATIO_COLUMNS, "blocks", "aa_control"),
+            (*COMPARISON_COLUMNS, "label", "ratio", "low", "high", "verdict", "blocks", "aa_control"),
             *(
-                (
-                    *(v[key] for key in RATIO_COLUMNS[:5]),
-                    *(each[key] for key in RATIO_COLUMNS[5:]),
-                    each["blocks"],
-                    each["control"],
-                )
+                (*(v[key] for key in COMPARISON_COLUMNS), *(each[key] for key in LABEL_COLUMNS))
                 for v in views
                 for each in v["labels"]
             ),
