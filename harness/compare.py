@@ -13,10 +13,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.pooling import change_between, typical_spread
 from harness.results import load_study, read_json, studies_in, thresholds_of
-from harness.studies.reading import without_controls
+from harness.studies.reading import judged_comparisons, without_controls
 from harness.summaries import CellSummary, ms, rate
-from harness.verdicts import Interval, ratio_text, unpaired_interval, verdict
+from harness.verdicts import (
+    FASTER,
+    SLOWER,
+    TIE,
+    Interval,
+    interval,
+    paired_ratios,
+    ratio_text,
+    unpaired_interval,
+    verdict,
+)
 
 
 def _label(run: Path) -> tuple[str, str]:
@@ -91,6 +102,61 @@ def compare_rows(run_a: Path, run_b: Path, studies: Sequence[str] | None = None)
     }
 
 
+RATIO_HEAD = (
+    "comparison",
+    "label",
+    "A ratio [95% CI]",
+    "B ratio [95% CI]",
+    "B/A [95% CI, with the runs' spread]",
+    "verdict",
+)
+MOVED = {FASTER: "moved up", SLOWER: "moved down", TIE: "held"}  # else: within the runs' spread
+
+
+def _blocks(run: Path, study: str) -> dict[str, tuple[str, str | None, dict[str, dict[int, float]]]]:
+    """A study's comparisons in blocks: workload -> (reference, A/A twin, label -> block -> rate)."""
+    return {
+        judged.record.workload: (judged.record.reference, judged.record.control, judged.rates)
+        for judged in judged_comparisons(load_study(run, study))
+    }
+
+
+def ratio_changes(run_a: Path, run_b: Path, studies: Sequence[str]) -> dict[str, Any]:
+    """Every ratio in blocks the runs share (each alternative over its reference, paired by block): A's, B's, and
+    B's over A's with an interval that counts the between-run spread typical of these two runs (the median over
+    their shared ratios of each one's tau), so that "moved" means more than two days on this machine explain."""
+    pairs: list[tuple[str, str, list[float], list[float]]] = []
+    for study in studies:
+        found_a, found_b = _blocks(run_a, study), _blocks(run_b, study)
+        for workload in [each for each in found_a if each in found_b]:
+            (reference, twin, rates_a), (_, _, rates_b) = found_a[workload], found_b[workload]
+            for label in [each for each in rates_b if each not in (reference, twin) and each in rates_a]:
+                ratios_a, ratios_b = paired_ratios(rates_a, label, reference), paired_ratios(rates_b, label, reference)
+                if len(ratios_a) >= 2 and len(ratios_b) >= 2:
+                    pairs.append((f"{study}/{workload}", f"{label} × {reference}", ratios_a, ratios_b))
+    tau = typical_spread([[a, b] for _, _, a, b in pairs])
+    tie = thresholds_of(read_json(run_b / "run.json")).tie
+    rows = []
+    for where, label, ratios_a, ratios_b in pairs:
+        moved = change_between(ratios_a, ratios_b, tau)
+        said = MOVED.get(verdict(moved, tie), "within the runs' spread")
+        rows.append(
+            (where, label, ratio_text(interval(ratios_a)), ratio_text(interval(ratios_b)), ratio_text(moved), said)
+        )
+    return {"head": RATIO_HEAD, "rows": rows, "tau": tau, "tie": tie}
+
+
+def _aligned(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in (head, *rows)) for i in range(len(head))]
+    return [
+        "  ".join(
+            value.ljust(width) if i == 0 else value.rjust(width)
+            for i, (value, width) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in (head, *rows)
+    ]
+
+
 def compare(run_a: Path, run_b: Path) -> str:
     """The comparison as text: a warning if the CPU models differ, a table, and a geometric mean."""
     found = compare_rows(run_a, run_b)
@@ -105,18 +171,20 @@ def compare(run_a: Path, run_b: Path) -> str:
     if not rows:
         lines.append("the runs share no measured cell")
         return "\n".join(lines) + "\n"
-    widths = [max(len(row[i]) for row in (HEAD, *rows)) for i in range(len(HEAD))]
-    for row in (HEAD, *rows):
-        lines.append(
-            "  ".join(
-                value.ljust(width) if i == 0 else value.rjust(width)
-                for i, (value, width) in enumerate(zip(row, widths, strict=True))
-            )
-        )
+    lines += _aligned(HEAD, rows)
     counts = found["counts"]
     lines.append(
         f"{len(rows)} shared cells, tie band 1 ± {found['tie']:.0%}: B faster in {counts['faster']}, slower in "
         f"{counts['slower']}, a tie in {counts['tie']}, unresolved in {counts['unresolved']}; geometric mean of "
         f"B/A OK calls/s: {found['mean']:.2f}"
     )
+    shared = [s for s in studies_in(read_json(run_a / "run.json")) if s in studies_in(read_json(run_b / "run.json"))]
+    moved = ratio_changes(run_a, run_b, shared)
+    if moved["rows"]:
+        lines += ["", "Ratios in blocks, each alternative over its reference paired by block: B's against A's"]
+        lines += _aligned(moved["head"], moved["rows"])
+        lines.append(
+            f"The runs' spread: ±{math.expm1(moved['tau']):.1%} (the median between-run spread of their shared "
+            "ratios), counted in each B/A interval: 'moved' is beyond it and the tie band, 'held' inside the band."
+        )
     return "\n".join(lines) + "\n"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness.compare import compare_rows
+from harness.compare import compare_rows, ratio_changes
 from harness.decisions import Row, decision_rows
 from harness.machine import machine_class
 from harness.pooling import held_text, pooled, server_code
@@ -178,7 +178,8 @@ def side_by_side(runs: Mapping[Path, dict[str, Any]], study: str) -> dict[str, A
     if len(holding) < 2:
         return None
     found = compare_rows(holding[-2], holding[-1], (study,))
-    return {"study": study, **found} if found["rows"] else None
+    moved = ratio_changes(holding[-2], holding[-1], (study,))
+    return {"study": study, **found, "moved": moved} if found["rows"] or moved["rows"] else None
 
 
 def matrix_run(study: StudyReport, metas: dict[Path, dict[str, Any]], newest: StudyRun) -> StudyRun | None:

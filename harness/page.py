@@ -13,6 +13,7 @@ import functools
 import html
 import io
 import json
+import math
 import re
 import urllib.parse
 from collections.abc import Sequence
@@ -204,12 +205,22 @@ def _provenance(run: dict[str, Any]) -> str:
 
 
 def _pair(pair: dict[str, Any]) -> str:
+    moved = pair["moved"]
+    ratios = (
+        f"<p>Each ratio in blocks, B's against A's: the B/A interval counts the runs' spread (±"
+        f"{math.expm1(moved['tau']):.1%}, the median between-run spread of their shared ratios), so 'moved' is a "
+        "change beyond what two days on this machine explain and the tie band.</p>"
+        + _table(moved["head"], _rows(moved["rows"]))
+        if moved["rows"]
+        else ""
+    )
     counts = ", ".join(f"{name} {count}" for name, count in pair["counts"].items())
     return (
         f'<details data-study="{pair["study"]}"><summary>{pair["study"]}: B <code>{pair["b"]["run"]}</code> '
         f"({_cell(pair['b']['machine'])}) against A <code>{pair['a']['run']}</code> ({_cell(pair['a']['machine'])})"
         f"</summary><p>Tie band 1 ± {pair['tie']:.0%}: {counts}; geometric mean of B/A {pair['mean']:.2f}.</p>"
         + _table(pair["head"], _rows(pair["rows"]))
+        + ratios
         + "</details>"
     )
 

@@ -9,6 +9,7 @@ interval does not. Pure: numbers in, numbers out."""
 from __future__ import annotations
 
 import math
+import statistics
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -69,6 +70,23 @@ def pooled(runs: Sequence[Sequence[float]], confidence: float = 0.95) -> Pooled:
     return Pooled(
         Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half), k), math.sqrt(tau2), k, disagree
     )
+
+
+def typical_spread(comparisons: Sequence[Sequence[Sequence[float]]]) -> float:
+    """The between-run spread tau (log scale) typical of a machine: the median over comparisons (each its runs'
+    block ratios, two runs or more) of each one's DerSimonian-Laird tau; 0 without any."""
+    found = sorted(pooled(runs).tau for runs in comparisons if len(runs) >= 2)
+    return float(statistics.median(found)) if found else 0.0
+
+
+def change_between(before: Sequence[float], after: Sequence[float], tau: float, confidence: float = 0.95) -> Interval:
+    """How far a ratio moved from one run to another: `after`'s over `before`'s (each its blocks' paired ratios),
+    with a normal interval whose variance is each run's own (its blocks' squared standard error) plus the
+    between-run variance tau² of each: a change the interval lies clear of is more than the runs' days explain."""
+    (mean_before, var_before), (mean_after, var_after) = run_estimate(before), run_estimate(after)
+    change = mean_after - mean_before
+    half = float(stats.norm.ppf((1 + confidence) / 2)) * math.sqrt(var_before + var_after + 2 * tau**2)
+    return Interval(math.exp(change), math.exp(change - half), math.exp(change + half), 2)
 
 
 def held_text(found: Pooled, days: int) -> str:

@@ -133,8 +133,8 @@ def interval(values: Sequence[float], confidence: float = 0.95) -> Interval:
 def unpaired_interval(before: Sequence[float], after: Sequence[float], confidence: float = 0.95) -> Interval:
     """The ratio of after's geometric mean to before's, with Welch's t-interval on the log scale: for rates that
     were not measured in the same rounds (two runs, say). Fewer than two values on a side: no interval."""
-    if min([*before, *after], default=0) <= 0:
-        raise ValueError("an interval needs positive values")
+    if not before or not after or min(*before, *after) <= 0:
+        raise ValueError(f"an interval needs positive values on both sides, got {list(before)} and {list(after)}")
     logs_a, logs_b = [math.log(v) for v in before], [math.log(v) for v in after]
     mean_a, mean_b = sum(logs_a) / len(logs_a), sum(logs_b) / len(logs_b)
     value = math.exp(mean_b - mean_a)

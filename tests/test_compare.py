@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.compare import compare
-from tests.runs import make_legacy_run, make_run
+from harness.compare import compare, ratio_changes
+from tests.runs import make_brief_run, make_legacy_run, make_run
 from tests.test_report import check_golden
 
 
@@ -45,3 +45,21 @@ def test_different_cpu_models_are_said(tmp_path: Path, capsys: pytest.CaptureFix
 def test_an_unknown_run_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compare", "nosuch", "other", "--out", str(tmp_path)]) == 2
     assert "no run 'nosuch'" in capsys.readouterr().err
+
+
+def test_a_ratio_that_moved_between_runs_beyond_their_spread_is_told_apart_from_those_that_held(
+    tmp_path: Path,
+) -> None:
+    """Two runs of the brief's matrix in blocks, the second with grpclib-uvloop 30% faster on hello only: that
+    ratio moved up; every other ratio, its blocks the same in both runs, held."""
+    a = make_brief_run(tmp_path, "20260107T000000Z")
+    b = make_brief_run(tmp_path, "20260108T000000Z", "2026-01-08", shift=1.3)
+    found = ratio_changes(a, b, ["stacks"])
+    said = {(row[0], row[1]): row[-1] for row in found["rows"]}
+    assert said[("stacks/hello/c50", "grpclib-uvloop × sync-w10")] == "moved up"
+    assert said[("stacks/hello/c2", "grpclib-uvloop × sync-w10")] == "moved up"
+    others = {
+        verdict for key, verdict in said.items() if not (key[0].startswith("stacks/hello/") and "grpclib" in key[1])
+    }
+    assert others == {"held"} and found["tau"] == 0.0
+    assert "Ratios in blocks" in compare(a, b) and "moved up" in compare(a, b)

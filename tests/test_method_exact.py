@@ -14,8 +14,8 @@ import pytest
 from scipy import stats
 
 from harness.noise import Costs, Design, Noise, choose_design, components, drift, expected_half_width
-from harness.pooling import Pooled, held_text, pooled
-from harness.rounds import Entrant, Race, Rounds, block_rates, run_race, run_rounds
+from harness.pooling import Pooled, change_between, held_text, pooled, run_estimate, typical_spread
+from harness.rounds import Entrant, Race, Rounds, block_rates, budget_shares, estimated_end, run_race, run_rounds
 from harness.verdicts import (
     FRESH,
     HELD,
@@ -27,10 +27,15 @@ from harness.verdicts import (
     calibration_text,
     interval,
     judge,
+    log_spread,
     noise_floor,
+    paired_ratios,
+    pessimistic_half_width,
+    ratio_text,
     spread_between_rounds,
     stop_reason,
     t_half_width,
+    unpaired_interval,
     verdict,
 )
 from tests.synthetic import Clock
@@ -415,7 +420,7 @@ def test_a_pooled_row_reads_its_runs_days_spread_and_disagreement() -> None:
 
 def test_an_outcome_s_json_is_what_verdicts_json_prints() -> None:
     outcome = Outcome(
-        "stacks", "hello/c50", "a", "ref", Interval(1.23456, 1.1, math.inf, 4), "faster", Interval(1, 1, 1, 4), True
+        "stacks", "hello/c50", "a", "ref", Interval(1.23456, 1.12346, math.inf, 4), "faster", Interval(1, 1, 1, 4), True
     )
     assert outcome.to_json() == {
         "study": "stacks",
@@ -423,7 +428,7 @@ def test_an_outcome_s_json_is_what_verdicts_json_prints() -> None:
         "alternative": "a",
         "reference": "ref",
         "ratio": 1.2346,
-        "low": 1.1,
+        "low": 1.1235,
         "high": None,
         "verdict": "faster",
         "rounds": 4,
@@ -449,10 +454,15 @@ def test_the_noise_floor_reads_from_the_a_a_control() -> None:
 
 
 def test_the_noise_says_its_parts_in_a_sentence_and_records_them_rounded() -> None:
-    noise = Noise(40, 0.0512, 0.31, 0.02, 0.033, None, 2)
+    noise = Noise(40, 0.05123, 0.31, 0.02, 0.033, None, 2)
     assert noise.sentence() == (
         "Noise (log scale): a slice's sd about its label's mean in its block 5.1%; a cycle's log ratio sd within a "
         "block 2.0%; a block's log ratio sd 3.3%; neighbouring slices' correlation 0.31."
+    )
+    assert (
+        replace(noise, restart_sd=0.021)
+        .sentence()
+        .endswith("; what a restart adds 2.1%; neighbouring slices' correlation 0.31.")
     )
     assert Noise(3, None, None, None, None, None, 1).sentence() == ""
     assert noise.to_json() == {
@@ -558,3 +568,80 @@ def test_the_rounds_take_a_block_that_ends_at_the_deadline_and_time_their_wall()
 
     record = run_rounds(Rounds("w", "ref", ("a",), controlled=False), block, Method(), 1, 130.0, clock)
     assert len(record.orders) == 3 and record.stopped["a"] == Stop(3, "budget") and record.wall_seconds == 30.0
+
+
+def test_a_change_between_two_runs_counts_each_run_s_error_and_the_between_run_spread_twice() -> None:
+    before, after = [0.70, 0.72, 0.69], [0.80, 0.83, 0.78, 0.81]
+    logs_before, logs_after = np.log(before), np.log(after)
+    variance = logs_before.var(ddof=1) / 3 + logs_after.var(ddof=1) / 4
+    change = logs_after.mean() - logs_before.mean()
+    for tau in (0.0, 0.05):
+        half = float(stats.norm.ppf(0.975)) * math.sqrt(variance + 2 * tau**2)
+        found = change_between(before, after, tau)
+        assert (found.value, found.low, found.high) == pytest.approx(
+            (math.exp(change), math.exp(change - half), math.exp(change + half)), rel=1e-12
+        )
+    assert change_between(before, after, 0.0, confidence=0.8).high < change_between(before, after, 0.0).high
+
+
+def test_a_machine_s_typical_between_run_spread_is_the_median_of_its_comparisons() -> None:
+    comparisons = [
+        [[0.70, 0.72, 0.71], [0.60, 0.61, 0.62, 0.6]],
+        [[1.00, 1.02, 0.99], [1.01, 1.00, 1.02]],
+        [[0.5, 0.52, 0.51], [0.55, 0.56, 0.54], [0.5, 0.49, 0.51]],
+        [[0.9, 0.91]],  # one run: no spread to read
+    ]
+    taus = sorted(pooled(runs).tau for runs in comparisons[:3])
+    assert typical_spread(comparisons) == taus[1]
+    assert typical_spread(comparisons[:2]) == pytest.approx(sum(pooled(runs).tau for runs in comparisons[:2]) / 2)
+    assert typical_spread([comparisons[3]]) == 0.0
+
+
+def test_the_smallest_cases_each_part_still_reads() -> None:
+    """One degree of freedom is enough for a spread; a constant side has no correlation; an empty or
+    non-positive input is refused by name."""
+    two = components({"ref": {1: [(0, 100.0), (1, 110.0)]}}, "ref", 1)
+    assert two.slice_sd == pytest.approx(abs(math.log(1.1)) / math.sqrt(2))  # 2 deviations, 1 group: 1 freedom
+    cycles = {"ref": {1: [(0, 100.0), (3, 100.0), (4, 100.0), (7, 100.0)]}}
+    cycles["a"] = {1: [(1, 110.0), (2, 110.0), (5, 120.0), (6, 120.0)]}
+    found = components(cycles, "ref", 2)  # two cycles of one block: one freedom
+    assert found.cycle_sd == pytest.approx(abs(math.log(120 / 110)) / math.sqrt(2))
+    flat = {"ref": {block: [(0, 100.0), (1, 100.0), (2, 110.0)] for block in (1, 2)}}
+    assert components(flat, "ref", 1).lag1 is None  # every pair's first slice sits alike: no correlation to read
+    with pytest.raises(ValueError, match="positive"):
+        unpaired_interval([], [1.0, 2.0])
+    with pytest.raises(ValueError, match="two positive block ratios"):
+        run_estimate([1.0, 0.0])
+    assert log_spread([2.0]) == 0.0
+    assert t_half_width(0.1, 4) == t_half_width(0.1, 4, 0.95)
+    assert pessimistic_half_width(Interval(1.0, 0.9, 1 / 0.9, 5)) == pytest.approx(
+        math.log(1 / 0.9) * math.sqrt(4 / float(stats.chi2.ppf(0.2, 4)))
+    )
+    assert paired_ratios({"a": {1: 2.0, 2: 3.0}, "r": {1: 0.0, 2: 1.5}}, "a", "r") == [2.0]
+    assert spread_between_rounds({1: 0.5, 2: 0.25}) == pytest.approx(math.log(2) / math.sqrt(2))
+    assert ratio_text(Interval(1.0, 0.5, math.inf, 1)) == "1.00 [0.50, ∞]"
+    assert Method.from_json({}).max_rounds == 20 and Method.from_json({}).design == FRESH
+
+
+def test_rounds_refuse_a_reference_among_the_alternatives_or_one_named_twice() -> None:
+    with pytest.raises(ValueError, match="distinct and exclude the reference"):
+        Rounds("w", "ref", ("ref", "a"))
+    with pytest.raises(ValueError, match="distinct and exclude the reference"):
+        Rounds("w", "ref", ("a", "a"))
+
+
+def test_a_budget_is_shared_by_the_estimates() -> None:
+    assert budget_shares([10.0, 30.0], 200.0) == [50.0, 150.0]
+    assert budget_shares([10.0, 30.0], None) == [None, None]
+    assert budget_shares([0.0, 0.0], 100.0) == [0.0, 0.0]
+
+
+def test_the_estimated_end_takes_a_comparison_without_blocks_at_the_mean_block() -> None:
+    clock = Clock()
+    racers = [racer(clock, name, 1.0, seconds) for name, seconds in (("a", 10.0), ("b", 30.0), ("c", 5.0))]
+    racers[0].step(clock)
+    racers[1].step(clock)  # blocks of 10 s and 30 s: a mean of 20 s for "c", which has none
+    assert estimated_end(racers, None, clock.now) == clock.now + 10.0 + 30.0 + 2 * 20.0
+    for _ in range(2):
+        racers[2].step(clock)
+    assert estimated_end(racers[2:], None, clock.now) == clock.now  # it owes nothing more
