@@ -81,11 +81,16 @@ def typical_spread(comparisons: Sequence[Sequence[Sequence[float]]]) -> float:
 
 def change_between(before: Sequence[float], after: Sequence[float], tau: float, confidence: float = 0.95) -> Interval:
     """How far a ratio moved from one run to another: `after`'s over `before`'s (each its blocks' paired ratios),
-    with a normal interval whose variance is each run's own (its blocks' squared standard error) plus the
-    between-run variance tau² of each: a change the interval lies clear of is more than the runs' days explain."""
+    with a t-interval whose variance is each run's own (its blocks' squared standard error) plus the between-run
+    variance tau² of each, on Welch-Satterthwaite's degrees of freedom (tau² taken as known): a change the interval
+    lies clear of is more than the runs' days explain. Two blocks a run give one degree of freedom each, and an
+    interval as wide as that deserves."""
     (mean_before, var_before), (mean_after, var_after) = run_estimate(before), run_estimate(after)
+    variance = var_before + var_after + 2 * tau**2
+    scatter = var_before**2 / (len(before) - 1) + var_after**2 / (len(after) - 1)
+    freedom = variance**2 / scatter if scatter > 0 else math.inf
+    half = float(stats.t.ppf((1 + confidence) / 2, freedom)) * math.sqrt(variance)
     change = mean_after - mean_before
-    half = float(stats.norm.ppf((1 + confidence) / 2)) * math.sqrt(var_before + var_after + 2 * tau**2)
     return Interval(math.exp(change), math.exp(change - half), math.exp(change + half), 2)
 
 

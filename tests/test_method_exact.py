@@ -573,15 +573,22 @@ def test_the_rounds_take_a_block_that_ends_at_the_deadline_and_time_their_wall()
 def test_a_change_between_two_runs_counts_each_run_s_error_and_the_between_run_spread_twice() -> None:
     before, after = [0.70, 0.72, 0.69], [0.80, 0.83, 0.78, 0.81]
     logs_before, logs_after = np.log(before), np.log(after)
-    variance = logs_before.var(ddof=1) / 3 + logs_after.var(ddof=1) / 4
+    var_before, var_after = logs_before.var(ddof=1) / 3, logs_after.var(ddof=1) / 4
     change = logs_after.mean() - logs_before.mean()
     for tau in (0.0, 0.05):
-        half = float(stats.norm.ppf(0.975)) * math.sqrt(variance + 2 * tau**2)
+        variance = var_before + var_after + 2 * tau**2
+        freedom = variance**2 / (var_before**2 / 2 + var_after**2 / 3)  # Welch-Satterthwaite, tau² as known
+        half = float(stats.t.ppf(0.975, freedom)) * math.sqrt(variance)
         found = change_between(before, after, tau)
         assert (found.value, found.low, found.high) == pytest.approx(
             (math.exp(change), math.exp(change - half), math.exp(change + half)), rel=1e-12
         )
     assert change_between(before, after, 0.0, confidence=0.8).high < change_between(before, after, 0.0).high
+    welch = unpaired_interval(before, after)  # with no between-run spread: Welch's interval
+    same = change_between(before, after, 0.0)
+    assert (same.value, same.low, same.high) == pytest.approx((welch.value, welch.low, welch.high), rel=1e-9)
+    still = change_between([1.0, 1.0], [1.1, 1.1], 0.0)  # blocks that agree exactly: no scatter, a normal limit
+    assert still.low == still.high == pytest.approx(1.1)
 
 
 def test_a_machine_s_typical_between_run_spread_is_the_median_of_its_comparisons() -> None:
