@@ -41,11 +41,15 @@ def report(found: dict[str, Counter[str]]) -> str:
         f"{', met' if score >= TARGET else ', not met'}); {total['no tests']} more in functions no selected test "
         f"reaches; {sum(total.values())} mutants in all.",
         "",
-        "Survivors of kinds read and left, as equivalent in practice: `zip(..., strict=True)` made loose (the lists "
-        "are equal by construction); an error's message padded or recased (tests match it by search); a guard "
-        "that cannot be false for positive weights (`scale > 0`); `to_json` and sentences no selected test reads "
-        "(the report tests, which need more than the method, cover them). The rest are gaps to close: the "
-        "noise model's components, Method's validation, the race's gain, and the pooled row's text.",
+        "Every survivor was read (`mutmut show NAME`). Those left are equivalent in practice: `zip(..., "
+        "strict=True)` made loose (the lists are equal by construction); an error's message padded or recased (the "
+        "tests match it by search); a comparison moved at a boundary only an exact float reaches (`<` for `<=` in "
+        "the precise and calibrated rules, Cochran's Q, the '±0%' cut); one falsy value for another (`why = None` "
+        'for ""); a default an older record never lacks; a turn guard no race meets (none closes within its '
+        "least blocks); a budget of nothing shared by estimates of nothing. Gaps left: the design's `least` default "
+        "and a design that fits exactly `least` blocks, the race's 1 ms floor on a block's length, rounding to one "
+        "digit more. `server_code` and `code_at` read git "
+        "history: the report tests, outside this selection, reach them.",
         "",
         "| function | killed | survived | no tests |",
         "|---|---|---|---|",

@@ -157,6 +157,7 @@ def test_the_noise_components_where_a_part_has_too_few_slices() -> None:
     del slices["a"][3]  # a label missing from a block
     assert_same_components(slices, "ref", 2)
     assert_same_components(slices, "ref", 5)  # the design's cycles weigh the cycle spread against the block's
+    assert_same_components({label: found for label, found in slices.items() if label != "ref"}, "ref", 2)
 
     one_block = {label: {1: found[1]} for label, found in random_slices(5, ("ref", "a"), 1, 3).items()}
     assert_same_components(one_block, "ref", 3)
@@ -256,7 +257,9 @@ def test_judge_sets_each_alternative_against_the_reference_with_its_own_rate() -
     assert a.verdict == verdict(a.ratio, 0.02)
     assert (twin.alternative, twin.control) == ("ref~aa", True)
     assert twin.ratio == interval([1.01, 108 / 110, 91 / 90], 0.9)
-    assert judge("s", "w", "ref", {"ref": {1: 100.0}, "a": {2: 5.0}}, method) == []  # no round in common
+    lone = judge("s", "w", "ref", {"ref": {1: 100.0, 2: 100.0}, "a": {3: 5.0}, "b": {1: 0.5, 2: 0.6}}, method)
+    assert [each.alternative for each in lone] == ["b"]  # "a" shares no round; "b" after it still judged
+    assert lone[0].own == interval([0.5, 0.6], 0.9)
 
 
 def test_a_record_read_back_keeps_its_cells_costs_and_control() -> None:
@@ -580,6 +583,7 @@ def test_a_change_between_two_runs_counts_each_run_s_error_and_the_between_run_s
         freedom = variance**2 / (var_before**2 / 2 + var_after**2 / 3)  # Welch-Satterthwaite, tau² as known
         half = float(stats.t.ppf(0.975, freedom)) * math.sqrt(variance)
         found = change_between(before, after, tau)
+        assert found.rounds == 2  # two runs
         assert (found.value, found.low, found.high) == pytest.approx(
             (math.exp(change), math.exp(change - half), math.exp(change + half)), rel=1e-12
         )
@@ -649,6 +653,7 @@ def test_the_estimated_end_takes_a_comparison_without_blocks_at_the_mean_block()
     racers[0].step(clock)
     racers[1].step(clock)  # blocks of 10 s and 30 s: a mean of 20 s for "c", which has none
     assert estimated_end(racers, None, clock.now) == clock.now + 10.0 + 30.0 + 2 * 20.0
+    noisy = racer(clock, "d", 1.0, 5.0, noise=0.3, seed=5)
     for _ in range(2):
-        racers[2].step(clock)
-    assert estimated_end(racers[2:], None, clock.now) == clock.now  # it owes nothing more
+        noisy.step(clock)
+    assert noisy.race.open and estimated_end([noisy], None, clock.now) == clock.now  # open, but owes no block
