@@ -131,6 +131,32 @@ def _row(index: int, row: Row, ids: dict[int, list[str]], stacks: dict[int, list
     )
 
 
+def clients_chart(by_clients: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """One kind of work's stacks against the number of clients: each stack's rate over the fastest's at that
+    level, with its 95% interval (log axis), a line a stack: where the ranking changes with the load."""
+    rows = [
+        {
+            "clients": int(level),
+            "stack": each["stack"],
+            "value": each["value"],
+            "low": each.get("low", each["value"]),
+            "high": each.get("high") or each["value"],
+        }
+        for level, ranked in by_clients.items()
+        for each in ranked
+    ]
+    axis = alt.Scale(type="log", zero=False, nice=False)
+    x = alt.X("clients:O", sort=sorted({row["clients"] for row in rows}), title="clients (calls in flight)")
+    base = alt.Chart(_data(rows)).encode(x=x, color=alt.Color("stack:N", title=None))
+    lines = base.mark_line(point=True).encode(
+        y=alt.Y("value:Q", scale=axis, title="× the fastest at that level (OK calls/s), 95% CI"),
+        tooltip=["stack:N", "clients:O", alt.Tooltip("value:Q", format=".2f")],
+    )
+    bars = base.mark_rule().encode(y=alt.Y("low:Q", scale=axis), y2="high:Q")
+    spec: dict[str, Any] = (bars + lines).properties(width=520, height=260).to_dict()
+    return spec
+
+
 def _chooser(choices: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
     """The "which stack for my service" view: the work and the clients picked, every stack ranked (filled by
     SCRIPT from the JSON, the choice kept in the URL: #work=s3-mongo&clients=50)."""
@@ -150,7 +176,11 @@ def _chooser(choices: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
         f"<label>clients <select id='c-clients'>{clients}</select></label></div>"
         "<table id='ranked'><thead><tr><th>rank</th><th>stack</th><th>× the fastest [95% CI]</th><th>verdict</th>"
         "<th>blocks</th><th>run</th></tr></thead><tbody></tbody></table>"
+        "<p>The same work at every number of clients measured: where the ranking changes with the load.</p>"
+        "<div id='by-clients'></div>"
         f"<script type='application/json' id='choices'>{json.dumps(choices)}</script>"
+        f"<script type='application/json' id='client-specs'>"
+        f"{_json({work: clients_chart(by) for work, by in choices.items()})}</script>"
     )
 
 
@@ -260,6 +290,7 @@ for (const key of ['study', 'stack', 'workload']) {
   document.getElementById('f-' + key).addEventListener('change', choose);
 }
 const choices = JSON.parse((document.getElementById('choices') || {textContent: '{}'}).textContent);
+const clientSpecs = JSON.parse((document.getElementById('client-specs') || {textContent: '{}'}).textContent);
 function rank() {
   const work = document.getElementById('c-work'), clients = document.getElementById('c-clients');
   if (!work) return;
@@ -276,6 +307,10 @@ function rank() {
     return tr;
   }));
   if (!found.length) body.innerHTML = '<tr><td colspan="6">not measured at this level</td></tr>';
+  const spec = clientSpecs[work.value];
+  window.clientsDrawn = spec
+    ? vegaEmbed('#by-clients', spec, {actions: false, renderer: 'svg'}).then(() => work.value)
+    : Promise.resolve('');
 }
 function pickWork() {
   const s = new URLSearchParams();

@@ -105,6 +105,8 @@ def test_the_which_stack_view_ranks_the_stacks_from_the_url(browser: Any, result
     assert ranked.nth(0).locator("td").nth(2).inner_text() == "1 (the fastest)"
     assert ranked.nth(2).locator("td").nth(2).inner_text().startswith("0.7")  # [low, high] follows
     assert page.input_value("#c-work") == "hello" and errors == []
+    assert page.evaluate("window.clientsDrawn") == "hello"  # the same work at every level, drawn
+    assert page.locator("#by-clients svg .mark-symbol.role-mark path").count() == 3  # a point a stack at its one level
     page.close()
 
 
