@@ -168,7 +168,32 @@ def provenance(meta: Mapping[str, Any]) -> dict[str, Any]:
         "budget_minutes": round(meta["budget_seconds"] / 60, 1) if meta.get("budget_seconds") else None,
         "wall_minutes": round(meta.get("wall_seconds", 0) / 60, 1),
         "status": meta.get("status", ""),
+        "class": machine_of(meta),
+        "speed": {when: found["python_seconds"] for when, found in meta.get("machine", {}).get("speed", {}).items()},
     }
+
+
+def differences(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """What changed from one run's provenance to another's, in words: the commit, the machine class, the kernel,
+    the interpreter, the speed index, tools and packages (each changed one named with both versions)."""
+    said = []
+    for key, name in (("commit", "commit"), ("class", "machine"), ("platform", "kernel"), ("python", "interpreter")):
+        if before.get(key) != after.get(key):
+            old, new = str(before.get(key) or "?"), str(after.get(key) or "?")
+            said.append(f"{name} {old[:12] if key == 'commit' else old} → {new[:12] if key == 'commit' else new}")
+    speeds = [run.get("speed", {}).get("start") for run in (before, after)]
+    if all(speeds) and abs(math.log(speeds[1] / speeds[0])) > math.log(1.1):
+        said.append(f"speed: a Python loop {speeds[0]:.2f} s → {speeds[1]:.2f} s (more than 10% apart)")
+    for key, name in (("tools", "tool"), ("packages", "package")):
+        old, new = before.get(key, {}), after.get(key, {})
+        changed = [
+            f"{each} {old.get(each, 'none')} → {new.get(each, 'none')}"
+            for each in sorted({*old, *new})
+            if old.get(each) != new.get(each)
+        ]
+        if changed:
+            said.append(f"{len(changed)} {name}{'s' if len(changed) > 1 else ''}: " + ", ".join(changed))
+    return said
 
 
 def side_by_side(runs: Mapping[Path, dict[str, Any]], study: str) -> dict[str, Any] | None:
@@ -179,7 +204,8 @@ def side_by_side(runs: Mapping[Path, dict[str, Any]], study: str) -> dict[str, A
         return None
     found = compare_rows(holding[-2], holding[-1], (study,))
     moved = ratio_changes(holding[-2], holding[-1], (study,))
-    return {"study": study, **found, "moved": moved} if found["rows"] or moved["rows"] else None
+    differ = differences(provenance(runs[holding[-2]]), provenance(runs[holding[-1]]))
+    return {"study": study, **found, "moved": moved, "differ": differ} if found["rows"] or moved["rows"] else None
 
 
 def matrix_run(study: StudyReport, metas: dict[Path, dict[str, Any]], newest: StudyRun) -> StudyRun | None:

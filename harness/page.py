@@ -24,7 +24,7 @@ import altair as alt
 import vl_convert
 
 from harness.decisions import DECISION_COLUMNS, GLOSSARY, Row
-from harness.findings import WORK, Findings
+from harness.findings import WORK, Findings, differences
 
 PAGE_TITLE = "Python RPC stacks: the decision and its evidence"
 VERDICT_COLOURS = {"faster": "#1b9e77", "tie": "#7570b3", "slower": "#d95f02", "unresolved": "#999999"}
@@ -213,7 +213,7 @@ def _rows(rows: Sequence[Sequence[str]]) -> str:
     return "".join("<tr>" + "".join(f"<td>{_cell(str(v))}</td>" for v in row) + "</tr>" for row in rows)
 
 
-def _provenance(run: dict[str, Any]) -> str:
+def _provenance(run: dict[str, Any], before: dict[str, Any] | None) -> str:
     facts = [
         ("commit", f"{run['commit'][:12]} ({'clean' if run['clean'] else 'uncommitted changes'})"),
         ("machine", run["machine"]),
@@ -227,8 +227,14 @@ def _provenance(run: dict[str, Any]) -> str:
         *[(f"tool {name}", version) for name, version in run["tools"].items()],
     ]
     packages = ", ".join(f"{name} {version}" for name, version in sorted(run["packages"].items()))
+    changed = (
+        f"against <code>{before['run']}</code>: " + _cell("; ".join(differences(before, run)) or "nothing changed")
+        if before
+        else "the oldest run shown"
+    )
     return (
-        f"<details><summary>Run <code>{run['run']}</code>, {_cell(run['machine'])}, {run['date']}</summary>"
+        f"<details><summary>Run <code>{run['run']}</code>, {_cell(run['machine'])}, {run['date']}: {changed}"
+        "</summary>"
         + _table(["what", "value"], _rows(facts))
         + f"<p class='packages'>Packages: {_cell(packages)}</p></details>"
     )
@@ -248,7 +254,8 @@ def _pair(pair: dict[str, Any]) -> str:
     return (
         f'<details data-study="{pair["study"]}"><summary>{pair["study"]}: B <code>{pair["b"]["run"]}</code> '
         f"({_cell(pair['b']['machine'])}) against A <code>{pair['a']['run']}</code> ({_cell(pair['a']['machine'])})"
-        f"</summary><p>Tie band 1 ± {pair['tie']:.0%}: {counts}; geometric mean of B/A {pair['mean']:.2f}.</p>"
+        f"</summary><p>The runs differ in: {_cell('; '.join(pair['differ']) or 'nothing recorded')}.</p>"
+        f"<p>Tie band 1 ± {pair['tie']:.0%}: {counts}; geometric mean of B/A {pair['mean']:.2f}.</p>"
         + _table(pair["head"], _rows(pair["rows"]))
         + ratios
         + "</details>"
@@ -475,7 +482,7 @@ def page(found: Findings) -> str:
         "<h2>Two runs side by side</h2>",
         *[_pair(pair) for pair in found.pairs],
         "<h2>Provenance</h2>",
-        *[_provenance(run) for run in found.runs],
+        *[_provenance(run, before) for run, before in zip(found.runs, [*found.runs[1:], None], strict=True)],
         f"<script type='application/json' id='specs'>{_json(specs)}</script>",
         f"<script>{SCRIPT}</script></body></html>",
     ]

@@ -8,6 +8,7 @@ import pytest
 
 from harness.cli import main
 from harness.compare import compare, ratio_changes
+from harness.findings import differences
 from tests.runs import make_brief_run, make_legacy_run, make_run
 from tests.test_report import check_golden
 
@@ -63,3 +64,29 @@ def test_a_ratio_that_moved_between_runs_beyond_their_spread_is_told_apart_from_
     }
     assert others == {"held"} and found["tau"] == 0.0
     assert "Ratios in blocks" in compare(a, b) and "moved up" in compare(a, b)
+
+
+def test_two_runs_differences_are_said_in_words() -> None:
+    before = {
+        "commit": "a" * 40,
+        "class": "AuthenticAMD 25/1/1, 2 cores",
+        "platform": "Linux-6.18",
+        "python": "3.11.7",
+        "speed": {"start": 0.31, "end": 0.33},
+        "tools": {"ghz": "0.120.0"},
+        "packages": {"grpcio": "1.76.0", "uvloop": "0.21.0", "six": "1.16"},
+    }
+    after = {
+        **before,
+        "commit": "b" * 40,
+        "platform": "Linux-6.19",
+        "speed": {"start": 0.45, "end": 0.30},
+        "packages": {"grpcio": "1.77.0", "uvloop": "0.21.0", "attrs": "25.1"},
+    }
+    assert differences(before, after) == [
+        f"commit {'a' * 12} → {'b' * 12}",
+        "kernel Linux-6.18 → Linux-6.19",
+        "speed: a Python loop 0.31 s → 0.45 s (more than 10% apart)",
+        "3 packages: attrs none → 25.1, grpcio 1.76.0 → 1.77.0, six 1.16 → none",
+    ]
+    assert differences(before, {**before, "speed": {"start": 0.33}}) == []  # within 10%: the same speed

@@ -134,5 +134,7 @@ def test_the_tables_save_as_csv_and_json_from_the_page(browser: Any, results: Pa
     found = json.loads(saved("findings.json"))
     assert [row["lead"] for row in found["rows"]] == [row["answer"] for row in decisions]
     assert len(found["comparisons"]) == page.locator("section.cmp").count()
+    said = page.locator("details summary").filter(has_text="Run ").all_inner_texts()
+    assert any(": against " in each for each in said) and any("the oldest run shown" in each for each in said)
     assert errors == [] and fetched == []
     page.close()
