@@ -91,6 +91,7 @@ def comparison_view(run: StudyRun, judged: Judged, question: str) -> dict[str, A
         "study": run.study,
         "run": run.run_id,
         "machine": run.cpu_model,
+        "class": machine_of(run.meta),
         "workload": record.workload,
         "scenario": record.topic,
         "question": question,

@@ -116,13 +116,14 @@ def _cell(text: str) -> str:
     return html.escape(text)
 
 
-def _row(index: int, row: Row, ids: dict[int, list[str]], stacks: dict[int, list[str]]) -> str:
+def _row(index: int, row: Row, ids: dict[int, list[str]], stacks: dict[int, list[str]], classes: dict[str, str]) -> str:
     runs = ", ".join(f"<code>{run}</code> ({_cell(machine)})" for run, machine in row.evidence)
     evidence = f'<a href="#row={index}">{row.study}</a>, {runs}' if ids[index] else f"{row.study}, {runs}"
     scenarios = " ".join(sorted({workload.split("/")[0] for workload in row.workloads}))
     trusted = "yes" if row.trusted else f"<b>no</b>: {_cell(row.why)}"
     return (
         f'<tr data-study="{row.study}" data-stacks="{" ".join(stacks[index])}" data-row="{index}" '
+        f'data-machines="{_cell("|".join(sorted({classes.get(run, "") for run, _ in row.evidence})))}" '
         f'data-pick="{_cell(row.pick)}" '
         f'data-scenarios="{scenarios}" data-ids="{" ".join(ids[index])}">'
         f"<td>{_cell(row.question)}</td><td><b>{_cell(row.lead)}</b></td><td>{_cell(row.sure)}</td>"
@@ -193,7 +194,8 @@ def _card(view: dict[str, Any], chart: int) -> str:
     floor = f", the study's noise floor ±{view['floor']:.1%}" if view["floor"] is not None else ""
     return (
         f'<section class="cmp" id="{_cell(view["id"])}" data-study="{view["study"]}" '
-        f'data-stacks="{_stacks(view["stacks"])}" data-scenarios="{view["scenario"]}" data-ids="{_cell(view["id"])}">'
+        f'data-stacks="{_stacks(view["stacks"])}" data-scenarios="{view["scenario"]}" data-ids="{_cell(view["id"])}" '
+        f'data-machines="{_cell(view["class"])}">'
         f'<h3><a href="#cmp={_cell(view["id"])}">{_cell(view["study"])}: {_cell(view["workload"])}</a> '
         f"<small>run {view['run']}, {_cell(view['machine'])}</small></h3>"
         f"<p>{_cell(view['question'])} Run <code>{view['run']}</code>, {_cell(view['machine'])}, "
@@ -264,13 +266,15 @@ def _pair(pair: dict[str, Any]) -> str:
 
 SCRIPT = """
 const specs = JSON.parse(document.getElementById('specs').textContent);
-const keys = ['study', 'stack', 'workload', 'cmp', 'row'];
+const keys = ['study', 'stack', 'workload', 'machine', 'cmp', 'row'];
+const filters = ['study', 'stack', 'workload', 'machine'];
 function state() { return Object.fromEntries(new URLSearchParams(location.hash.slice(1))); }
 function shown(el, s) {
   const d = el.dataset;
   if (s.study && d.study !== s.study) return false;
   if (s.stack && !(d.stacks || '').split(' ').includes(s.stack)) return false;
   if (s.workload && !(d.scenarios || '').split(' ').includes(s.workload)) return false;
+  if (s.machine && d.machines !== undefined && !d.machines.split('|').includes(s.machine)) return false;
   if (s.cmp && !(d.ids || '').split(' ').includes(s.cmp)) return false;
   if (s.row) {
     const row = document.querySelector(`tr[data-row="${s.row}"]`);
@@ -281,19 +285,19 @@ function shown(el, s) {
 }
 function apply() {
   const s = state();
-  for (const key of ['study', 'stack', 'workload']) document.getElementById('f-' + key).value = s[key] || '';
+  for (const key of filters) document.getElementById('f-' + key).value = s[key] || '';
   for (const el of document.querySelectorAll('[data-study]')) el.hidden = !shown(el, s);
   document.getElementById('clear').hidden = !keys.some((k) => s[k]);
 }
 function choose() {
   const s = new URLSearchParams();
-  for (const key of ['study', 'stack', 'workload']) {
+  for (const key of filters) {
     const value = document.getElementById('f-' + key).value;
     if (value) s.set(key, value);
   }
   location.hash = s.toString();
 }
-for (const key of ['study', 'stack', 'workload']) {
+for (const key of filters) {
   document.getElementById('f-' + key).addEventListener('change', choose);
 }
 const choices = JSON.parse((document.getElementById('choices') || {textContent: '{}'}).textContent);
@@ -438,8 +442,10 @@ def page(found: Findings) -> str:
     specs = [forest(view) for view in drawn]
     studies = sorted({v["study"] for v in drawn} | {row.study for row in found.rows})
     scenarios = sorted({v["scenario"] for v in drawn})
+    classes = {run["run"]: run["class"] for run in found.runs}
+    machines = sorted({v["class"] for v in drawn} | set(classes.values()))
     decision = _table(
-        ("question", *DECISION_COLUMNS), "".join(_row(i, r, ids, stacks) for i, r in enumerate(found.rows))
+        ("question", *DECISION_COLUMNS), "".join(_row(i, r, ids, stacks, classes) for i, r in enumerate(found.rows))
     )
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
@@ -454,6 +460,7 @@ def page(found: Findings) -> str:
         _select("study", studies),
         _select("stack", all_stacks),
         _select("workload", scenarios),
+        _select("machine", machines),
         "<a id='clear' href='#'>show everything</a></div>",
         "<h2>Decide</h2>",
         decision,

@@ -74,6 +74,15 @@ def test_a_filter_hides_the_others_and_lives_in_the_url(browser: Any, results: P
     assert again.locator("section.cmp:visible").count() == 1
     assert again.input_value("#f-study") == "connections"
     assert errors == []
+    machine = again.locator("#f-machine option").nth(1).get_attribute("value")
+    assert machine is not None and again.locator("#f-machine option").count() == 2  # "all" and the one class
+    again.select_option("#f-machine", machine)
+    again.wait_for_function("location.hash.includes('machine=')")
+    assert again.locator("section.cmp:visible").count() == 1  # the study's filter still holds, the machine's too
+    assert again.locator("tbody tr[data-row]:visible").count() == 1
+    other, _, _ = opened(browser, results / "report.html", "#machine=" + urllib.parse.quote("Another CPU, 4 cores"))
+    assert other.locator("section.cmp:visible").count() == 0  # a machine class's runs kept apart from another's
+    assert other.locator("tbody tr[data-row]:visible").count() == 0
 
 
 def test_the_decision_rows_match_the_verdicts(browser: Any, results: Path) -> None:
