@@ -43,14 +43,34 @@ def _data(values: list[dict[str, Any]]) -> Any:
     return alt.Data(values=values)  # type: ignore[no-untyped-call]
 
 
+AXIS_PAD = 1.15  # a forest plot's axis reaches this far past its outermost ratio
+
+
+def shown_interval(label: dict[str, Any], edge_low: float, edge_high: float) -> dict[str, Any]:
+    """A label's interval as the plot draws it: cut at the axis's edges, each cut end marked to get an arrow (an
+    unbounded high end is cut too)."""
+    high = label["high"] if label["high"] is not None else math.inf
+    return {
+        **label,
+        "low": max(label["low"], edge_low),
+        "high": min(high, edge_high),
+        "past_low": label["low"] < edge_low,
+        "past_high": high > edge_high,
+    }
+
+
 def forest(view: dict[str, Any]) -> dict[str, Any]:
     """A comparison's chart. Left: each label's ratio to the reference with its 95% interval on a log axis, the tie
     band shaded, the A/A control a square, each block's ratio a grey dot on its label's row. Right: each block's
     ratio over its label's whole ratio, in block order (blue below, orange above), so drift and outliers show."""
     tie = view["tie"]
     order = [each["label"] for each in sorted(view["labels"], key=lambda each: -each["value"])]
-    labels = _data([{**each, "high": each["high"] or each["value"]} for each in view["labels"]])
-    axis = alt.Scale(type="log", zero=False, nice=False)
+    # The axis spans the ratios, the blocks and the tie band; an interval that runs past it stops at its edge with
+    # an arrow (an interval of two blocks can span 0.1 to 10, and would squeeze every other row to a point).
+    seen = [each["value"] for each in view["labels"]] + [each["ratio"] for each in view["rounds"]] + [1 - tie, 1 + tie]
+    edge_low, edge_high = min(seen) / AXIS_PAD, max(seen) * AXIS_PAD
+    labels = _data([shown_interval(each, edge_low, edge_high) for each in view["labels"]])
+    axis = alt.Scale(type="log", zero=False, nice=False, domain=[edge_low, edge_high], clamp=True)
     y = alt.Y("label:N", sort=order, title=None)
     verdicts = alt.Scale(domain=list(VERDICT_COLOURS), range=list(VERDICT_COLOURS.values()))
     band = (
@@ -77,7 +97,13 @@ def forest(view: dict[str, Any]) -> dict[str, Any]:
         shape=alt.Shape("control:N", scale=alt.Scale(domain=[False, True], range=["circle", "square"]), legend=None),
         tooltip=["label:N", "text:N", "verdict:N", "blocks:Q"],
     )
-    ratios = (band + one + each_block + spans + marks).properties(width=340, height=alt.Step(22))
+    past = [
+        base.transform_filter(f"datum.{side}")
+        .mark_point(shape=shape, filled=True, size=60)
+        .encode(x=alt.X(f"{end}:Q", scale=axis), color=alt.Color("verdict:N", scale=verdicts))
+        for side, end, shape in (("past_low", "low", "triangle-left"), ("past_high", "high", "triangle-right"))
+    ]
+    ratios = (band + one + each_block + spans + marks + past[0] + past[1]).properties(width=340, height=alt.Step(22))
     drift = (
         alt.Chart(blocks)
         .mark_square(size=60)
