@@ -1,17 +1,14 @@
 """results/report.html: the findings as one page that works offline. The decision table opens its evidence; each
-comparison is a forest plot (each alternative's ratio to the reference with its 95% interval, on a log axis, the
-tie band shaded, the A/A control marked) beside its blocks' ratios; filters by study, stack and workload keep
-their state in the URL (`#stack=aio-uvloop&study=wire`); each run's provenance and each study's two newest runs
-side by side follow. Vega-Lite draws the charts (its scripts are inlined from vl-convert's bundle), from
-specifications Vega-Altair builds here; the data is the page's own JSON, nothing is fetched.
+comparison is a forest plot beside its blocks' ratios (harness.vega); filters by study, stack, workload and
+machine class keep their state in the URL (`#stack=aio-uvloop&study=wire`); the "which stack for my service"
+view ranks the stacks for a kind of work and number of clients; the tables save as CSV and JSON
+(harness.exports); each run's provenance, with what changed against the run before, and each study's two newest
+runs side by side follow. The data is the page's own JSON; nothing is fetched.
 """
 
 from __future__ import annotations
 
-import csv
-import functools
 import html
-import io
 import json
 import math
 import re
@@ -20,110 +17,12 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-import altair as alt
-import vl_convert
-
 from harness.decisions import DECISION_COLUMNS, GLOSSARY, Row
+from harness.exports import decision_csv, ratios_csv
 from harness.findings import WORK, Findings, differences
+from harness.vega import clients_chart, forest, vega_scripts
 
 PAGE_TITLE = "Python RPC stacks: the decision and its evidence"
-VERDICT_COLOURS = {"faster": "#1b9e77", "tie": "#7570b3", "slower": "#d95f02", "unresolved": "#999999"}
-DRIFT_SPAN = 1.2  # the drift panel's colours saturate at a block 20% off its label's whole ratio
-EMBED = "window.vegaEmbed = vegaEmbed;"  # the bundle's snippet: Vega-Embed for the page's own script
-
-
-@functools.cache
-def vega_scripts() -> str:
-    """Vega, Vega-Lite and Vega-Embed in one script, from vl-convert's bundle: about 2 s to build, so built once
-    a process."""
-    return vl_convert.javascript_bundle(EMBED)
-
-
-def _data(values: list[dict[str, Any]]) -> Any:
-    return alt.Data(values=values)  # type: ignore[no-untyped-call]
-
-
-AXIS_PAD = 1.15  # a forest plot's axis reaches this far past its outermost ratio
-
-
-def shown_interval(label: dict[str, Any], edge_low: float, edge_high: float) -> dict[str, Any]:
-    """A label's interval as the plot draws it: cut at the axis's edges, each cut end marked to get an arrow (an
-    unbounded high end is cut too)."""
-    high = label["high"] if label["high"] is not None else math.inf
-    return {
-        **label,
-        "low": max(label["low"], edge_low),
-        "high": min(high, edge_high),
-        "past_low": label["low"] < edge_low,
-        "past_high": high > edge_high,
-    }
-
-
-def forest(view: dict[str, Any]) -> dict[str, Any]:
-    """A comparison's chart. Left: each label's ratio to the reference with its 95% interval on a log axis, the tie
-    band shaded, the A/A control a square, each block's ratio a grey dot on its label's row. Right: each block's
-    ratio over its label's whole ratio, in block order (blue below, orange above), so drift and outliers show."""
-    tie = view["tie"]
-    order = [each["label"] for each in sorted(view["labels"], key=lambda each: -each["value"])]
-    # The axis spans the ratios, the blocks and the tie band; an interval that runs past it stops at its edge with
-    # an arrow (an interval of two blocks can span 0.1 to 10, and would squeeze every other row to a point).
-    seen = [each["value"] for each in view["labels"]] + [each["ratio"] for each in view["rounds"]] + [1 - tie, 1 + tie]
-    edge_low, edge_high = min(seen) / AXIS_PAD, max(seen) * AXIS_PAD
-    labels = _data([shown_interval(each, edge_low, edge_high) for each in view["labels"]])
-    axis = alt.Scale(type="log", zero=False, nice=False, domain=[edge_low, edge_high], clamp=True)
-    y = alt.Y("label:N", sort=order, title=None)
-    verdicts = alt.Scale(domain=list(VERDICT_COLOURS), range=list(VERDICT_COLOURS.values()))
-    band = (
-        alt.Chart(_data([{"low": 1 - tie, "high": 1 + tie}]))
-        .mark_rect(color="#bbbbbb", opacity=0.3)
-        .encode(x=alt.X("low:Q", scale=axis), x2="high:Q")
-    )
-    one = alt.Chart(_data([{"one": 1}])).mark_rule(color="#666666").encode(x="one:Q")
-    blocks = _data(view["rounds"])
-    base = alt.Chart(labels).encode(y=y)
-    spans = base.mark_rule(strokeWidth=2).encode(
-        x=alt.X("low:Q", scale=axis, title=f"× {view['reference']} (OK calls/s), 95% CI"),
-        x2="high:Q",
-        color=alt.Color("verdict:N", scale=verdicts, legend=alt.Legend(orient="bottom", title=None)),
-    )
-    each_block = (
-        alt.Chart(blocks)
-        .mark_tick(color="#999999", opacity=0.6, thickness=1, size=10)
-        .encode(x="ratio:Q", y=y, tooltip=["label:N", "block:O", alt.Tooltip("ratio:Q", format=".2f")])
-    )
-    marks = base.mark_point(size=70, filled=True).encode(
-        x="value:Q",
-        color=alt.Color("verdict:N", scale=verdicts),
-        shape=alt.Shape("control:N", scale=alt.Scale(domain=[False, True], range=["circle", "square"]), legend=None),
-        tooltip=["label:N", "text:N", "verdict:N", "blocks:Q"],
-    )
-    past = [
-        base.transform_filter(f"datum.{side}")
-        .mark_point(shape=shape, filled=True, size=60)
-        .encode(x=alt.X(f"{end}:Q", scale=axis), color=alt.Color("verdict:N", scale=verdicts))
-        for side, end, shape in (("past_low", "low", "triangle-left"), ("past_high", "high", "triangle-right"))
-    ]
-    ratios = (band + one + each_block + spans + marks + past[0] + past[1]).properties(width=340, height=alt.Step(22))
-    drift = (
-        alt.Chart(blocks)
-        .mark_square(size=60)
-        .encode(
-            x=alt.X("block:O", title="block"),
-            y=alt.Y("label:N", sort=order, title=None, axis=None),
-            tooltip=["label:N", "block:O", alt.Tooltip("ratio:Q", format=".2f"), alt.Tooltip("apart:Q", format=".2f")],
-            color=alt.Color(
-                "apart:Q",
-                scale=alt.Scale(type="log", scheme="blueorange", domain=[1 / DRIFT_SPAN, DRIFT_SPAN], clamp=True),
-                legend=alt.Legend(orient="bottom", title="block / whole", format=".2f"),
-            ),
-        )
-        .properties(height=alt.Step(22))
-    )
-    chart = alt.hconcat(ratios, drift).resolve_scale(color="independent", y="shared")
-    spec: dict[str, Any] = chart.to_dict()
-    return spec
-
-
 # What a server's name adds to its stack: an interpreter, a wire or way of connecting, processes, a floor, a driver.
 _VARIANT = re.compile(r"(@[\w.]+|\+[\w-]+|-p\d+|-minimal|-pymongo)+$")
 
@@ -156,32 +55,6 @@ def _row(index: int, row: Row, ids: dict[int, list[str]], stacks: dict[int, list
         f"<td>{_cell(row.avoid)}</td><td>{_cell(row.floor)}</td><td>{trusted}</td>"
         f"<td>{evidence}</td></tr>"
     )
-
-
-def clients_chart(by_clients: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """One kind of work's stacks against the number of clients: each stack's rate over the fastest's at that
-    level, with its 95% interval (log axis), a line a stack: where the ranking changes with the load."""
-    rows = [
-        {
-            "clients": int(level),
-            "stack": each["stack"],
-            "value": each["value"],
-            "low": each.get("low", each["value"]),
-            "high": each.get("high") or each["value"],
-        }
-        for level, ranked in by_clients.items()
-        for each in ranked
-    ]
-    axis = alt.Scale(type="log", zero=False, nice=False)
-    x = alt.X("clients:O", sort=sorted({row["clients"] for row in rows}), title="clients (calls in flight)")
-    base = alt.Chart(_data(rows)).encode(x=x, color=alt.Color("stack:N", title=None))
-    lines = base.mark_line(point=True).encode(
-        y=alt.Y("value:Q", scale=axis, title="× the fastest at that level (OK calls/s), 95% CI"),
-        tooltip=["stack:N", "clients:O", alt.Tooltip("value:Q", format=".2f")],
-    )
-    bars = base.mark_rule().encode(y=alt.Y("low:Q", scale=axis), y2="high:Q")
-    spec: dict[str, Any] = (bars + lines).properties(width=520, height=260).to_dict()
-    return spec
 
 
 def _chooser(choices: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
@@ -372,53 +245,6 @@ table { border-collapse: collapse; margin: 0.5em 0; } td, th { border: 1px solid
 vertical-align: top; text-align: left; } th { background: #f3f3f3; } .filters select { margin-right: 1em; }
 section.cmp { border-top: 1px solid #ddd; margin-top: 1em; } .packages { font-size: 11px; color: #555; }
 """
-
-
-def _csv(rows: Sequence[Sequence[Any]]) -> str:
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows(rows)
-    return out.getvalue()
-
-
-def decision_csv(rows: Sequence[Row]) -> str:
-    """The decision table as CSV: its columns, the evidence as run ids."""
-    head = ("question", *DECISION_COLUMNS[:-1], "runs")
-    return _csv(
-        [
-            head,
-            *(
-                (
-                    r.question,
-                    r.lead,
-                    r.sure,
-                    r.avoid,
-                    r.floor,
-                    "yes" if r.trusted else f"no: {r.why}",
-                    " ".join(run for run, _ in r.evidence),
-                )
-                for r in rows
-            ),
-        ]
-    )
-
-
-COMPARISON_COLUMNS = ("study", "run", "machine", "workload", "reference")
-LABEL_COLUMNS = ("label", "value", "low", "high", "verdict", "blocks", "control")
-
-
-def ratios_csv(views: Sequence[dict[str, Any]]) -> str:
-    """Every comparison's ratios as CSV: one line a label, its ratio to the reference with the 95% interval and
-    the blocks behind it."""
-    return _csv(
-        [
-            (*COMPARISON_COLUMNS, "label", "ratio", "low", "high", "verdict", "blocks", "aa_control"),
-            *(
-                (*(v[key] for key in COMPARISON_COLUMNS), *(each[key] for key in LABEL_COLUMNS))
-                for v in views
-                for each in v["labels"]
-            ),
-        ]
-    )
 
 
 def _download(name: str, media: str, text: str, label: str) -> str:
