@@ -341,7 +341,7 @@ def page(found: Findings) -> str:
         "<h2>Two runs side by side</h2>",
         *[_pair(pair) for pair in found.pairs],
         "<h2>Provenance</h2>",
-        *[_provenance(run, before) for run, before in zip(found.runs, [*found.runs[1:], None], strict=True)],
+        *[_provenance(run, found.runs[i + 1] if i + 1 < len(found.runs) else None) for i, run in enumerate(found.runs)],
         f"<script type='application/json' id='specs'>{_json(specs)}</script>",
         f"<script>{SCRIPT}</script></body></html>",
     ]

@@ -35,6 +35,16 @@ FIXTURES = Path(__file__).parent / "fixtures"
 SERVERS = {"sync-w10": 10, "grpclib-uvloop": None, "aio-uvloop": None, "sync-w10-p2": 20}
 
 
+# Each label's slices scatter in their own way, so that no two labels' ratios are exact and every interval has a
+# width (identical arrays made "0.80 [0.80, 0.80]").
+WOBBLE = [
+    [1.0, 1.01, 0.99, 1.0, 1.02],
+    [0.99, 1.0, 1.01, 1.02, 0.99],
+    [1.01, 0.98, 1.0, 1.02, 0.99],
+    [1.0, 0.99, 1.02, 0.98, 1.01],
+]
+
+
 def ghz_report(ok: int, seconds: float, latency_ms: float, failed: int = 0) -> dict[str, Any]:
     """A ghz-shaped report of ok calls (and failed ones) over seconds, each OK call taking about latency_ms."""
     latencies = [latency_ms * (1 + (index % 10) / 100) / 1000 for index in range(ok)]
@@ -532,12 +542,11 @@ def make_brief_run(root: Path, run_id: str = "20260107T000000Z", day: str = "202
         "s3-mongo": {"sync-w10": 6, "grpclib-uvloop": 7, "grpclib-uvloop-pymongo": 7},
         "hello-wait": {"sync-w10": 100, "grpclib-uvloop": 460},
     }
-    wobble = [[1.0, 1.01, 0.99, 1.0, 1.02], [0.99, 1.0, 1.01, 1.02, 0.99], [1.01, 0.98, 1.0, 1.02, 0.99]]
     for topic, base in rates.items():
         for level in (2, 50) if topic not in ("s3-mongo", "hello-wait") else (50,):
             controlled = (topic, level) == ("hello", 50)
             labels = [*base, *(["sync-w10~aa"] if controlled else [])]
-            noise = {label: wobble[index % 3] for index, label in enumerate(labels)}
+            noise = {label: WOBBLE[index % 3] for index, label in enumerate(labels)}
             cells = {server: CellRecord(topic, server, level, "ok", seconds=60.0) for server in base}
             scaled = {server: round(rate * (1 if topic == "hello" else 100)) for server, rate in base.items()}
             stops = {label: Stop(5, "cap") for label in base if label != "sync-w10"}
@@ -609,7 +618,7 @@ def make_wire_run(root: Path) -> Path:
         for suffix, wire in (("", "plaintext"), ("+tls", "tls"))
     }
     base = {"sync-w10": 400, "sync-w10+tls": 300, "aio-uvloop": 500, "aio-uvloop+tls": 350}
-    noise = {label: [1.0, 1.01, 0.99, 1.0, 1.02] for label in sized}
+    noise = {label: WOBBLE[index % len(WOBBLE)] for index, label in enumerate(sized)}  # each its own: a real spread
     write_rounds(run_dir / "wire", "reply-1MiB/c10", sized, base, noise, {}, controlled=False)
     small = {label: replace(record, scenario="reply-1KiB") for label, record in sized.items()}
     base = {"sync-w10": 5000, "sync-w10+tls": 2600, "aio-uvloop": 3000, "aio-uvloop+tls": 2900}
@@ -623,7 +632,7 @@ def make_wire_run(root: Path) -> Path:
         ),
     }
     base = {"shared": 3000, "per-call": 1800, "shared+tls": 2700, "per-call+tls": 1200}
-    noise = {label: [1.0, 1.01, 0.99, 1.0, 1.02] for label in ways}
+    noise = {label: WOBBLE[index % len(WOBBLE)] for index, label in enumerate(ways)}
     write_rounds(run_dir / "wire", "connections-tls/aio-uvloop/c100", ways, base, noise, {}, controlled=False)
     return run_dir
 
@@ -666,8 +675,7 @@ def make_interpreters_run(root: Path) -> Path:
     versions = {
         name: CellRecord("hello-work", f"sync-w10@{name}", 50, "ok", seconds=60.0) for name in ("3.11", "3.12", "3.14")
     }
-    steady = [1.0, 1.01, 0.99, 1.0, 1.02]
-    noise = {"3.11": steady, "3.11~aa": [0.99, 1.0, 1.01, 1.02, 0.99], "3.12": steady, "3.14": steady}
+    noise = {"3.11": WOBBLE[0], "3.11~aa": WOBBLE[1], "3.12": WOBBLE[2], "3.14": WOBBLE[3]}  # each its own spread
     where = run_dir / "interpreters"
     write_rounds(
         where, "interpreter/hello-work/sync-w10/c50", versions, {"3.11": 95, "3.12": 91, "3.14": 106}, noise, {}
@@ -690,7 +698,7 @@ def make_interpreters_run(root: Path) -> Path:
         "cores/sync-w10/c20",
         ways,
         base,
-        {label: steady for label in ways},
+        {label: WOBBLE[index % len(WOBBLE)] for index, label in enumerate(ways)},
         {},
         controlled=False,
         processes=shares,
