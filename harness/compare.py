@@ -3,7 +3,8 @@
 Each cell's ratio B/A of OK calls/s comes with its 95% interval (Welch's t on the log rates of the cells'
 runs, which were not paired); as criterion does, a change is declared only when the interval lies wholly outside
 the tie band of run B (faster, slower), a tie when it lies inside, unresolved otherwise. Runs from different CPU
-models are compared all the same, with a warning first.
+models are compared all the same, with a warning first. Then each ratio in blocks the runs share, B's against A's,
+with the spread between the two runs counted (`ratio_changes`): whether it moved beyond what their days explain.
 """
 
 from __future__ import annotations
