@@ -60,6 +60,16 @@ GLOSSARY = (
         "open loop, capacity",
         "calls sent at a fixed rate whatever the replies; the highest rate whose p99 meets the SLO",
     ),
+    (
+        "over 2 runs on 2 days; runs agree, runs apart by ±8%, the runs disagree",
+        "the pick's ratio pooled over every run of this machine type and server code, and how far the runs' own "
+        "readings sit apart; they disagree when that is more than each run's interval allows",
+    ),
+    (
+        "paging, stream, parallel-10; lockstep, pipelined",
+        "a large listing fetched as pages of calls, as one server stream, or by the server listing 10 parts at "
+        "once; a request stream that waits for each reply before the next message, or keeps several in flight",
+    ),
 )
 
 
