@@ -35,8 +35,15 @@ NAME = "pilot"  # its files: <run>/pilot/
 SERVER, SCENARIO, LEVEL, DRIVER = "sync-w10", "hello", 50, "ghz"
 CYCLES = 3  # enough cycles a block to tell a cycle's spread from a block's
 RUN_SECONDS = 45.0  # a run's pilot
+BUDGET_SHARE = 0.05  # at most this share of a run's budget goes to its pilot (which still measures its two blocks)
 SLICE_SHARE = 0.2  # a slice lasts at least this many times what it costs beyond its load, over this share
 LONGEST_SLICE = 3.0
+
+
+def pilot_seconds(budget: float | None) -> float:
+    """How long a run's pilot measures: RUN_SECONDS, or its share of a short budget (the pilot still measures the
+    two blocks an interval needs, as every comparison does)."""
+    return RUN_SECONDS if not budget else min(RUN_SECONDS, BUDGET_SHARE * budget)
 
 
 def pilot_comparison() -> Comparison:

@@ -27,8 +27,7 @@ from harness.machine import fingerprint, speed, steal_share, steal_ticks
 from harness.matrix import BUCKET_PREFIXES, REST_VARIANTS, SERVER_VARIANTS, Cell
 from harness.measure import CellContext, failure_reason
 from harness.options import RunOptions
-from harness.pilot import RUN_SECONDS as PILOT_SECONDS
-from harness.pilot import Pilot, fitted, run_pilot
+from harness.pilot import Pilot, fitted, pilot_seconds, run_pilot
 from harness.processes import ProcessError, off_cpus
 from harness.provenance import environment, tool_version
 from harness.pythons import DEFAULT_PYTHONS, prepare
@@ -477,7 +476,7 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
             if method.design == BLOCKS and not options.rounds and any(each.comparisons for each in plans):
                 where = StudyEnvironment(options, config, routes, tools[plans[0].name], run_dir, wires)
                 seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
-                pilot = run_pilot(where, meta.to_json(), method, PILOT_SECONDS, seed, progress)
+                pilot = run_pilot(where, meta.to_json(), method, pilot_seconds(meta.budget_seconds), seed, progress)
                 method = replace(method, slice_seconds=pilot.slice_for_run)
                 meta = replace(meta, pilot=pilot.to_json())
                 meta.save(run_dir)

@@ -14,6 +14,7 @@ import pytest
 from scipy import stats
 
 from harness.noise import Costs, Design, Noise, choose_design, components, drift, expected_half_width
+from harness.pilot import pilot_seconds
 from harness.pooling import Pooled, change_between, held_text, pooled, run_estimate, typical_spread
 from harness.rounds import Entrant, Race, Rounds, block_rates, budget_shares, estimated_end, run_race, run_rounds
 from harness.verdicts import (
@@ -645,6 +646,11 @@ def test_a_budget_is_shared_by_the_estimates() -> None:
     assert budget_shares([10.0, 30.0], 200.0) == [50.0, 150.0]
     assert budget_shares([10.0, 30.0], None) == [None, None]
     assert budget_shares([0.0, 0.0], 100.0) == [0.0, 0.0]
+
+
+def test_the_pilot_takes_its_45_seconds_or_a_twentieth_of_a_short_budget() -> None:
+    assert pilot_seconds(None) == pilot_seconds(28 * 60) == pilot_seconds(900) == 45.0
+    assert pilot_seconds(600) == 30.0 and pilot_seconds(45) == 2.25
 
 
 def test_the_estimated_end_takes_a_comparison_without_blocks_at_the_mean_block() -> None:

@@ -15,6 +15,7 @@ from harness import pythons
 from harness.backends import Backends
 from harness.cli import QUICK_SERVERS
 from harness.matrix import SCENARIOS, server_variant
+from harness.pilot import Pilot
 from harness.processes import free_port
 from harness.serving import running_server
 from harness.studies.streaming import DRIVER_CHECK
@@ -229,6 +230,33 @@ def test_a_comparison_in_blocks_alternates_mirrored_slices_of_warm_servers_and_r
     summary = (tmp_path / "README.md").read_text()
     decided = summary.split("## Decide", 1)[1]
     assert "| Handlers without I/O: which stack? | **" in decided and "-minimal** |" not in decided  # never a floor
+
+
+@pytest.mark.timeout(RUN_TIMEOUT)  # the default method's path: a pilot, then a race; bounded by its own timeout
+def test_the_default_method_runs_its_pilot_then_races_its_comparisons_within_a_budget_in_seconds(
+    tmp_path: Path,
+) -> None:
+    args = ["--study", "stacks", "--servers", "sync-w10,aio-uvloop", "--scenarios", "hello", "--concurrency", "2,10"]
+    harness("run-all", *args, "--budget-minutes", "0.75", "--seed", "11", "--out", str(tmp_path), timeout=RUN_TIMEOUT)
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert meta["status"] == "complete" and meta["budget_seconds"] == 45
+    # The pilot measured first, an A/A pair in blocks of several cycles: its share of 45 s is 2.25 s, and it
+    # still took the two blocks an interval needs.
+    pilot = Pilot.from_json(meta["pilot"])
+    assert pilot.design == "blocks" and pilot.blocks == 2 and pilot.noise.cycle_sd is not None
+    assert (run_dir / "pilot" / "comparisons").is_dir()
+    # Then the race, after the pilot (it measures by the pilot's slice): each comparison in cycles fitted to its
+    # share (none left after the pilot), given the two blocks an interval needs and no more, the budget spent.
+    for workload, labels in (("hello__c10", 5), ("hello__c2", 2)):
+        compared = json.loads((run_dir / "stacks" / "comparisons" / f"{workload}.json").read_text())
+        assert compared["method"]["slice_seconds"] == pilot.slice_for_run, workload
+        assert compared["method"]["cycles"] == 1, workload
+        assert len(compared["orders"]) == 2 and len(compared["orders"][0]) == 2 * labels, workload
+        assert {stop["reason"] for stop in compared["stopped"].values()} == {"budget"}, workload
+    assert meta["wall_seconds"] < 45 + 120  # no block started past the deadline beyond those two
+    shown = json.loads(harness("verdicts", "--json", "--out", str(tmp_path), timeout=60).stdout)
+    assert {each["workload"] for each in shown} == {"hello/c10", "hello/c2"}
 
 
 def test_full_measures_a_small_matrix_in_blocks_and_says_its_estimate_before_it_starts(tmp_path: Path) -> None:
