@@ -16,7 +16,7 @@ from typing import Any
 
 from harness.pooling import change_between, typical_spread
 from harness.results import load_study, read_json, studies_in, thresholds_of
-from harness.studies.reading import judged_comparisons, without_controls
+from harness.studies.reading import judged_by_workload, without_controls
 from harness.summaries import CellSummary, ms, rate
 from harness.verdicts import (
     FASTER,
@@ -114,23 +114,16 @@ RATIO_HEAD = (
 MOVED = {FASTER: "moved up", SLOWER: "moved down", TIE: "held"}  # else: within the runs' spread
 
 
-def _blocks(run: Path, study: str) -> dict[str, tuple[str, str | None, dict[str, dict[int, float]]]]:
-    """A study's comparisons in blocks: workload -> (reference, A/A twin, label -> block -> rate)."""
-    return {
-        judged.record.workload: (judged.record.reference, judged.record.control, judged.rates)
-        for judged in judged_comparisons(load_study(run, study))
-    }
-
-
 def ratio_changes(run_a: Path, run_b: Path, studies: Sequence[str]) -> dict[str, Any]:
     """Every ratio in blocks the runs share (each alternative over its reference, paired by block): A's, B's, and
     B's over A's with an interval that counts the between-run spread typical of these two runs (the median over
     their shared ratios of each one's tau), so that "moved" means more than two days on this machine explain."""
     pairs: list[tuple[str, str, list[float], list[float]]] = []
     for study in studies:
-        found_a, found_b = _blocks(run_a, study), _blocks(run_b, study)
+        found_a, found_b = judged_by_workload(load_study(run_a, study)), judged_by_workload(load_study(run_b, study))
         for workload in [each for each in found_a if each in found_b]:
-            (reference, twin, rates_a), (_, _, rates_b) = found_a[workload], found_b[workload]
+            reference, twin = found_a[workload].record.reference, found_a[workload].record.control
+            rates_a, rates_b = found_a[workload].rates, found_b[workload].rates
             for label in [each for each in rates_b if each not in (reference, twin) and each in rates_a]:
                 ratios_a, ratios_b = paired_ratios(rates_a, label, reference), paired_ratios(rates_b, label, reference)
                 if len(ratios_a) >= 2 and len(ratios_b) >= 2:
@@ -144,7 +137,12 @@ def ratio_changes(run_a: Path, run_b: Path, studies: Sequence[str]) -> dict[str,
         rows.append(
             (where, label, ratio_text(interval(ratios_a)), ratio_text(interval(ratios_b)), ratio_text(moved), said)
         )
-    return {"head": RATIO_HEAD, "rows": rows, "tau": tau, "tie": tie}
+    note = (
+        f"Each B/A interval counts the runs' spread (±{math.expm1(tau):.1%}, the median between-run spread of their "
+        "shared ratios): 'moved' is a change beyond what two days on this machine explain and the tie band, 'held' "
+        "one inside the band."
+    )
+    return {"head": RATIO_HEAD, "rows": rows, "tau": tau, "tie": tie, "note": note}
 
 
 def _aligned(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -184,8 +182,5 @@ def compare(run_a: Path, run_b: Path) -> str:
     if moved["rows"]:
         lines += ["", "Ratios in blocks, each alternative over its reference paired by block: B's against A's"]
         lines += _aligned(moved["head"], moved["rows"])
-        lines.append(
-            f"The runs' spread: ±{math.expm1(moved['tau']):.1%} (the median between-run spread of their shared "
-            "ratios), counted in each B/A interval: 'moved' is beyond it and the tie band, 'held' inside the band."
-        )
+        lines.append(moved["note"])
     return "\n".join(lines) + "\n"

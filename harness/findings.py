@@ -26,8 +26,8 @@ from harness.results import (
     study_dir,
 )
 from harness.studies.base import Decision, StudyReport
-from harness.studies.comparing import is_floor
-from harness.studies.reading import Judged, judged_comparisons
+from harness.studies.comparing import is_floor, rate_text
+from harness.studies.reading import Judged, judged_by_workload, judged_comparisons, pooled_latency, windows_of
 from harness.verdicts import Interval, interval, noise_floor, paired_ratios, ratio_text, verdict
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout, whose history tells a run's server code
@@ -59,20 +59,13 @@ def comparison_view(run: StudyRun, judged: Judged, question: str) -> dict[str, A
         for each in judged.outcomes
     ]
     whole = {each.alternative: each.ratio.value for each in judged.outcomes}
-    # the fastest of the labels a team could pick (neither the A/A twin nor a stack's floor), and each other's rate
-    # over it
-    ranked = [
-        record.reference,
-        *(e.alternative for e in judged.outcomes if not e.control and not is_floor(e.alternative)),
-    ]
-    best = max(ranked, key=lambda label: whole.get(label, 1.0))
-    to_best = {
-        label: {**_ratio(found), "verdict": verdict(found, record.method.tie), "text": ratio_text(found)}
-        for label in ranked
-        if label != best
-        and len(ratios := paired_ratios(judged.rates, label, best)) >= 2
-        and (found := interval(ratios))
-    }
+    # the labels a team could pick (neither the A/A twin nor a stack's floor), by the wire they served over
+    wire = str(run.meta.get("wire", {}).get("name", PLAINTEXT))
+    pickable: dict[str, list[str]] = {}
+    for label in [record.reference, *(e.alternative for e in judged.outcomes if not e.control)]:
+        if not is_floor(label):
+            pickable.setdefault(TLS if label.endswith(TLS_MARK) or wire == TLS else PLAINTEXT, []).append(label)
+    ranked = {group: _ranking(judged, labels, whole) for group, labels in pickable.items()}
     blocks = [
         {
             "label": label,
@@ -86,6 +79,7 @@ def comparison_view(run: StudyRun, judged: Judged, question: str) -> dict[str, A
         if reference.get(block)
     ]
     control = judged.control
+    absolute = {label: _absolute(judged, label) for label, rates in judged.rates.items() if len(rates) >= 2}
     return {
         "id": comparison_id(run.study, run.run_id, record.workload),
         "study": run.study,
@@ -102,48 +96,86 @@ def comparison_view(run: StudyRun, judged: Judged, question: str) -> dict[str, A
         "labels": labels,
         "rounds": blocks,
         "floor": None if control is None else noise_floor(control.ratio),
-        "best": best,
-        "to_best": to_best,  # each other label's rate over the best's, paired by block, with its 95% interval
+        "ranked": ranked,  # by wire: the fastest label, and each other's rate over it
+        "absolute": absolute,  # each label's OK calls/s over its blocks and its latency, as this run's machine gave
     }
 
 
-# The work a team's handlers do, as the "which stack" view offers it: the stacks study's scenario for each.
+def _ranking(judged: Judged, labels: Sequence[str], whole: Mapping[str, float]) -> dict[str, Any]:
+    """The fastest of these labels (by its ratio to the reference), and each other's rate over it, paired by block,
+    with its 95% interval and verdict."""
+    best = max(labels, key=lambda label: whole.get(label, 1.0))
+    to_best = {
+        label: {**_ratio(found), "verdict": verdict(found, judged.record.method.tie), "text": ratio_text(found)}
+        for label in labels
+        if label != best
+        and len(ratios := paired_ratios(judged.rates, label, best)) >= 2
+        and (found := interval(ratios))
+    }
+    return {"best": best, "to_best": to_best}
+
+
+def _absolute(judged: Judged, label: str) -> dict[str, Any]:
+    """A label's OK calls/s (the geometric mean over its blocks, with its 95% interval) and its p50 and p99 in
+    milliseconds (every OK call of its slices pooled; None without histograms)."""
+    own = interval(list(judged.rates[label].values()))
+    windows = windows_of(judged, label)
+    latency = {p: pooled_latency(windows, p) for p in (50, 99)}
+    return {
+        "blocks": len(judged.rates[label]),
+        "rate": own.value,
+        "rate_low": own.low,
+        "rate_high": own.high if math.isfinite(own.high) else None,
+        "rate_text": rate_text(own),
+        **{f"p{p}": None if found is None else round(found * 1000, 3) for p, found in latency.items()},
+    }
+
+
+# The work a team's handlers do, as the "which stack" view offers it: the scenario for each, and the study that
+# set the stacks against each other on it.
 WORK = {
     "hello": "no I/O",
     "hello-wait": "waiting on I/O (100 ms)",
     "s3-unary": "S3 listing, one reply",
     "s3-stream": "S3 listing, streamed",
     "s3-mongo": "S3 to MongoDB",
+    "reply-64KiB": "64 KiB replies",
+    "reply-1MiB": "1 MiB replies",
+    "request-64KiB": "64 KiB requests",
+    "request-1MiB": "1 MiB requests",
 }
+WORK_STUDY = {"reply-64KiB": "wire", "reply-1MiB": "wire", "request-64KiB": "wire", "request-1MiB": "wire"}
+PLAINTEXT, TLS, TLS_MARK = "plaintext", "tls", "+tls"
 
 
 def stack_choices(views: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, list[dict[str, Any]]]]:
-    """The "which stack for my service" view: for each kind of work (WORK) and each number of clients the stacks
-    study measured it at, every stack it measured (not a floor, not the A/A twin), fastest first, each as its
-    rate over the fastest's with its 95% interval paired by block, from the newest run that measured it."""
+    """The "which stack for my service" view: for each kind of work (WORK), in plaintext and where measured over TLS
+    (its key then ends in +tls), and each number of clients its study measured it at, every stack it measured (not
+    a floor, not the A/A twin), fastest first, each as its rate over the fastest's with its 95% interval paired by
+    block, and its own OK calls/s and p50 and p99 latency, from the newest run that measured it."""
     found: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for view in views:
         topic, _, level = view["workload"].partition("/")
-        if view["study"] != "stacks" or topic not in WORK or not level.startswith("c") or "/" in level:
+        if topic not in WORK or view["study"] != WORK_STUDY.get(topic, "stacks"):
             continue
-        by_clients = found.setdefault(topic, {})
-        if level[1:] in by_clients:
-            continue  # an older run's
-        blocks = {each["label"]: each["blocks"] for each in view["labels"]}
-        ranked = [
-            {
-                "stack": view["best"],
-                "value": 1.0,
-                "text": "1 (the fastest)",
-                "verdict": "",
-                "blocks": blocks.get(view["best"]),
-            },
-            *sorted(
-                ({"stack": label, **ratio, "blocks": blocks.get(label)} for label, ratio in view["to_best"].items()),
-                key=lambda each: -each["value"],
-            ),
-        ]
-        by_clients[level[1:]] = [{**each, "run": view["run"], "floor": view["floor"]} for each in ranked]
+        if not level.startswith("c") or "/" in level:
+            continue
+        for group, ranking in view["ranked"].items():
+            by_clients = found.setdefault(topic + (TLS_MARK if group == TLS else ""), {})
+            if level[1:] in by_clients:
+                continue  # an older run's
+            to_best = sorted(ranking["to_best"].items(), key=lambda each: -each[1]["value"])
+            first = {"value": 1.0, "text": "1 (the fastest)", "verdict": ""}
+            by_clients[level[1:]] = [
+                {
+                    **ratio,
+                    **view["absolute"].get(label, {}),
+                    "stack": label.removesuffix(TLS_MARK),
+                    "run": view["run"],
+                    "floor": view["floor"],
+                }
+                for label, ratio in [(ranking["best"], first), *to_best]
+            ]
     return found
 
 
@@ -264,7 +296,7 @@ def peers_of(
         return []
 
     def rates_of(run: StudyRun) -> dict[str, dict[str, dict[int, float]]]:
-        return {judged.record.workload: judged.rates for judged in judged_comparisons(run)}
+        return {workload: judged.rates for workload, judged in judged_by_workload(run).items()}
 
     found = [(str(newest.meta.get("date", ""))[:10], rates_of(newest))]
     for run_dir, meta in metas.items():

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import json
-import math
 import re
 import urllib.parse
 from collections.abc import Sequence
@@ -19,8 +18,8 @@ from typing import Any
 
 from harness.decisions import DECISION_COLUMNS, GLOSSARY, Row
 from harness.exports import decision_csv, ratios_csv
-from harness.findings import WORK, Findings, differences
-from harness.vega import clients_chart, forest, vega_scripts
+from harness.findings import TLS_MARK, WORK, Findings, differences
+from harness.vega import MEASURES, clients_chart, forest, vega_scripts
 
 PAGE_TITLE = "Python RPC stacks: the decision and its evidence"
 # What a server's name adds to its stack: an interpreter, a wire or way of connecting, processes, a floor, a driver.
@@ -57,30 +56,40 @@ def _row(index: int, row: Row, ids: dict[int, list[str]], stacks: dict[int, list
     )
 
 
+SHOWN = {"ratio": "× the fastest", "rate": "OK calls/s", "p50": "p50 latency", "p99": "p99 latency"}
+
+
 def _chooser(choices: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
     """The "which stack for my service" view: the work and the clients picked, every stack ranked (filled by
-    SCRIPT from the JSON, the choice kept in the URL: #work=s3-mongo&clients=50)."""
+    SCRIPT from the JSON, the choice kept in the URL: #work=s3-mongo&clients=50, and &tls=1 over TLS)."""
     if not choices:
         return ""
-    works = "".join(f"<option value='{work}'>{_cell(WORK[work])}</option>" for work in choices)
+    bases = [work for work in WORK if work in choices or work + TLS_MARK in choices]
+    works = "".join(f"<option value='{work}'>{_cell(WORK[work])}</option>" for work in bases)
     levels = sorted({int(level) for by in choices.values() for level in by})
     clients = "".join(
         f"<option value='{level}'{' selected' if level == levels[-1] else ''}>{level}</option>" for level in levels
     )
+    shows = "".join(f"<option value='{name}'>{_cell(SHOWN[name])}</option>" for name in MEASURES)
+    specs = {work: {name: clients_chart(by, name) for name in MEASURES} for work, by in choices.items()}
     return (
         "<h2 id='which'>Which stack for my service</h2><p>Pick the work your handlers do and how many calls are in "
-        "flight at once: every stack the stacks study measured there, fastest first, each as its rate over the "
-        "fastest's with its 95% interval over blocks (paired), from the newest run. Over TLS: see the wire study, "
-        "which measured each stack's TLS cost on its own.</p>"
+        "flight at once, and whether clients connect over TLS: every stack measured there side by side (by the "
+        "stacks study; large messages, in plaintext and TLS, by the wire study), fastest first, each as its rate "
+        "over the fastest's with its 95% interval over blocks (paired), then its own OK calls/s and latency on that "
+        "run's machine (compare those within one run), from the newest run. What TLS costs each stack on its own: "
+        "the wire study.</p>"
         f"<div class='chooser'><label>work <select id='c-work'>{works}</select></label> "
-        f"<label>clients <select id='c-clients'>{clients}</select></label></div>"
+        f"<label>clients <select id='c-clients'>{clients}</select></label> "
+        "<label><input type='checkbox' id='c-tls'> over TLS</label></div>"
         "<table id='ranked'><thead><tr><th>rank</th><th>stack</th><th>× the fastest [95% CI]</th><th>verdict</th>"
-        "<th>blocks</th><th>run</th></tr></thead><tbody></tbody></table>"
-        "<p>The same work at every number of clients measured: where the ranking changes with the load.</p>"
+        "<th>OK calls/s [95% CI]</th><th>p50 ms</th><th>p99 ms</th><th>blocks</th><th>run</th></tr></thead>"
+        "<tbody></tbody></table>"
+        "<p>The same work at every number of clients measured: where the ranking changes with the load. "
+        f"<label>draw <select id='c-show'>{shows}</select></label></p>"
         "<div id='by-clients'></div>"
         f"<script type='application/json' id='choices'>{json.dumps(choices)}</script>"
-        f"<script type='application/json' id='client-specs'>"
-        f"{_json({work: clients_chart(by) for work, by in choices.items()})}</script>"
+        f"<script type='application/json' id='client-specs'>{_json(specs)}</script>"
     )
 
 
@@ -144,9 +153,7 @@ def _provenance(run: dict[str, Any], before: dict[str, Any] | None) -> str:
 def _pair(pair: dict[str, Any]) -> str:
     moved = pair["moved"]
     ratios = (
-        f"<p>Each ratio in blocks, B's against A's: the B/A interval counts the runs' spread (±"
-        f"{math.expm1(moved['tau']):.1%}, the median between-run spread of their shared ratios), so 'moved' is a "
-        "change beyond what two days on this machine explain and the tie band.</p>"
+        f"<p>Each ratio in blocks, B's against A's. {_cell(moved['note'])}</p>"
         + _table(moved["head"], _rows(moved["rows"]))
         if moved["rows"]
         else ""
@@ -203,32 +210,41 @@ const choices = JSON.parse((document.getElementById('choices') || {textContent: 
 const clientSpecs = JSON.parse((document.getElementById('client-specs') || {textContent: '{}'}).textContent);
 function rank() {
   const work = document.getElementById('c-work'), clients = document.getElementById('c-clients');
+  const show = document.getElementById('c-show'), tls = document.getElementById('c-tls');
   if (!work) return;
   const s = state();
   if (s.work) work.value = s.work;
   if (s.clients) clients.value = s.clients;
-  const found = (choices[work.value] || {})[clients.value] || [];
+  tls.checked = s.tls === '1';
+  const key = work.value + (tls.checked ? '+tls' : '');
+  const found = (choices[key] || {})[clients.value] || [];
   const body = document.querySelector('#ranked tbody');
   body.replaceChildren(...found.map((each, i) => {
     const tr = document.createElement('tr');
-    for (const text of [i + 1, each.stack, each.text, each.verdict, each.blocks, each.run]) {
+    const latency = (value) => value == null ? '' : value.toFixed(2);
+    const row = [i + 1, each.stack, each.text, each.verdict, each.rate_text, latency(each.p50), latency(each.p99),
+      each.blocks, each.run];
+    for (const text of row) {
       const td = document.createElement('td'); td.textContent = text ?? ''; tr.append(td);
     }
     return tr;
   }));
-  if (!found.length) body.innerHTML = '<tr><td colspan="6">not measured at this level</td></tr>';
-  const spec = clientSpecs[work.value];
+  if (!found.length) body.innerHTML = '<tr><td colspan="9">not measured side by side here</td></tr>';
+  if (s.show) show.value = s.show;
+  const spec = (clientSpecs[key] || {})[show.value];
   window.clientsDrawn = spec
-    ? vegaEmbed('#by-clients', spec, {actions: false, renderer: 'svg'}).then(() => work.value)
-    : Promise.resolve('');
+    ? vegaEmbed('#by-clients', spec, {actions: false, renderer: 'svg'}).then(() => key)
+    : Promise.resolve(document.getElementById('by-clients').replaceChildren() || '');
 }
 function pickWork() {
   const s = new URLSearchParams();
   s.set('work', document.getElementById('c-work').value);
   s.set('clients', document.getElementById('c-clients').value);
+  s.set('show', document.getElementById('c-show').value);
+  if (document.getElementById('c-tls').checked) s.set('tls', '1');
   location.hash = s.toString();
 }
-for (const id of ['c-work', 'c-clients']) {
+for (const id of ['c-work', 'c-clients', 'c-show', 'c-tls']) {
   const el = document.getElementById(id);
   if (el) el.addEventListener('change', pickWork);
 }
@@ -293,7 +309,8 @@ def page(found: Findings) -> str:
         stacks[index] = sorted({base_stack(stack) for v in held for stack in v["stacks"]} | named)
     specs = [forest(view) for view in drawn]
     studies = sorted({v["study"] for v in drawn} | {row.study for row in found.rows})
-    scenarios = sorted({v["scenario"] for v in drawn})
+    # every scenario measured: the comparisons' and those of rows without comparisons (capacity's)
+    scenarios = sorted({v["scenario"] for v in drawn} | {w.split("/")[0] for row in found.rows for w in row.workloads})
     classes = {run["run"]: run["class"] for run in found.runs}
     machines = sorted({v["class"] for v in drawn} | set(classes.values()))
     decision = _table(

@@ -108,26 +108,38 @@ def forest(view: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-def clients_chart(by_clients: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """One kind of work's stacks against the number of clients: each stack's rate over the fastest's at that
-    level, with its 95% interval (log axis), a line a stack: where the ranking changes with the load."""
+# What the "which stack" view can draw against the clients: (the axis's title, the field, its interval's fields).
+MEASURES: dict[str, tuple[str, str, tuple[str, str] | None]] = {
+    "ratio": ("× the fastest at that level (OK calls/s), 95% CI", "value", ("low", "high")),
+    "rate": ("OK calls/s, 95% CI (this run's machine)", "rate", ("rate_low", "rate_high")),
+    "p50": ("p50 latency, ms", "p50", None),
+    "p99": ("p99 latency, ms", "p99", None),
+}
+
+
+def clients_chart(by_clients: dict[str, list[dict[str, Any]]], measure: str = "ratio") -> dict[str, Any]:
+    """One kind of work's stacks against the number of clients, a line a stack (log axis): each stack's rate over
+    the fastest's at that level, its own OK calls/s (both with their 95% intervals), or its p50 or p99 latency;
+    where the ranking changes with the load, and what the load costs in latency."""
+    title, field, bounds = MEASURES[measure]
     rows = [
         {
             "clients": int(level),
             "stack": each["stack"],
-            "value": each["value"],
-            "low": each.get("low", each["value"]),
-            "high": each.get("high") or each["value"],
+            "value": each[field],
+            "low": each.get(bounds[0]) or each[field] if bounds else each[field],
+            "high": each.get(bounds[1]) or each[field] if bounds else each[field],
         }
         for level, ranked in by_clients.items()
         for each in ranked
+        if each.get(field) is not None
     ]
     axis = alt.Scale(type="log", zero=False, nice=False)
     x = alt.X("clients:O", sort=sorted({row["clients"] for row in rows}), title="clients (calls in flight)")
     base = alt.Chart(_data(rows)).encode(x=x, color=alt.Color("stack:N", title=None))
     lines = base.mark_line(point=True).encode(
-        y=alt.Y("value:Q", scale=axis, title="× the fastest at that level (OK calls/s), 95% CI"),
-        tooltip=["stack:N", "clients:O", alt.Tooltip("value:Q", format=".2f")],
+        y=alt.Y("value:Q", scale=axis, title=title),
+        tooltip=["stack:N", "clients:O", alt.Tooltip("value:Q", format=",.2f")],
     )
     bars = base.mark_rule().encode(y=alt.Y("low:Q", scale=axis), y2="high:Q")
     spec: dict[str, Any] = (bars + lines).properties(width=520, height=260).to_dict()

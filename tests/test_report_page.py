@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,13 @@ from harness.browser import chromium, launched, opened, picture
 from harness.findings import comparison_id
 from harness.report import write_report
 from harness.studies.reading import run_verdicts
-from tests.runs import make_connections_rounds_run, make_rounds_run
+from tests.runs import (
+    make_capacity_run,
+    make_connections_rounds_run,
+    make_interpreters_run,
+    make_rounds_run,
+    make_wire_run,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -85,6 +92,25 @@ def test_a_filter_hides_the_others_and_lives_in_the_url(browser: Any, results: P
     assert other.locator("tbody tr[data-row]:visible").count() == 0
 
 
+def test_the_stack_filter_keeps_capacity_and_interpreter_rows_and_the_workload_filter_lists_every_scenario(
+    browser: Any, tmp_path: Path
+) -> None:
+    """#stack=aio-uvloop shows every row that measured aio-uvloop: the capacity row (no comparisons in blocks,
+    its stacks named in its answer) and the interpreter rows (labels like aio-uvloop@3.14); the workload filter
+    lists capacity's scenarios too, though no comparison drew them."""
+    make_capacity_run(tmp_path)
+    make_interpreters_run(tmp_path)
+    write_report(tmp_path)
+    page, errors, _ = opened(browser, tmp_path / "report.html", "#stack=aio-uvloop")
+    shown = page.locator("tbody tr[data-row]:visible")
+    studies = {shown.nth(index).get_attribute("data-study") for index in range(shown.count())}
+    assert studies == {"capacity", "interpreters"}
+    workloads = page.locator("#f-workload option").all_inner_texts()
+    assert {"hello", "s3-unary-100ms"} <= set(workloads)
+    assert errors == []
+    page.close()
+
+
 def test_the_decision_rows_match_the_verdicts(browser: Any, results: Path) -> None:
     """Each row opens a comparison that `python -m harness verdicts --json` lists, and picks one of its labels
     that was not slower than the reference."""
@@ -105,7 +131,8 @@ def test_the_decision_rows_match_the_verdicts(browser: Any, results: Path) -> No
 
 def test_the_which_stack_view_ranks_the_stacks_from_the_url(browser: Any, results: Path) -> None:
     """#work=hello&clients=50 ranks every stack the stacks study measured there, fastest first, each against the
-    fastest with its interval; choosing another level rewrites the URL."""
+    fastest with its interval, then its own rate and latency; what the chart draws against the clients (a ratio,
+    the rate, p50 or p99) is chosen in the page and kept in the URL."""
     page, errors, _ = opened(browser, results / "report.html", "#work=hello&clients=50")
     ranked = page.locator("#ranked tbody tr")
     assert ranked.count() == 3
@@ -116,6 +143,37 @@ def test_the_which_stack_view_ranks_the_stacks_from_the_url(browser: Any, result
     assert page.input_value("#c-work") == "hello" and errors == []
     assert page.evaluate("window.clientsDrawn") == "hello"  # the same work at every level, drawn
     assert page.locator("#by-clients svg .mark-symbol.role-mark path").count() == 3  # a point a stack at its one level
+    fastest = [ranked.nth(0).locator("td").nth(column).inner_text() for column in (4, 5, 6)]
+    assert re.fullmatch(r"[\d,]+ \[[\d,]+, [\d,]+\]", fastest[0]), fastest  # OK calls/s [95% CI]
+    assert 0 < float(fastest[1]) <= float(fastest[2]), fastest  # p50 and p99, in ms
+    assert "× the fastest" in " ".join(page.locator("#by-clients svg .role-axis-title").all_text_contents())
+    page.select_option("#c-show", "p99")
+    page.wait_for_function("location.hash.includes('show=p99')")
+    assert page.evaluate("window.clientsDrawn") == "hello"
+    assert "p99 latency, ms" in page.locator("#by-clients svg .role-axis-title").all_text_contents()
+    assert errors == []
+    page.close()
+
+
+def test_the_which_stack_view_ranks_large_messages_over_tls_from_the_url(browser: Any, tmp_path: Path) -> None:
+    """A wire run measured 1 MiB replies from two stacks in plaintext and over TLS: &tls=1 ranks the stacks over
+    TLS (aio-uvloop 350 calls/s, sync-w10 300); unticking it ranks them in plaintext, and the URL follows."""
+    make_wire_run(tmp_path)
+    write_report(tmp_path)
+    page, errors, _ = opened(browser, tmp_path / "report.html", "#work=reply-1MiB&clients=10&tls=1")
+    ranked = page.locator("#ranked tbody tr")
+    assert [ranked.nth(index).locator("td").nth(1).inner_text() for index in range(ranked.count())] == [
+        "aio-uvloop",
+        "sync-w10",
+    ]
+    assert page.is_checked("#c-tls") and page.evaluate("window.clientsDrawn") == "reply-1MiB+tls"
+    assert ranked.nth(1).locator("td").nth(2).inner_text().startswith("0.8")  # 300 / 350, [low, high] follows
+    page.uncheck("#c-tls")
+    page.wait_for_function("!location.hash.includes('tls=1')")
+    assert page.evaluate("window.clientsDrawn") == "reply-1MiB"
+    fastest = ranked.nth(0).locator("td").nth(4).inner_text()  # aio-uvloop: 500 calls/s times the fixture's drift
+    assert 440 < float(fastest.split()[0].replace(",", "")) < 520, fastest
+    assert errors == []
     page.close()
 
 

@@ -437,6 +437,11 @@ def judged_comparisons(run: StudyRun) -> list[Judged]:
     return found
 
 
+def judged_by_workload(run: StudyRun) -> dict[str, Judged]:
+    """The run's comparisons in rounds by workload (`judged_comparisons`)."""
+    return {judged.record.workload: judged for judged in judged_comparisons(run)}
+
+
 def run_verdicts(run_dir: Path) -> list[Outcome]:
     """Every outcome of every comparison in rounds that a run holds, study by study."""
     meta = read_json(run_dir / "run.json")
