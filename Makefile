@@ -37,7 +37,7 @@ bench: setup
 
 # The README's picture, docs/report.png: the top of results/report.html as Chromium draws it.
 picture: setup chromium
-	$(BIN)/python -m harness.browser
+	$(BIN)/python -m harness.render.browser
 
 # Mutation testing of the modules that decide verdicts (pyproject's [tool.mutmut]), outside `make test`: mutmut
 # copies the project into mutants/ (git-ignored) and docs/MUTATION.md gets the score and the survivors by function.
@@ -57,7 +57,7 @@ type: $(INSTALLED)
 
 protos: setup
 	$(BIN)/python -m protos.generate --go-plugins $$($(BIN)/python -c \
-	  'from harness.tools import PROTOC_GEN_GO as a, PROTOC_GEN_GO_GRPC as b; print(a.path, b.path)')
+	  'from harness.run.tools import PROTOC_GEN_GO as a, PROTOC_GEN_GO_GRPC as b; print(a.path, b.path)')
 
 clean:
 	rm -rf $(VENV) .cache

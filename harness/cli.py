@@ -25,10 +25,11 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from harness import pythons
-from harness.backends import seed_bucket, start_backends
-from harness.compare import compare
-from harness.matrix import (
+from harness.method.pilot import measure_noise
+from harness.method.soak_verdict import load_line, passed
+from harness.method.verdicts import BLOCKS, DESIGNS, HELD, SLICERS, Method, ratio_text
+from harness.plan import pythons
+from harness.plan.matrix import (
     BENCH_BUCKET,
     BENCH_OBJECTS,
     CONCURRENCY_LEVELS,
@@ -44,29 +45,28 @@ from harness.matrix import (
     scenario,
     server_variant,
 )
-from harness.options import RunOptions
-from harness.pilot import measure_noise
-from harness.processes import ProcessError
-from harness.profiling import profile, profiled_scenario
-from harness.provenance import cpu_model
-from harness.pythons import BUILDABLE, DEFAULT_PYTHONS, NotFound
-from harness.report import write_report
-from harness.results import CellRecord, all_runs, resolve_run
-from harness.runner import default_server_cpus, failed_gates, run_all
-from harness.soak import SOAK_SERVERS, SoakError, soak
-from harness.soak_verdict import load_line, passed
+from harness.plan.options import RunOptions
+from harness.plan.pythons import BUILDABLE, DEFAULT_PYTHONS, NotFound
+from harness.render.compare import compare
+from harness.render.markdown import write_report
+from harness.results.provenance import cpu_model
+from harness.results.records import CellRecord, all_runs, resolve_run
+from harness.run.backends import seed_bucket, start_backends
+from harness.run.processes import ProcessError
+from harness.run.profiling import profile, profiled_scenario
+from harness.run.runner import default_server_cpus, failed_gates, run_all
+from harness.run.soak import SOAK_SERVERS, SoakError, soak
+from harness.run.tls import MTLS, PLAINTEXT, TLS
+from harness.run.tools import ROOT, MissingPrerequisite, ensure_all
 from harness.studies import DEFAULT_STUDIES, STUDIES, plan, study
 from harness.studies.reading import run_verdicts
-from harness.tls import MTLS, PLAINTEXT, TLS
-from harness.tools import ROOT, MissingPrerequisite, ensure_all
-from harness.verdicts import BLOCKS, DESIGNS, HELD, SLICERS, Method, ratio_text
 from scenarios.config import BackendConfig
 from servers.common import StopSignal
 
 DEFAULT_OUT = ROOT / "results"
 # make bench's default: within 30 minutes on the 2-core machine, the backends' start and seeding and the pilot
 # included, the last block's overshoot allowed for. Every comparison gets the two blocks an interval needs whatever
-# the budget (harness.rounds.run_race): where they take longer, the run does.
+# the budget (harness.method.rounds.run_race): where they take longer, the run does.
 DEFAULT_BUDGET_MINUTES = 28.0
 SLICER_HELP = (
     "who runs a block's slices: one loadgen for the block that holds its connections to every server from slice "

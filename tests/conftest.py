@@ -14,12 +14,12 @@ import psutil
 import pymongo
 import pytest
 
-from harness.backends import Backends, seed_bucket, start_backends
-from harness.matrix import BENCH_BUCKET, BENCH_OBJECTS, SERVER_VARIANTS, ServerVariant
-from harness.matrix import STACKS as SINGLE_PROCESS_STACKS
-from harness.processes import Child
-from harness.serving import running_server
-from harness.tools import ensure_all
+from harness.plan.matrix import BENCH_BUCKET, BENCH_OBJECTS, SERVER_VARIANTS, ServerVariant
+from harness.plan.matrix import STACKS as SINGLE_PROCESS_STACKS
+from harness.run.backends import Backends, seed_bucket, start_backends
+from harness.run.processes import Child
+from harness.run.serving import running_server
+from harness.run.tools import ensure_all
 from protos.bench.v1 import bench_pb2_grpc
 
 LARGE_BUCKET = "bench-large"

@@ -12,7 +12,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 TARGET = 0.85  # issue 43: kill at least this share
-# mutmut names a mutant `harness.verdicts.x_interval__mutmut_3`, a method's `harness.verdicts.xǁMethodǁfrom_json__...`
+# mutmut names a mutant `harness.method.verdicts.x_interval__mutmut_3`, a method's
+# `harness.method.verdicts.xǁMethodǁfrom_json__...`
 NAME = re.compile(r"^\s*(?P<module>[\w.]+?)\.x(?:ǁ(?P<cls>\w+)ǁ|_)(?P<function>\w+?)__mutmut_\d+: (?P<status>.+)$")
 
 

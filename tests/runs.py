@@ -15,9 +15,8 @@ from typing import Any
 
 import psutil
 
-from harness.drivers.histogram import encode_latencies
-from harness.drivers.report import HISTOGRAM_KEY
-from harness.results import (
+from harness.method.verdicts import FRESH, ComparisonRecord, Method, Stop
+from harness.results.records import (
     CellRecord,
     Repeat,
     ResourceUsage,
@@ -26,10 +25,11 @@ from harness.results import (
     save_comparison,
     write_json_atomic,
 )
+from harness.run.drivers.histogram import encode_latencies
+from harness.run.drivers.report import HISTOGRAM_KEY
+from harness.run.tools import ROOT
 from harness.studies.capacity.report import SETTINGS as CAPACITY_SETTINGS
 from harness.studies.stacks.report import SETTINGS as STACKS_SETTINGS
-from harness.tools import ROOT
-from harness.verdicts import FRESH, ComparisonRecord, Method, Stop
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SERVERS = {"sync-w10": 10, "grpclib-uvloop": None, "aio-uvloop": None, "sync-w10-p2": 20}

@@ -7,7 +7,7 @@ import math
 import random
 from collections.abc import Sequence
 
-from harness.noise import Costs
+from harness.method.noise import Costs
 
 
 class Machine:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from harness.backends import Backends
-from harness.matrix import ServerVariant
-from harness.serving import running_server
+from harness.plan.matrix import ServerVariant
+from harness.run.backends import Backends
+from harness.run.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from servers.common import MAX_MESSAGE_BYTES
 from tests.conftest import Server

@@ -10,9 +10,9 @@ import random
 
 import pytest
 
-from harness.noise import Costs, Noise, choose_design, components, drift, expected_half_width
-from harness.rounds import Rounds, block_plan, block_rates, run_rounds
-from harness.verdicts import FRESH, Method, control_of, judge, separated
+from harness.method.noise import Costs, Noise, choose_design, components, drift, expected_half_width
+from harness.method.rounds import Rounds, block_plan, block_rates, run_rounds
+from harness.method.verdicts import FRESH, Method, control_of, judge, separated
 from tests.synthetic import Machine
 
 METHOD = Method(cycles=2)
@@ -122,9 +122,9 @@ def test_the_design_weighs_restarts_against_slices() -> None:
 def test_a_comparison_s_cycles_fit_the_pilot_and_a_slow_one_runs_one_unmirrored_cycle() -> None:
     from pathlib import Path
 
-    from harness.matrix import scenario, server_variant
-    from harness.options import RunOptions
-    from harness.pilot import Pilot, fitted
+    from harness.method.pilot import Pilot, fitted
+    from harness.plan.matrix import scenario, server_variant
+    from harness.plan.options import RunOptions
     from harness.studies.planning import between_servers
 
     pilot = Pilot(

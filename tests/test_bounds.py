@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from harness.bounds import Bounds, cpu_bound, wait_bound
+from harness.method.bounds import Bounds, cpu_bound, wait_bound
 
 
 @pytest.mark.parametrize(

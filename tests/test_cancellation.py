@@ -9,9 +9,9 @@ from typing import Any
 import grpc
 import pytest
 
-from harness.backends import Backends, s3_client, seed_bucket
-from harness.matrix import BENCH_BUCKET, SERVER_VARIANTS, ServerVariant
-from harness.serving import running_server
+from harness.plan.matrix import BENCH_BUCKET, SERVER_VARIANTS, ServerVariant
+from harness.run.backends import Backends, s3_client, seed_bucket
+from harness.run.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from tests.s3_counter import CountingProxy
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.drivers.ghz import ghz_open_loop_argv
-from harness.drivers.histogram import encode_latencies
-from harness.drivers.report import HISTOGRAM_KEY, LoadReport
-from harness.matrix import Cell, scenario, server_variant
-from harness.options import RunOptions
-from harness.results import CellRecord, CellResult, Repeat, ResourceUsage
+from harness.plan.matrix import Cell, scenario, server_variant
+from harness.plan.options import RunOptions
+from harness.results.records import CellRecord, CellResult, Repeat, ResourceUsage
+from harness.run.drivers.ghz import ghz_open_loop_argv
+from harness.run.drivers.histogram import encode_latencies
+from harness.run.drivers.report import HISTOGRAM_KEY, LoadReport
 from harness.studies import DEFAULT_STUDIES, plan
 from harness.studies.capacity import JITTER, PRECISION, WORKERS, held, kept_up, settled
 from harness.studies.capacity.plan import agreed, open_loop_cell, rate_search, step_calls

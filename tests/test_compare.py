@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.compare import compare, ratio_changes
-from harness.findings import differences
+from harness.render.compare import compare, ratio_changes
+from harness.render.findings import differences
 from tests.runs import make_brief_run, make_legacy_run, make_run
 from tests.test_report import check_golden
 

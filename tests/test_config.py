@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from harness.backends import backend_env
+from harness.run.backends import backend_env
 from scenarios.config import BackendConfig
 from scenarios.errors import BackendUnavailable, Cancelled, InvalidArgument, NotFound, ScenarioError
 from servers.common import ServerConfig, catches, parse_config, status_of

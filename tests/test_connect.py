@@ -12,9 +12,9 @@ import httpx
 import psutil
 import pytest
 
-from harness.backends import Backends
-from harness.matrix import ServerVariant, server_variant
-from harness.serving import running_server
+from harness.plan.matrix import ServerVariant, server_variant
+from harness.run.backends import Backends
+from harness.run.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from servers.common import MAX_MESSAGE_BYTES
 

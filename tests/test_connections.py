@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.results import load_study
+from harness.results.records import load_study
 from harness.studies.connections import report as connections
 from tests.runs import CONNECTION_WAYS, make_connections_run
 

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from harness.verdicts import Interval, Method, interval, separated, stop_reason, twin_stop_reason
+from harness.method.verdicts import Interval, Method, interval, separated, stop_reason, twin_stop_reason
 
 METHOD = Method()  # the run's own: at least 5 blocks, at most 40, precise at ±3%, ties within ±5%
 TRIALS = 2000

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from harness.matrix import server_variant
-from harness.options import RunOptions
-from harness.resources import tcp_segments
-from harness.results import CellRecord, Repeat, ResourceUsage, load_study, save_cell, write_json_atomic
-from harness.runner import chosen_studies, planned_text, run_method
+from harness.plan.matrix import server_variant
+from harness.plan.options import RunOptions
+from harness.results.records import CellRecord, Repeat, ResourceUsage, load_study, save_cell, write_json_atomic
+from harness.run.resources import tcp_segments
+from harness.run.runner import chosen_studies, planned_text, run_method
 from harness.studies.streaming import CROSS_CHECK_LEVEL, DRIVER_CHECK
 from harness.studies.streaming.plan import checks
 from harness.studies.streaming.report import answer, cross_check_runs, targets

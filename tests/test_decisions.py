@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from harness.decisions import ANSWER_WORDS, decision_rows, scopes
+from harness.method.verdicts import Interval
+from harness.render.decisions import ANSWER_WORDS, decision_rows, scopes
 from harness.studies.base import Decision
-from harness.verdicts import Interval
 
 
 def interpreter_row(stack: str, runner: str, over: float, worst: float) -> Decision:

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.drivers.ghz import PROTO, compact, ghz_argv, run_ghz
-from harness.drivers.histogram import Latencies, encode_latencies
-from harness.drivers.registry import DRIVERS
-from harness.drivers.report import HISTOGRAM_KEY, DriverError, LoadReport
-from harness.matrix import Cell, scenario, server_variant
+from harness.plan.matrix import Cell, scenario, server_variant
+from harness.run.drivers.ghz import PROTO, compact, ghz_argv, run_ghz
+from harness.run.drivers.histogram import Latencies, encode_latencies
+from harness.run.drivers.registry import DRIVERS
+from harness.run.drivers.report import HISTOGRAM_KEY, DriverError, LoadReport
+from harness.run.tls import PLAIN, Certificates, Wire
 from harness.studies.protocols import info_scenario
-from harness.tls import PLAIN, Certificates, Wire
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

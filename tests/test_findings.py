@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.findings import comparison_view, stack_choices
-from harness.results import load_study
+from harness.render.findings import comparison_view, stack_choices
+from harness.results.records import load_study
 from harness.studies.reading import judged_comparisons
 from tests.runs import make_rounds_run, make_wire_run
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
-from harness.backends import Backends
-from harness.serving import running_server
+from harness.run.backends import Backends
+from harness.run.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from scenarios.errors import InvalidArgument
 from scenarios.info import Info, InfoStore

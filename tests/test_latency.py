@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from harness.backends import Backends, LatencyRoutes, replace_mongo_host, s3_client, toxiproxy
-from harness.matrix import BENCH_BUCKET
+from harness.plan.matrix import BENCH_BUCKET
+from harness.run.backends import Backends, LatencyRoutes, replace_mongo_host, s3_client, toxiproxy
 from scenarios.config import BackendConfig
 
 LATENCY_MS = 100

@@ -12,22 +12,30 @@ from typing import Any
 
 import pytest
 
-from harness.backends import Backends, seed_bucket
-from harness.blocks import held_context
-from harness.drivers.held import HeldLoadgen
-from harness.drivers.loadgen import loadgen_argv, run_loadgen
-from harness.drivers.registry import DRIVERS
-from harness.drivers.report import DriverError, FetchCounts, LoadReport, WatchOutcome
-from harness.matrix import BENCH_BUCKET, BENCH_OBJECTS, Cell, server_variant
-from harness.measure import CellContext
-from harness.options import RunOptions
-from harness.results import CellRecord, Repeat, ResourceUsage, load_study, read_json, save_cell, write_json_atomic
-from harness.serving import running_server
+from harness.method.blocks import held_context
+from harness.plan.matrix import BENCH_BUCKET, BENCH_OBJECTS, Cell, server_variant
+from harness.plan.options import RunOptions
+from harness.results.records import (
+    CellRecord,
+    Repeat,
+    ResourceUsage,
+    load_study,
+    read_json,
+    save_cell,
+    write_json_atomic,
+)
+from harness.run.backends import Backends, seed_bucket
+from harness.run.drivers.held import HeldLoadgen
+from harness.run.drivers.loadgen import loadgen_argv, run_loadgen
+from harness.run.drivers.registry import DRIVERS
+from harness.run.drivers.report import DriverError, FetchCounts, LoadReport, WatchOutcome
+from harness.run.measure import CellContext
+from harness.run.serving import running_server
+from harness.run.tools import LOADGEN, ensure_go_tool, ensure_tool
 from harness.studies.planning import Comparison
 from harness.studies.reading import calls_not_ok
 from harness.studies.streaming import BATCH_SCENARIOS, CROSS_CHECK_LEVEL, HELLO, HELLO_STREAM, WATCH, fetch_scenario
 from harness.studies.streaming import plan as streaming
-from harness.tools import LOADGEN, ensure_go_tool, ensure_tool
 from tests.runs import ghz_report, meta
 from tests.s3_counter import CountingProxy
 

@@ -3,7 +3,7 @@ stolen share, the speed index and how a title tells them."""
 
 from __future__ import annotations
 
-from harness.machine import cpuinfo, fingerprint, machine_class, speed, speed_text, steal_share, steal_ticks
+from harness.run.machine import cpuinfo, fingerprint, machine_class, speed, speed_text, steal_share, steal_ticks
 
 CPUINFO = """processor\t: 0
 vendor_id\t: AuthenticAMD

@@ -8,9 +8,9 @@ from dataclasses import replace
 import grpc
 import pytest
 
-from harness.backends import Backends
-from harness.matrix import BENCH_BUCKET, STACKS, ServerVariant
-from harness.serving import running_server
+from harness.plan.matrix import BENCH_BUCKET, STACKS, ServerVariant
+from harness.run.backends import Backends
+from harness.run.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from scenarios.config import CONNECT_TIMEOUT_VARIABLE
 

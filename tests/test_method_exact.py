@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from harness.noise import Costs, Design, Noise, choose_design, components, drift, expected_half_width
-from harness.pilot import pilot_seconds
-from harness.pooling import Pooled, change_between, held_text, pooled, run_estimate, typical_spread
-from harness.rounds import Entrant, Race, Rounds, block_rates, budget_shares, estimated_end, run_race, run_rounds
-from harness.verdicts import (
+from harness.method.noise import Costs, Design, Noise, choose_design, components, drift, expected_half_width
+from harness.method.pilot import pilot_seconds
+from harness.method.pooling import Pooled, change_between, held_text, pooled, run_estimate, typical_spread
+from harness.method.rounds import Entrant, Race, Rounds, block_rates, budget_shares, estimated_end, run_race, run_rounds
+from harness.method.verdicts import (
     FRESH,
     HELD,
     ComparisonRecord,

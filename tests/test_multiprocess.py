@@ -17,10 +17,10 @@ import grpc
 import psutil
 import pytest
 
-from harness.backends import Backends
-from harness.matrix import SERVER_VARIANTS, ServerVariant, server_variant
-from harness.resources import ServerCounters
-from harness.serving import running_server, serving_processes
+from harness.plan.matrix import SERVER_VARIANTS, ServerVariant, server_variant
+from harness.run.backends import Backends
+from harness.run.resources import ServerCounters
+from harness.run.serving import running_server, serving_processes
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from servers.diagnostics import STATS_DIR_VARIABLE
 from tests.conftest import CONNECTIONS, answering

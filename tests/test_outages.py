@@ -10,10 +10,10 @@ from pathlib import Path
 import grpc
 import pytest
 
-from harness.backends import Backends, backend_env, seed_bucket, versitygw
-from harness.matrix import SERVER_VARIANTS, ServerVariant
-from harness.processes import free_port
-from harness.serving import running_server
+from harness.plan.matrix import SERVER_VARIANTS, ServerVariant
+from harness.run.backends import Backends, backend_env, seed_bucket, versitygw
+from harness.run.processes import free_port
+from harness.run.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 
 BUCKET = "outage"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 
-from harness.vega import AXIS_PAD, forest, shown_interval
+from harness.render.vega import AXIS_PAD, forest, shown_interval
 
 
 def test_an_interval_past_the_axis_stops_at_its_edge_with_an_arrow() -> None:

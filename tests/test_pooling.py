@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from harness.pooling import held_text, pooled, run_estimate
-from harness.verdicts import interval
+from harness.method.pooling import held_text, pooled, run_estimate
+from harness.method.verdicts import interval
 
 TRUTH = 0.70
 

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from harness.pooling import pooled
-from harness.verdicts import Interval, interval, log_spread, paired_ratios, unpaired_interval, verdict
+from harness.method.pooling import pooled
+from harness.method.verdicts import Interval, interval, log_spread, paired_ratios, unpaired_interval, verdict
 
 # A block's ratio: a factor of ten either way, which covers every ratio a run has measured.
 RATIOS = st.floats(min_value=0.1, max_value=10.0, allow_nan=False, allow_infinity=False)
@@ -159,7 +159,7 @@ def test_the_unpaired_interval_s_edges() -> None:
 
 
 def dersimonian_laird(runs: list[list[float]]) -> tuple[float, float, float, float, bool]:
-    """The random-effects estimate written out in numpy, independently of harness.pooling: (ratio, low, high,
+    """The random-effects estimate written out in numpy, independently of harness.method.pooling: (ratio, low, high,
     tau, whether Cochran's Q is beyond its 95% point), with the modified Hartung-Knapp interval."""
     logs = [np.log(each) for each in runs]
     means = np.array([each.mean() for each in logs])

@@ -10,20 +10,20 @@ from typing import Any
 
 import pytest
 
-from harness.backends import Backends
-from harness.drivers.h2load import h2load_argv, h2load_report
-from harness.drivers.histogram import Latencies
-from harness.drivers.loadgen import loadgen_argv, run_loadgen
-from harness.drivers.registry import DRIVERS
-from harness.drivers.report import DriverError, LoadReport
-from harness.matrix import Cell, server_variant
-from harness.measure import CellContext
-from harness.options import RunOptions
-from harness.results import read_json
-from harness.serving import running_server
+from harness.plan.matrix import Cell, server_variant
+from harness.plan.options import RunOptions
+from harness.results.records import read_json
+from harness.run.backends import Backends
+from harness.run.drivers.h2load import h2load_argv, h2load_report
+from harness.run.drivers.histogram import Latencies
+from harness.run.drivers.loadgen import loadgen_argv, run_loadgen
+from harness.run.drivers.registry import DRIVERS
+from harness.run.drivers.report import DriverError, LoadReport
+from harness.run.measure import CellContext
+from harness.run.serving import running_server
+from harness.run.tools import H2LOAD, LOADGEN, ensure_go_tool, ensure_tool
 from harness.studies.protocols import CONNECT_JSON, CROSS_CHECK_WORKERS, GRPC_SCENARIOS, REST_SCENARIOS, UNARY
 from harness.studies.protocols import plan as protocols
-from harness.tools import H2LOAD, LOADGEN, ensure_go_tool, ensure_tool
 
 
 def test_grpc_stacks_get_every_grpc_shape_and_rest_servers_their_own_version() -> None:

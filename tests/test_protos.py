@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.tools import PROTOC_GEN_GO, PROTOC_GEN_GO_GRPC, ensure_go_tool
+from harness.run.tools import PROTOC_GEN_GO, PROTOC_GEN_GO_GRPC, ensure_go_tool
 from protos.generate import stale_files
 
 

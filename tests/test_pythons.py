@@ -11,15 +11,15 @@ from pathlib import Path
 import grpc
 import pytest
 
-from harness import pythons
-from harness.backends import Backends
-from harness.blocks import window_cpus
-from harness.drivers.loadgen import loadgen_argv
-from harness.matrix import HELLO_WORK, Cell, scenario, server_variant
-from harness.options import RunOptions
-from harness.pythons import NotFound, Prepared
-from harness.results import StudyRun
-from harness.serving import running_server
+from harness.method.blocks import window_cpus
+from harness.plan import pythons
+from harness.plan.matrix import HELLO_WORK, Cell, scenario, server_variant
+from harness.plan.options import RunOptions
+from harness.plan.pythons import NotFound, Prepared
+from harness.results.records import StudyRun
+from harness.run.backends import Backends
+from harness.run.drivers.loadgen import loadgen_argv
+from harness.run.serving import running_server
 from harness.studies.interpreters import CORES_LEVEL, LEVEL, REFERENCE
 from harness.studies.interpreters.plan import comparisons
 from harness.studies.interpreters.report import free_threaded, interpreters_table

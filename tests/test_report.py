@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.report import write_report
-from harness.results import load_study
+from harness.render.markdown import write_report
+from harness.render.summaries import CellSummary
+from harness.results.records import load_study
 from harness.studies import STUDIES
-from harness.summaries import CellSummary
 from tests.runs import make_legacy_run, make_run
 
 GOLDEN = Path(__file__).parent / "golden"

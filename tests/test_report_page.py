@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from harness.browser import chromium, launched, opened, picture
-from harness.findings import comparison_id
-from harness.report import write_report
+from harness.render.browser import chromium, launched, opened, picture
+from harness.render.findings import comparison_id
+from harness.render.markdown import write_report
 from harness.studies.reading import run_verdicts
 from tests.runs import (
     make_capacity_run,

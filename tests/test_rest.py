@@ -11,8 +11,8 @@ import httpx
 import psutil
 import pytest
 
-from harness.matrix import REST_VARIANTS, ServerVariant
-from harness.serving import running_server
+from harness.plan.matrix import REST_VARIANTS, ServerVariant
+from harness.run.serving import running_server
 from scenarios.objects import MAX_REPLY_BYTES, MAX_WORK, reply_payload
 from tests.conftest import CONNECTIONS, answering
 

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import provenance
-from harness.backends import Backends
-from harness.provenance import environment
-from harness.results import (
+from harness.results import provenance
+from harness.results.provenance import environment
+from harness.results.records import (
     CellRecord,
     Repeat,
     ResourceUsage,
@@ -23,6 +22,7 @@ from harness.results import (
     study_dir,
     write_json_atomic,
 )
+from harness.run.backends import Backends
 from scenarios.config import BackendConfig
 from tests.runs import ghz_report
 

@@ -11,15 +11,15 @@ from pathlib import Path
 import psutil
 import pytest
 
-from harness import pythons
-from harness.backends import Backends
 from harness.cli import QUICK_SERVERS
-from harness.matrix import SCENARIOS, server_variant
-from harness.pilot import Pilot
-from harness.processes import free_port
-from harness.serving import running_server
+from harness.method.pilot import Pilot
+from harness.plan import pythons
+from harness.plan.matrix import SCENARIOS, server_variant
+from harness.run.backends import Backends
+from harness.run.processes import free_port
+from harness.run.serving import running_server
+from harness.run.tools import ROOT
 from harness.studies.streaming import DRIVER_CHECK
-from harness.tools import ROOT
 from tests.runs import INTERRUPTED_GRACE, SERVER_MODULES, TEST_TIMEOUT, run_harness, started_by_harness, within
 from tests.waiting import until
 

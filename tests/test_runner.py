@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from harness.cli import parser, run_options
-from harness.matrix import measured_requests, scenario, server_variant
-from harness.options import RunOptions
-from harness.results import StudyRun, Target
-from harness.runner import chosen_studies
+from harness.plan.matrix import measured_requests, scenario, server_variant
+from harness.plan.options import RunOptions
+from harness.render.summaries import spread
+from harness.results.records import StudyRun, Target
+from harness.run.runner import chosen_studies
 from harness.studies.stacks.report import targets
-from harness.summaries import spread
 from tests.runs import meta
 
 

@@ -13,9 +13,9 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from harness.backends import expected_etag, seed_objects
-from harness.matrix import BENCH_BUCKET, BENCH_OBJECTS
-from harness.serving import serving_processes
+from harness.plan.matrix import BENCH_BUCKET, BENCH_OBJECTS
+from harness.run.backends import expected_etag, seed_objects
+from harness.run.serving import serving_processes
 from protos.bench.v1 import bench_pb2
 from scenarios.objects import MAX_REPLY_BYTES, MAX_WORK, reply_payload
 from tests.conftest import LARGE_BUCKET, LARGE_OBJECTS, Server

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from harness.soak import FAULTS, schedule
-from harness.soak_verdict import NEEDS, RECOVERY_SECONDS, load_summary, passed, verdict
+from harness.method.soak_verdict import NEEDS, RECOVERY_SECONDS, load_summary, passed, verdict
+from harness.run.soak import FAULTS, schedule
 from tests.runs import TEST_TIMEOUT, run_harness, started_by_harness, within
 
 MiB = 2**20

@@ -13,9 +13,9 @@ from typing import Any
 import grpc
 import pytest
 
-from harness.backends import Backends, seed_bucket, seed_objects
-from harness.matrix import server_variant
-from harness.serving import running_server
+from harness.plan.matrix import server_variant
+from harness.run.backends import Backends, seed_bucket, seed_objects
+from harness.run.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from tests.conftest import LARGE_BUCKET, LARGE_OBJECTS, STACKS
 from tests.waiting import until

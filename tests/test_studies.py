@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main, named_scenario, parser, run_options
-from harness.drivers.registry import DRIVERS
-from harness.matrix import (
+from harness.plan.matrix import (
     CONCURRENCY_LEVELS,
     SCENARIOS,
     SERVER_VARIANTS,
@@ -20,8 +19,9 @@ from harness.matrix import (
     scenario,
     server_variant,
 )
-from harness.options import RunOptions
-from harness.runner import chosen_studies
+from harness.plan.options import RunOptions
+from harness.run.drivers.registry import DRIVERS
+from harness.run.runner import chosen_studies
 from harness.studies import DEFAULT_STUDIES, STUDIES, plan, study
 from harness.studies.planning import between_servers
 from harness.studies.wire import HELLO

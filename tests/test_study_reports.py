@@ -17,16 +17,16 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.decisions import decision_rows
-from harness.report import answer, write_report
-from harness.results import CellRecord, RunMeta, StudyEntry, Thresholds, load_study, write_json_atomic
-from harness.runner import Chosen, failed_gates, finished_entry
+from harness.method.verdicts import Method
+from harness.render.decisions import decision_rows
+from harness.render.markdown import answer, write_report
+from harness.results.records import CellRecord, RunMeta, StudyEntry, Thresholds, load_study, write_json_atomic
+from harness.run.runner import Chosen, failed_gates, finished_entry
+from harness.run.tools import ROOT
 from harness.studies import STUDIES, plan, study
 from harness.studies.comparing import Finding, comparison_lines, decision, distrust, same_workloads
 from harness.studies.reading import judged_comparisons
 from harness.studies.stacks.report import TELLING
-from harness.tools import ROOT
-from harness.verdicts import Method
 from tests.runs import (
     make_brief_run,
     make_capacity_run,
@@ -118,7 +118,7 @@ def test_an_interrupted_study_fails_the_run(tmp_path: Path) -> None:
 
 def test_run_all_exits_non_zero_when_a_gate_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from harness import cli
-    from harness.options import RunOptions
+    from harness.plan.options import RunOptions
 
     run_dir = make_streaming_run(tmp_path)
     meta = finished("streaming", run_dir)
@@ -131,19 +131,19 @@ def test_run_all_exits_non_zero_when_a_gate_fails(tmp_path: Path, monkeypatch: p
 
 # What measures: none of it may be imported to render a report.
 MEASURING = (
-    "harness.measure",
-    "harness.runner",
-    "harness.processes",
-    "harness.backends",
-    "harness.serving",
-    "harness.resources",
-    "harness.tools",
-    "harness.provenance",
-    "harness.soak",
-    "harness.drivers.registry",
-    "harness.drivers.ghz",
-    "harness.drivers.loadgen",
-    "harness.drivers.h2load",
+    "harness.run.measure",
+    "harness.run.runner",
+    "harness.run.processes",
+    "harness.run.backends",
+    "harness.run.serving",
+    "harness.run.resources",
+    "harness.run.tools",
+    "harness.results.provenance",
+    "harness.run.soak",
+    "harness.run.drivers.registry",
+    "harness.run.drivers.ghz",
+    "harness.run.drivers.loadgen",
+    "harness.run.drivers.h2load",
     "harness.studies.planning",
 )
 
@@ -160,13 +160,13 @@ def test_reports_render_with_every_measuring_module_blocked(tmp_path: Path) -> N
 
         class Blocked(importlib.abc.MetaPathFinder):
             def find_spec(self, name, path=None, target=None):
-                if name in {MEASURING!r} or name.endswith(".plan"):
+                if name in {MEASURING!r} or (name.startswith("harness.studies.") and name.endswith(".plan")):
                     raise ImportError(f"{{name}} measures: a report must not import it")
                 return None
 
         sys.meta_path.insert(0, Blocked())
-        from harness.compare import compare
-        from harness.report import write_report
+        from harness.render.compare import compare
+        from harness.render.markdown import write_report
         from harness.studies import STUDIES
 
         written = write_report(Path({str(tmp_path)!r}))

@@ -1,4 +1,4 @@
-"""TLS and mutual TLS on every stack, over real TCP with a throwaway CA (harness.tls, trustme): good handshakes
+"""TLS and mutual TLS on every stack, over real TCP with a throwaway CA (harness.run.tls, trustme): good handshakes
 serve the contract (and health and reflection); a plaintext client, a client trusting another CA, a client
 without a certificate under mutual TLS and one with an expired certificate are refused at the handshake, and the
 server goes on serving."""
@@ -15,10 +15,10 @@ import trustme
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from harness.backends import Backends
-from harness.matrix import ServerVariant, server_variant
-from harness.serving import running_server
-from harness.tls import PLAIN, Certificates, Wire, make_certificates
+from harness.plan.matrix import ServerVariant, server_variant
+from harness.run.backends import Backends
+from harness.run.serving import running_server
+from harness.run.tls import PLAIN, Certificates, Wire, make_certificates
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
 from servers.common import parse_config
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from harness import rounds as rounds_module
-from harness.rounds import Entrant, Race, Rounds, estimated_end, run_race
-from harness.verdicts import (
+from harness.method import rounds as rounds_module
+from harness.method.rounds import Entrant, Race, Rounds, estimated_end, run_race
+from harness.method.verdicts import (
     FASTER,
     FRESH,
     HELD,
@@ -257,7 +257,7 @@ def test_the_estimated_end_counts_the_blocks_still_owed_then_the_budget() -> Non
 
 
 def test_an_a_a_twin_stops_once_calibrated_and_never_while_apart() -> None:
-    from harness.verdicts import twin_stop_reason
+    from harness.method.verdicts import twin_stop_reason
 
     method = Method()
     assert twin_stop_reason(Interval(1.0, 0.99, 1.01, 10), method) == "calibrated"

@@ -7,8 +7,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.results import CellRecord, Repeat, StudyRun, Target
-from harness.verdicts import Interval
+from harness.method.verdicts import Interval
+from harness.results.records import CellRecord, Repeat, StudyRun, Target
 
 SEPARATED = "its study's A/A control separated"  # why a row is not trusted, where its decision says no more
 
@@ -41,10 +41,10 @@ class Decision:
     # pooled); () where the row is not one such pair.
     labels: tuple[str, ...] = ()
     # The pick over the runner-up pooled over this run and earlier ones of the same machine class and server code
-    # (harness.pooling.held_text); "" where there are none.
+    # (harness.method.pooling.held_text); "" where there are none.
     held: str = ""
     # The answer in the question's own words where the study words it ("Yes: aio-uvloop serves 4.70 [4.52, 4.89]
-    # times sync-w10"); "": the row's pick and its margin say it (harness.decisions.lead).
+    # times sync-w10"); "": the row's pick and its margin say it (harness.render.decisions.lead).
     lead: str = ""
 
     def picked(self) -> str:

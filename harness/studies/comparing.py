@@ -10,12 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from harness.matrix import MINIMAL_SUFFIX, SLOW_SLICE_CALLS
-from harness.results import CellResult, StudyRun, comparison_files, study_dir
-from harness.studies.base import SEPARATED, Decision, StudyReport
-from harness.studies.reading import Judged, judged_comparisons, pick_over, pooled_latency, windows_of
-from harness.summaries import chart_title, driver_share, figure, header, ms, not_ok_mark, png, rate, row, style
-from harness.verdicts import (
+from harness.method.verdicts import (
     BLOCKS,
     HELD,
     TIE,
@@ -35,6 +30,11 @@ from harness.verdicts import (
     unpaired_interval,
     verdict,
 )
+from harness.plan.matrix import MINIMAL_SUFFIX, SLOW_SLICE_CALLS
+from harness.render.summaries import chart_title, driver_share, figure, header, ms, not_ok_mark, png, rate, row, style
+from harness.results.records import CellResult, StudyRun, comparison_files, study_dir
+from harness.studies.base import SEPARATED, Decision, StudyReport
+from harness.studies.reading import Judged, judged_comparisons, pick_over, pooled_latency, windows_of
 
 SPREAD_FOR_LOG = 20  # a panel whose ratios span more than this factor gets a log scale
 PANELS_A_ROW = 4  # the verdict chart's panels wrap into rows of this many

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from harness.matrix import SHARED, SLOW_SLICE_CALLS, Cell, Scenario, ServerVariant, cell_name
-from harness.measure import CellContext
-from harness.options import RunOptions
-from harness.processes import Child
-from harness.results import CellRecord
-from harness.verdicts import BLOCKS, Method
+from harness.method.verdicts import BLOCKS, Method
+from harness.plan.matrix import SHARED, SLOW_SLICE_CALLS, Cell, Scenario, ServerVariant, cell_name
+from harness.plan.options import RunOptions
+from harness.results.records import CellRecord
+from harness.run.measure import CellContext
+from harness.run.processes import Child
 
 SLOW_CALLS_PER_SECOND = 8.0  # about what a stack serves of a slow scenario on one core (for estimates only)
 
@@ -35,7 +35,7 @@ class Comparison:
     reference: tuple[str, Cell]  # (label, cell)
     alternatives: tuple[tuple[str, Cell], ...]
     # About how long a label's server start, warm-up and one window take: sizes the comparison's share of a time
-    # budget (harness.runner), not its measurement.
+    # budget (harness.run.runner), not its measurement.
     window_seconds: float = 4.0
     # Whether the reference also runs as its A/A twin: the runner gives each study's first comparison the study's
     # control (`controlled_first`), so that a study orders its comparisons with the one that suits it first.
@@ -141,7 +141,7 @@ class StudyPlan:
 
     name: str
     axes: tuple[Axis, ...]
-    driver: str  # a key of harness.drivers.registry.DRIVERS
+    driver: str  # a key of harness.run.drivers.registry.DRIVERS
     repeats: int  # measured runs per cell unless --repeats says otherwise
     cells: Callable[[RunOptions], list[Cell]]
     # Measures one cell on a running server: (cell, target, server process, context, probe file) -> record.
@@ -150,7 +150,7 @@ class StudyPlan:
     diagnostics: bool = False
     # Drivers that cross-check the study's own on some cells (their versions are recorded with the run's).
     checkers: tuple[str, ...] = ()
-    # The comparisons these options ask for, measured in interleaved rounds (harness.rounds) instead of cell by
+    # The comparisons these options ask for, measured in interleaved rounds (harness.method.rounds) instead of cell by
     # cell; none: every cell is measured on its own (the full matrix, and studies not yet moved to rounds).
     comparisons: Callable[[RunOptions], list[Comparison]] = no_comparisons
     # Scenarios the study makes for itself (not in scenarios/), which --scenarios may name as well.

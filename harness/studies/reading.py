@@ -8,11 +8,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.drivers.histogram import Latencies
-from harness.drivers.report import LoadReport
-from harness.matrix import SHARED, cell_name
-from harness.noise import Noise, components
-from harness.results import (
+from harness.method.noise import Noise, components
+from harness.method.verdicts import (
+    BLOCKS,
+    ComparisonRecord,
+    Interval,
+    Outcome,
+    block_rate,
+    interval,
+    judge,
+    paired_ratios,
+    verdict,
+)
+from harness.plan.matrix import SHARED, cell_name
+from harness.render.summaries import driver_share, header, not_ok_mark, or_dash, row, spread
+from harness.results.records import (
     CellRecord,
     CellResult,
     Repeat,
@@ -24,18 +34,8 @@ from harness.results import (
     studies_in,
     study_dir,
 )
-from harness.summaries import driver_share, header, not_ok_mark, or_dash, row, spread
-from harness.verdicts import (
-    BLOCKS,
-    ComparisonRecord,
-    Interval,
-    Outcome,
-    block_rate,
-    interval,
-    judge,
-    paired_ratios,
-    verdict,
-)
+from harness.run.drivers.histogram import Latencies
+from harness.run.drivers.report import LoadReport
 
 WARMUP = "warmup"  # a cell's kept warm-up report, where a study keeps it: <cell>-warmup.json
 
@@ -350,7 +350,7 @@ class Judged:
 
     @property
     def noise(self) -> Noise:
-        """Where the comparison's noise lived: slices, cycles, blocks (harness.noise)."""
+        """Where the comparison's noise lived: slices, cycles, blocks (harness.method.noise)."""
         cycles = self.record.method.cycles if self.record.method.design == BLOCKS else 1
         return components(self.slices, self.record.reference, cycles)
 

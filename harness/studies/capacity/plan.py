@@ -8,12 +8,12 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from harness.drivers.report import LoadReport
-from harness.matrix import SCENARIOS, SERVER_VARIANTS, Cell, measured_requests
-from harness.measure import CellContext, measure_cell, sampled_run, warm_up
-from harness.options import RunOptions
-from harness.processes import Child
-from harness.results import CellRecord, Repeat
+from harness.plan.matrix import SCENARIOS, SERVER_VARIANTS, Cell, measured_requests
+from harness.plan.options import RunOptions
+from harness.results.records import CellRecord, Repeat
+from harness.run.drivers.report import LoadReport
+from harness.run.measure import CellContext, measure_cell, sampled_run, warm_up
+from harness.run.processes import Child
 from harness.studies.capacity import (
     AGREEING,
     JITTER,

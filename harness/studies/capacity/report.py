@@ -9,11 +9,12 @@ from functools import cached_property
 from math import inf
 from typing import Any
 
-from harness.bounds import server_cpus
-from harness.drivers.histogram import Latencies
-from harness.drivers.report import LoadReport
-from harness.matrix import scenario
-from harness.results import CellRecord, CellResult, Repeat, StudyRun, Target, thresholds_of
+from harness.method.bounds import server_cpus
+from harness.plan.matrix import scenario
+from harness.render.summaries import driver_share, figure, header, ms, not_ok_mark, or_dash, png, rate, row
+from harness.results.records import CellRecord, CellResult, Repeat, StudyRun, Target, thresholds_of
+from harness.run.drivers.histogram import Latencies
+from harness.run.drivers.report import LoadReport
 from harness.studies.base import Decision, StudyReport
 from harness.studies.capacity import (
     AGREEING,
@@ -32,7 +33,6 @@ from harness.studies.capacity import (
     p99,
     settled,
 )
-from harness.summaries import driver_share, figure, header, ms, not_ok_mark, or_dash, png, rate, row
 
 TARGET_SCENARIOS = ("hello", "s3-unary-100ms")
 # The values this report judges by, recorded in every run.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.matrix import PER_CALL, PER_WORKER, S3_LATENCY_MS, SHARED, STACKS, Scenario, pool, scenario
+from harness.plan.matrix import PER_CALL, PER_WORKER, S3_LATENCY_MS, SHARED, STACKS, Scenario, pool, scenario
 
 NAME = "connections"
 QUESTION = "How should clients hold connections, and servers their S3 client?"

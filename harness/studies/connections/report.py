@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.matrix import PER_CALL, PER_WORKER, S3_PER_REQUEST, SHARED, pool
-from harness.results import CellRecord, Repeat, StudyRun
+from harness.plan.matrix import PER_CALL, PER_WORKER, S3_PER_REQUEST, SHARED, pool
+from harness.render.summaries import chart_title, figure, header, or_dash, png, row
+from harness.results.records import CellRecord, Repeat, StudyRun
 from harness.studies.base import StudyReport
 from harness.studies.comparing import Telling, with_rounds
 from harness.studies.connections import (
@@ -33,7 +34,6 @@ from harness.studies.reading import (
     newest_run_section,
     study_readme,
 )
-from harness.summaries import chart_title, figure, header, or_dash, png, row
 
 STRATEGY_LABELS = {
     SHARED: "one shared",

@@ -2,7 +2,7 @@
 compute?
 
 Two kinds of comparison in interleaved rounds. The interpreter comparison: each of SCENARIO_NAMES at LEVEL
-workers on each of STACK_NAMES, the server run by every interpreter found or built (harness.pythons) against
+workers on each of STACK_NAMES, the server run by every interpreter found or built (harness.plan.pythons) against
 REFERENCE, each in a virtualenv of the same pinned packages, on the run's server core. The cores comparison:
 hello-work at CORES_LEVEL workers with the server free to use every CPU of the machine, one process against N
 processes on one port (N = the machine's CPUs; SO_REUSEPORT spreads connections, not calls, so N processes are
@@ -12,7 +12,7 @@ the free-threaded build, one sync process of N x its threads. Opt-in: `run-all -
 
 from __future__ import annotations
 
-from harness.matrix import HELLO_WORK, Scenario, scenario
+from harness.plan.matrix import HELLO_WORK, Scenario, scenario
 
 NAME = "interpreters"
 QUESTION = "Which interpreter should the servers run on, and should a host's cores serve as processes or threads?"

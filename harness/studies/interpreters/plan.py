@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.matrix import HELLO_WORK, PER_WORKER, Cell, ServerVariant, server_variant
-from harness.measure import measure_closed_loop
-from harness.options import RunOptions
-from harness.pythons import DEFAULT_PYTHONS, Prepared
+from harness.plan.matrix import HELLO_WORK, PER_WORKER, Cell, ServerVariant, server_variant
+from harness.plan.options import RunOptions
+from harness.plan.pythons import DEFAULT_PYTHONS, Prepared
+from harness.run.measure import measure_closed_loop
 from harness.studies.interpreters import (
     CORES_LEVEL,
     CORES_STACKS,

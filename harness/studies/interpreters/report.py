@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from harness.results import CellResult, StudyRun
+from harness.method.verdicts import ratio_text
+from harness.render.summaries import header, row
+from harness.results.records import CellResult, StudyRun
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import (
     Telling,
@@ -25,8 +27,6 @@ from harness.studies.comparing import (
 )
 from harness.studies.interpreters import CORES_LEVEL, LEVEL, NAME, QUESTION, REFERENCE, SCENARIOS
 from harness.studies.reading import Judged, driver_not_busy, judged_comparisons, medians, study_readme
-from harness.summaries import header, row
-from harness.verdicts import ratio_text
 
 OFFICIAL_BUILDS = (
     "Every interpreter here is configured as pyenv configured the machine's 3.11 to 3.13 (a shared libpython, "

@@ -12,7 +12,7 @@ reply) counts once.
 
 from __future__ import annotations
 
-from harness.matrix import HTTP_SHAPES, IN_FLIGHT, INFO_SHAPES, Scenario
+from harness.plan.matrix import HTTP_SHAPES, IN_FLIGHT, INFO_SHAPES, Scenario
 
 NAME = "protocols"
 QUESTION = "Would REST do, and which call shape should a request/response flow take?"

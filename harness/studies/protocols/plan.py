@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.matrix import Cell, Scenario, server_variant
-from harness.measure import CellContext, measure_against, measure_closed_loop
-from harness.options import RunOptions
-from harness.processes import Child
-from harness.results import CellRecord
+from harness.plan.matrix import Cell, Scenario, server_variant
+from harness.plan.options import RunOptions
+from harness.results.records import CellRecord
+from harness.run.measure import CellContext, measure_against, measure_closed_loop
+from harness.run.processes import Child
 from harness.studies.planning import Axis, Comparison, StudyPlan
 from harness.studies.protocols import (
     COMPARED_ON,

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.matrix import IN_FLIGHT
-from harness.results import StudyRun, Target
+from harness.method.verdicts import FASTER, SLOWER, TIE, UNRESOLVED, ratio_text
+from harness.plan.matrix import IN_FLIGHT
+from harness.render.summaries import chart_title, figure, header, png, row, style
+from harness.results.records import StudyRun, Target
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import Telling, with_rounds
 from harness.studies.protocols import (
@@ -36,8 +38,6 @@ from harness.studies.reading import (
     newest_run_section,
     study_readme,
 )
-from harness.summaries import chart_title, figure, header, png, row, style
-from harness.verdicts import FASTER, SLOWER, TIE, UNRESOLVED, ratio_text
 
 # The Go study this one follows, as the issue summarised it: at 16 client goroutines.
 GO_GRPC_OVER_REST = 2.0  # gRPC beat REST (JSON over HTTP/2) by more than this

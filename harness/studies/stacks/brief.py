@@ -8,12 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from harness.results import StudyRun
-from harness.studies.base import Decision
-from harness.studies.comparing import Telling, decision, distrust, is_floor, untrusted
-from harness.studies.reading import Judged, pick_over, pooled_latency, windows_of
-from harness.summaries import by_level, figure, header, png, rate, row, style
-from harness.verdicts import (
+from harness.method.verdicts import (
     FASTER,
     SLOWER,
     TIE,
@@ -27,6 +22,11 @@ from harness.verdicts import (
     unpaired_interval,
     verdict,
 )
+from harness.render.summaries import by_level, figure, header, png, rate, row, style
+from harness.results.records import StudyRun
+from harness.studies.base import Decision
+from harness.studies.comparing import Telling, decision, distrust, is_floor, untrusted
+from harness.studies.reading import Judged, pick_over, pooled_latency, windows_of
 
 MOTOR, PYMONGO = "Motor", "PyMongo's async client"
 PYMONGO_SUFFIX = "-pymongo"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from harness.matrix import (
+from harness.plan.matrix import (
     CONCURRENCY_LEVELS,
     PER_CALL,
     PER_WORKER,
@@ -25,8 +25,8 @@ from harness.matrix import (
     scenario,
     server_variant,
 )
-from harness.measure import measure_closed_loop
-from harness.options import RunOptions
+from harness.plan.options import RunOptions
+from harness.run.measure import measure_closed_loop
 from harness.studies.planning import Axis, Comparison, StudyPlan, between_servers
 from harness.studies.stacks import (
     BRIEF_LEVELS,

@@ -8,26 +8,9 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from harness.bounds import Bounds, server_cpus
-from harness.matrix import PER_WORKER, S3_LATENCY_MS, SCENARIOS, SHARED
-from harness.results import StudyRun, Target
-from harness.studies.base import Decision, StudyReport
-from harness.studies.comparing import (
-    MOST_BLOCKS_SAID,
-    Finding,
-    Telling,
-    closing,
-    comparison_lines,
-    in_rounds,
-    rounds_answer,
-    rounds_files,
-)
-from harness.studies.comparing import rounds_section as told_in_rounds
-from harness.studies.reading import judged_comparisons, without_controls
-from harness.studies.stacks import NAME, QUESTION
-from harness.studies.stacks.brief import across_levels, async_pays, brief_decisions, by_topic
-from harness.studies.stacks.brief import chart as brief_chart
-from harness.summaries import (
+from harness.method.bounds import Bounds, server_cpus
+from harness.plan.matrix import PER_WORKER, S3_LATENCY_MS, SCENARIOS, SHARED
+from harness.render.summaries import (
     MIB,
     SHOWN_PERCENTILES,
     TOO_FEW_NOTE,
@@ -47,6 +30,23 @@ from harness.summaries import (
     seconds,
     spread,
 )
+from harness.results.records import StudyRun, Target
+from harness.studies.base import Decision, StudyReport
+from harness.studies.comparing import (
+    MOST_BLOCKS_SAID,
+    Finding,
+    Telling,
+    closing,
+    comparison_lines,
+    in_rounds,
+    rounds_answer,
+    rounds_files,
+)
+from harness.studies.comparing import rounds_section as told_in_rounds
+from harness.studies.reading import judged_comparisons, without_controls
+from harness.studies.stacks import NAME, QUESTION
+from harness.studies.stacks.brief import across_levels, async_pays, brief_decisions, by_topic
+from harness.studies.stacks.brief import chart as brief_chart
 
 # The values this report judges by, recorded in every run.
 SETTINGS: dict[str, Any] = {

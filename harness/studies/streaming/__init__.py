@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.matrix import (
+from harness.plan.matrix import (
     BENCH_BUCKET,
     BENCH_OBJECTS,
     SCENARIOS,
@@ -78,7 +78,7 @@ def fetch_scenario(pattern: str, latency_ms: int) -> Scenario:
 
 FETCH_SCENARIOS = tuple(fetch_scenario(p, ms) for ms in FETCH_LATENCIES_MS for p in FETCH_PATTERNS)
 HELLO = next(each for each in SCENARIOS if each.name == "hello")
-# Every run's cross-check of our driver (harness.runner measures a study's checks before its comparisons race):
+# Every run's cross-check of our driver (harness.run.runner measures a study's checks before its comparisons race):
 # SayHello at CROSS_CHECK_LEVEL on these stacks, by loadgen and by ghz taking turns. A scenario of its own, so that
 # its cells stand apart from a comparison's SayHello cells on the same stack.
 DRIVER_CHECK = replace(HELLO, name="hello-driver-check", description="SayHello: no I/O, by loadgen and by ghz in turns")

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.drivers.loadgen import is_fetch, is_watch
-from harness.drivers.report import DriverError
-from harness.matrix import Cell, server_variant
-from harness.measure import (
+from harness.plan.matrix import Cell, server_variant
+from harness.plan.options import RunOptions
+from harness.results.records import CellRecord, Repeat, save_report
+from harness.run.drivers.loadgen import is_fetch, is_watch
+from harness.run.drivers.report import DriverError
+from harness.run.measure import (
     RUN_TIMEOUT,
     CellContext,
     measure_against,
@@ -16,9 +18,7 @@ from harness.measure import (
     measure_closed_loop,
     sampled_run,
 )
-from harness.options import RunOptions
-from harness.processes import Child
-from harness.results import CellRecord, Repeat, save_report
+from harness.run.processes import Child
 from harness.studies.planning import Axis, Comparison, StudyPlan
 from harness.studies.reading import WARMUP
 from harness.studies.streaming import (

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.drivers.report import FetchCounts, WatchOutcome
-from harness.matrix import BENCH_OBJECTS, WIDE_OBJECTS, WIDE_PREFIXES
-from harness.results import StudyRun, Target
+from harness.plan.matrix import BENCH_OBJECTS, WIDE_OBJECTS, WIDE_PREFIXES
+from harness.render.summaries import MIB, chart_title, figure, header, or_dash, png, row
+from harness.results.records import StudyRun, Target
+from harness.run.drivers.report import FetchCounts, WatchOutcome
 from harness.studies.base import StudyReport
 from harness.studies.comparing import Telling, with_rounds
 from harness.studies.reading import (
@@ -48,7 +49,6 @@ from harness.studies.streaming import (
     WATCH_STREAMS,
     fetch_scenario,
 )
-from harness.summaries import MIB, chart_title, figure, header, or_dash, png, row
 
 # The values this report judges by, recorded in every run.
 SETTINGS = {

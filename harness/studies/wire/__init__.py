@@ -12,8 +12,8 @@ MiB, and cannot speak REST). REST's hello is a GET, so it carries no request pay
 
 from __future__ import annotations
 
-from harness.matrix import PER_CALL, PER_WORKER, SHARED, Scenario, pool, scenario
-from harness.tls import PLAINTEXT, TLS
+from harness.plan.matrix import PER_CALL, PER_WORKER, SHARED, Scenario, pool, scenario
+from harness.run.tls import PLAINTEXT, TLS
 
 NAME = "wire"
 QUESTION = "What do TLS and large messages cost, and how should clients hold connections under TLS?"

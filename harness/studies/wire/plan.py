@@ -3,9 +3,10 @@ with --full the same cells, each measured on its own."""
 
 from __future__ import annotations
 
-from harness.matrix import PER_CALL, SHARED, Cell, server_variant
-from harness.measure import measure_closed_loop
-from harness.options import RunOptions
+from harness.plan.matrix import PER_CALL, SHARED, Cell, server_variant
+from harness.plan.options import RunOptions
+from harness.run.measure import measure_closed_loop
+from harness.run.tls import MTLS, PLAINTEXT, TLS
 from harness.studies.planning import Axis, Comparison, StudyPlan
 from harness.studies.wire import (
     CLIENTS,
@@ -22,7 +23,6 @@ from harness.studies.wire import (
     WAYS,
     wire_label,
 )
-from harness.tls import MTLS, PLAINTEXT, TLS
 
 
 def comparisons(options: RunOptions) -> list[Comparison]:

@@ -9,8 +9,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
-from harness.matrix import SHARED
-from harness.results import StudyRun
+from harness.method.verdicts import Interval, interval, ratio_text
+from harness.plan.matrix import SHARED
+from harness.render.summaries import CellSummary, chart_title, figure, header, ms, png, row, style
+from harness.results.records import StudyRun
+from harness.run.tls import MTLS, TLS
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import (
     Telling,
@@ -49,9 +52,6 @@ from harness.studies.wire import (
     size_label,
     wire_label,
 )
-from harness.summaries import CellSummary, chart_title, figure, header, ms, png, row, style
-from harness.tls import MTLS, TLS
-from harness.verdicts import Interval, interval, ratio_text
 
 MB = 1e6
 

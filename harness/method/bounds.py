@@ -1,0 +1,77 @@
+"""What a cell could physically reach, and how close it came.
+
+- Wait bound (Little's law): calls in progress / time per call = min(concurrency, slots) / latency,
+  where slots are a thread-pool server's workers (times processes), unbounded for an event loop, and
+  latency is one call's time alone at concurrency 1 (the emulated wait plus its own service time).
+- CPU bound: server CPUs / CPU seconds per call, from the server's CPU time over the measured runs.
+- The lower of the two binds; efficiency = OK requests/sec / that bound.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from harness.results.records import CellResult
+
+
+def wait_bound(concurrency: int, slots: int | None, latency_seconds: float) -> float:
+    """Little's law: the most calls per second min(concurrency, slots) callers can complete."""
+    if latency_seconds <= 0:
+        return math.inf
+    in_progress = concurrency if slots is None else min(concurrency, slots)
+    return in_progress / latency_seconds
+
+
+def cpu_bound(server_cpus: int, cpu_seconds: float, calls: int) -> float:
+    """The most calls per second the server's CPUs allow at the CPU cost measured per call."""
+    if calls <= 0 or cpu_seconds <= 0:
+        return math.inf
+    return server_cpus / (cpu_seconds / calls)
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Both bounds of a cell, the one that binds, and the measured throughput against it."""
+
+    wait: float
+    cpu: float
+    achieved: float
+
+    @property
+    def binding(self) -> str:
+        return "wait" if self.wait <= self.cpu else "CPU"
+
+    @property
+    def bound(self) -> float:
+        return min(self.wait, self.cpu)
+
+    @property
+    def efficiency(self) -> float:
+        return self.achieved / self.bound if math.isfinite(self.bound) and self.bound > 0 else 0.0
+
+
+def server_cpus(meta: dict[str, Any]) -> int:
+    """How many CPUs the server under test had in a run."""
+    return len(meta["pinning"]["server_cpus"]) or int(meta["environment"]["cpu_count"] or 1)
+
+
+def cell_bounds(result: CellResult, meta: dict[str, Any], slots: int | None) -> Bounds | None:
+    """A measured cell's bounds, from its files: None without a probe (calls alone) or measured runs.
+
+    slots: calls the server can serve at once (thread-pool workers), None for an event loop.
+    """
+    if result.probe is None or not result.reports or result.record.status != "ok":
+        return None
+    per_call = [
+        repeat.resources.cpu_seconds / report.ok
+        for repeat, report in zip(result.record.repeats, result.reports, strict=True)
+        if report.ok
+    ]
+    return Bounds(
+        wait=wait_bound(result.record.concurrency, slots, result.probe.average),
+        cpu=cpu_bound(server_cpus(meta), statistics.median(per_call), 1) if per_call else math.inf,
+        achieved=statistics.median(report.ok_rps for report in result.reports),
+    )

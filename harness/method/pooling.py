@@ -1,0 +1,135 @@
+"""A ratio pooled over runs: the run (its day, its host) as a level of the design. Each run gives a comparison's
+mean log ratio over its blocks with its standard error; runs differ by more than their blocks say (measured:
+aio-uvloop over sync-w10 read 0.58 to 0.72 over six runs on one machine type, some intervals disjoint), so the pooled
+interval is a random-effects one: the between-run variance tau² by DerSimonian and Laird, the runs weighted by
+1 / (their variance + tau²), and the interval by Hartung and Knapp (a t-interval on k - 1 degrees of freedom whose
+scale comes from the runs' own scatter), which holds its coverage with few runs where the plain random-effects
+interval does not. Pure: numbers in, numbers out."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scipy import stats
+
+from harness.method.verdicts import Interval
+from harness.results.records import DIRTY
+
+
+@dataclass(frozen=True)
+class Pooled:
+    """A ratio over runs: its interval (Interval.rounds counts the runs), the between-run spread tau (log scale),
+    and whether the runs disagree (Cochran's Q beyond its 95% point)."""
+
+    ratio: Interval
+    tau: float
+    runs: int
+    disagree: bool
+
+
+def run_estimate(ratios: Sequence[float]) -> tuple[float, float]:
+    """One run's mean log ratio over its blocks and its variance (the squared standard error); it needs two."""
+    if len(ratios) < 2 or min(ratios) <= 0:
+        raise ValueError(f"a run's estimate needs two positive block ratios, got {list(ratios)}")
+    logs = [math.log(each) for each in ratios]
+    mean = math.fsum(logs) / len(logs)
+    variance = math.fsum((each - mean) ** 2 for each in logs) / (len(logs) - 1)
+    return mean, variance / len(logs)
+
+
+def pooled(runs: Sequence[Sequence[float]], confidence: float = 0.95) -> Pooled:
+    """The random-effects ratio over runs, each given as its blocks' paired ratios. Sums are exact (math.fsum) and
+    the DerSimonian-Laird scale is summed over pairs of runs, not as a difference of two large sums: a run whose
+    blocks agree exactly (its variance at the floor, its weight 1e12) otherwise made the result depend on the order
+    of the runs in its fifth digit (found by tests/test_properties.py)."""
+    estimates = [run_estimate(each) for each in runs]
+    k = len(estimates)
+    if k < 2:
+        raise ValueError("pooling needs at least two runs")
+    floored = [(mean, max(variance, 1e-12)) for mean, variance in estimates]
+    weighted = [(mean, 1 / variance) for mean, variance in floored]
+    total = math.fsum(w for _, w in weighted)
+    fixed = math.fsum(w * m for m, w in weighted) / total
+    q = math.fsum(w * (m - fixed) ** 2 for m, w in weighted)
+    # sum(w) - sum(w^2)/sum(w), as the sum over pairs of runs of w_i w_j over sum(w): positive for two runs or more
+    scale = math.fsum(wi * wj for i, (_, wi) in enumerate(weighted) for j, (_, wj) in enumerate(weighted) if i != j)
+    tau2 = max(0.0, (q - (k - 1)) / (scale / total))
+    starred = [(mean, 1 / (variance + tau2)) for mean, variance in floored]
+    star = math.fsum(w for _, w in starred)
+    mean = math.fsum(w * m for m, w in starred) / star
+    spread = math.fsum(w * (m - mean) ** 2 for m, w in starred) / ((k - 1) * star)
+    error = math.sqrt(max(spread, 1 / star))  # never narrower than the random-effects error (modified HK)
+    half = float(stats.t.ppf((1 + confidence) / 2, k - 1)) * error
+    disagree = q > float(stats.chi2.ppf(0.95, k - 1))
+    return Pooled(
+        Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half), k), math.sqrt(tau2), k, disagree
+    )
+
+
+def typical_spread(comparisons: Sequence[Sequence[Sequence[float]]]) -> float:
+    """The between-run spread tau (log scale) typical of a machine: the median over comparisons (each its runs'
+    block ratios, two runs or more) of each one's DerSimonian-Laird tau; 0 without any."""
+    found = sorted(pooled(runs).tau for runs in comparisons if len(runs) >= 2)
+    return float(statistics.median(found)) if found else 0.0
+
+
+def change_between(before: Sequence[float], after: Sequence[float], tau: float, confidence: float = 0.95) -> Interval:
+    """How far a ratio moved from one run to another: `after`'s over `before`'s (each its blocks' paired ratios),
+    with a t-interval whose variance is each run's own (its blocks' squared standard error) plus the between-run
+    variance tau² of each, on Welch-Satterthwaite's degrees of freedom (tau² taken as known): a change the interval
+    lies clear of is more than the runs' days explain. Two blocks a run give one degree of freedom each, and an
+    interval as wide as that deserves."""
+    (mean_before, var_before), (mean_after, var_after) = run_estimate(before), run_estimate(after)
+    variance = var_before + var_after + 2 * tau**2
+    scatter = var_before**2 / (len(before) - 1) + var_after**2 / (len(after) - 1)
+    freedom = variance**2 / scatter if scatter > 0 else math.inf
+    half = float(stats.t.ppf((1 + confidence) / 2, freedom)) * math.sqrt(variance)
+    change = mean_after - mean_before
+    return Interval(math.exp(change), math.exp(change - half), math.exp(change + half), 2)
+
+
+def held_text(found: Pooled, days: int) -> str:
+    """How a pooled ratio reads in a row: "over 3 runs on 2 days: 0.66 [0.58, 0.75], runs apart by ±8%"."""
+    ratio = found.ratio
+    plural = "s" if days != 1 else ""
+    said = f"over {found.runs} runs on {days} day{plural}: {ratio.value:.2f} [{ratio.low:.2f}, {ratio.high:.2f}]"
+    apart = math.expm1(found.tau)
+    said += f", runs apart by ±{apart:.0%}" if apart >= 0.005 else ", runs agree"  # "±0%" says they agree
+    return said + (" (the runs disagree)" if found.disagree else "")
+
+
+def server_code(meta: Mapping[str, Any], root: Path) -> str:
+    """What identifies the code a run's servers ran: the git trees of servers/, scenarios/ and protos/ at the run's
+    commit (as recorded, or read from the checkout's history for a run that recorded none); "" for a run made from
+    uncommitted code or a commit this checkout does not hold."""
+    env = meta.get("environment", {})
+    if recorded := env.get("server_code"):
+        return str(recorded)
+    commit = str(env.get("git_commit", ""))
+    if not commit or commit.endswith(DIRTY) or commit == "unknown":
+        return ""
+    return code_at(commit, root)
+
+
+def code_at(commit: str, root: Path) -> str:
+    """The git trees of the server-side code at a commit, joined; "" where git cannot tell."""
+    try:
+        trees = subprocess.run(
+            ["git", "rev-parse", *(f"{commit}:{folder}" for folder in SERVER_CODE)],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return "+".join(tree[:12] for tree in trees)
+
+
+SERVER_CODE = ("servers", "scenarios", "protos")  # what a run's servers are made of

@@ -1,0 +1,271 @@
+"""Blocks of slices: the order in which a comparison's slices are measured, when each alternative stops, and how a
+run's comparisons share its time.
+
+A `Race` is one comparison's blocks, taken one at a time: it plans a block, takes the rates its slices reached and
+says who is still open. `run_rounds` runs one race to its end; `run_race` runs many at once, first the least
+number of blocks each needs for an interval (in turns, so that no comparison's blocks all fall in one stretch of
+the run), then, while the budget lasts, a block of whichever open comparison narrows its intervals most per
+second. Neither knows anything of servers: each race is handed `block(number, plan)`, which starts every label's
+server afresh side by side, warms each, measures the plan's slices in turn and returns their OK rates (None for a
+slice that failed). A test hands it a synthetic one with known ratios, a drifting machine and bursts, and a clock.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from harness.method.verdicts import (
+    BLOCKS,
+    ComparisonRecord,
+    Method,
+    Stop,
+    block_rate,
+    control_of,
+    interval,
+    log_spread,
+    paired_ratios,
+    stop_reason,
+    t_half_width,
+    twin_stop_reason,
+)
+
+Block = Callable[[int, list[str]], Sequence[float | None]]
+FAILED_WINDOWS = 2  # an alternative that failed in this many blocks is measured no more
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """What to compare: the labels of the alternatives and of the reference, on one workload; whether the
+    reference also runs as its A/A twin."""
+
+    workload: str
+    reference: str
+    alternatives: tuple[str, ...]
+    controlled: bool = True
+
+    def __post_init__(self) -> None:
+        if self.reference in self.alternatives or len(set(self.alternatives)) != len(self.alternatives):
+            raise ValueError(f"alternatives must be distinct and exclude the reference: {self}")
+
+
+def block_plan(labels: Sequence[str], method: Method, shuffler: random.Random) -> list[str]:
+    """The labels' slices of one block, in the order they are measured: in the blocks design `method.cycles`
+    mirrored cycles, each every label once in a shuffled order and then in the reverse order (A B C C B A), so
+    that a drift linear over a cycle falls alike on every label (a slow workload's cycles are not mirrored: each
+    label once, shuffled); in the fresh design every label once, shuffled."""
+    plan = []
+    for _ in range(method.cycles if method.design == BLOCKS else 1):
+        order = list(labels)
+        shuffler.shuffle(order)
+        plan += order + order[::-1] if method.design == BLOCKS and method.mirrored else order
+    return plan
+
+
+def block_rates(plan: Sequence[str], rates: Sequence[float | None]) -> dict[str, float | None]:
+    """Each label's rate in a block from its slices' (verdicts.block_rate); None where any slice failed (a block
+    with a gap is no longer mirrored)."""
+    slices: dict[str, list[float | None]] = {}
+    for label, rate in zip(plan, rates, strict=True):
+        slices.setdefault(label, []).append(rate)
+    return {
+        label: None if any(rate is None or rate <= 0 for rate in found) else block_rate(found)  # type: ignore[arg-type]
+        for label, found in slices.items()
+    }
+
+
+class Race:
+    """One comparison's blocks, one at a time: `plan()` the next block, `record()` its slices' rates, until it is
+    no longer `open`; then `finish()` gives its record. The A/A twin is judged like an alternative but stops only
+    once calibrated (`verdicts.twin_stop_reason`), so that a workload whose slices scatter gets the blocks it needs
+    before its control is read."""
+
+    def __init__(self, rounds: Rounds, method: Method, seed: int) -> None:
+        self.rounds, self.method, self.seed = rounds, method, seed
+        self.shuffler = random.Random(seed)
+        self.twin = [control_of(rounds.reference)] if rounds.controlled else []
+        self.active = [*rounds.alternatives, *self.twin]
+        self.rates: dict[str, dict[int, float]] = {label: {} for label in (*rounds.alternatives, rounds.reference)}
+        self.rates |= {label: {} for label in self.twin}
+        self.failures = dict.fromkeys(self.rates, 0)
+        self.orders: list[list[str]] = []
+        self.stopped: dict[str, Stop] = {}
+        self.seconds: list[float] = []  # each block's length
+
+    @property
+    def blocks(self) -> int:
+        return len(self.orders)
+
+    @property
+    def reference_failed(self) -> bool:
+        return self.failures[self.rounds.reference] >= FAILED_WINDOWS
+
+    @property
+    def open(self) -> bool:
+        """Whether another block would still tell something: a label is open, the cap is not reached, and the
+        reference runs."""
+        return bool(self.active) and self.blocks < self.method.max_rounds and not self.reference_failed
+
+    @property
+    def last_seconds(self) -> float:
+        """How long the last block took (0 before the first)."""
+        return self.seconds[-1] if self.seconds else 0.0
+
+    def plan(self) -> list[str]:
+        """The next block's slices, in order: every open alternative, the reference and its twin."""
+        labels = [*(label for label in self.active if label not in self.twin), self.rounds.reference, *self.twin]
+        plan = block_plan(labels, self.method, self.shuffler)
+        self.orders.append(plan)
+        return plan
+
+    def record(self, plan: Sequence[str], rates: Sequence[float | None], seconds: float = 0.0) -> None:
+        """The block just planned, measured: each label's rate in it, and who stops now and why."""
+        number = self.blocks
+        self.seconds.append(seconds)
+        for label, rate in block_rates(plan, rates).items():
+            if rate is None:
+                self.failures[label] += 1
+            else:
+                self.rates[label][number] = rate
+        for label in list(self.active):
+            why = ""
+            if self.failures[label] >= FAILED_WINDOWS:
+                why = "failed"
+            elif len(ratios := paired_ratios(self.rates, label, self.rounds.reference)) >= 2:
+                judge = twin_stop_reason if label in self.twin else stop_reason
+                why = judge(interval(ratios, self.method.confidence), self.method)
+            if why:
+                self.stopped[label] = Stop(number, why)
+                self.active.remove(label)
+
+    def gain(self) -> float:
+        """What one more block is expected to narrow: the sum over the open labels of the fall in their intervals'
+        half-width (log scale) from one block more, at their spread so far; inf for a label without an interval."""
+        total = 0.0
+        for label in self.active:
+            ratios = paired_ratios(self.rates, label, self.rounds.reference)
+            if len(ratios) < 2:
+                return math.inf
+            spread, confidence = log_spread(ratios), self.method.confidence
+            total += t_half_width(spread, len(ratios), confidence) - t_half_width(spread, len(ratios) + 1, confidence)
+        return total
+
+    def finish(self, why: str, wall_seconds: float) -> ComparisonRecord:
+        """The comparison's record. Each label still open stops now: at the cap where the race reached it, for the
+        reference where that failed, and otherwise for `why` (its budget spent, or the run interrupted)."""
+        if self.blocks >= self.method.max_rounds:
+            why = "cap"
+        for label in self.active:
+            self.stopped[label] = Stop(self.blocks, "reference failed" if self.reference_failed else why)
+        self.active = []
+        rounds = self.rounds
+        return ComparisonRecord(
+            rounds.workload,
+            rounds.reference,
+            rounds.alternatives,
+            self.seed,
+            self.method,
+            self.orders,
+            self.stopped,
+            round(wall_seconds, 1),
+            controlled=rounds.controlled,
+        )
+
+
+def step(race: Race, block: Block, clock: Callable[[], float]) -> None:
+    """One block of a race, timed."""
+    started = clock()
+    plan = race.plan()
+    race.record(plan, block(race.blocks, plan), clock() - started)
+
+
+def run_rounds(
+    rounds: Rounds,
+    block: Block,
+    method: Method,
+    seed: int,
+    deadline: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> ComparisonRecord:
+    """Blocks (rounds) until every alternative and the A/A twin have stopped, the cap, or the deadline (a clock()
+    time): after the first two (the least that gives an interval), no block starts that would end past it, judged
+    by the last block's length.
+
+    `block(number, plan)` measures one block: each label of the plan (`block_plan`, seeded by `seed`) in turn,
+    returning each slice's OK rate (None for a slice that failed)."""
+    begun = clock()
+    race = Race(rounds, method, seed)
+    while race.open:
+        if deadline is not None and race.blocks >= 2 and clock() + race.last_seconds > deadline:
+            break  # two blocks make an interval
+        step(race, block, clock)
+    return race.finish("budget", clock() - begun)
+
+
+LEAST_BLOCKS = 2  # every comparison of a run gets this many blocks, budget or not: an interval needs two
+
+
+def budget_shares(estimates: Sequence[float], budget: float | None) -> list[float | None]:
+    """Each comparison's share of a run's budget (seconds) by its estimate, for fitting its cycles per block to the
+    time it should have; None for each without a budget. The race itself hands on what a comparison leaves."""
+    total = math.fsum(estimates) or 1.0
+    return [None if budget is None else budget * each / total for each in estimates]
+
+
+@dataclass
+class Entrant:
+    """A comparison in a run's race: its race, the function that measures one of its blocks, and when it began."""
+
+    race: Race
+    block: Block
+    seconds: float = 0.0  # the time its blocks took, so far
+    record: ComparisonRecord | None = None
+
+    def step(self, clock: Callable[[], float]) -> None:
+        begun = clock()
+        step(self.race, self.block, clock)
+        self.seconds += clock() - begun
+
+
+def run_race(
+    entrants: Sequence[Entrant],
+    deadline: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    least: int = LEAST_BLOCKS,
+    told: Callable[[Entrant], None] = lambda entrant: None,
+) -> None:
+    """A run's comparisons sharing its time. First each gets `least` blocks, in turns (the first block of each,
+    then the second of each), whatever the deadline; then, until the deadline (a clock() time) or until none is
+    open, a block of the open comparison whose last block fits before the deadline and whose `Race.gain` per
+    second of that block is highest: a comparison already clear or precise leaves the race, and the time it
+    leaves goes to those still open. Each entrant's record is set once it has stopped; `told(entrant)` after
+    each block."""
+    for turn in range(least):
+        for each in entrants:
+            if each.race.open and each.race.blocks <= turn:
+                each.step(clock)
+                told(each)
+    while open_ := [each for each in entrants if each.race.open]:
+        now = clock()
+        fitting = [each for each in open_ if deadline is None or now + each.race.last_seconds <= deadline]
+        if not fitting:
+            break
+        best = max(fitting, key=lambda each: each.race.gain() / max(each.race.last_seconds, 1e-3))
+        best.step(clock)
+        told(best)
+    for each in entrants:
+        each.record = each.race.finish("budget", each.seconds)
+
+
+def estimated_end(entrants: Sequence[Entrant], deadline: float | None, now: float, least: int = LEAST_BLOCKS) -> float:
+    """When a race should end (a clock() time): the blocks each comparison still needs for an interval, each as
+    long as its last (or, before its first, as the mean block so far), then the budget's end if that is later."""
+    measured = [seconds for each in entrants for seconds in each.race.seconds]
+    typical = sum(measured) / len(measured) if measured else 0.0
+    pending = sum(
+        max(0, least - each.race.blocks) * (each.race.last_seconds or typical) for each in entrants if each.race.open
+    )
+    return max(now + pending, deadline or 0.0)

@@ -1,0 +1,199 @@
+"""The soak's verdict and summary, read from a soak report alone (no server, backend or tool): what the
+criteria are, whether each was met, and the figures the summary shows. `harness/run/soak.py` runs the soak."""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from harness.render.summaries import figure, png
+
+SOAK_OBJECTS = 100  # a StreamObjects of batch 10 sends 10 messages
+RECOVERY_SECONDS = 2.0
+BASELINE = (5.0, 20.0)  # seconds into the load: its file descriptors and threads before any fault
+FINAL_SECONDS = 10.0  # the last seconds of the load: where they must be back
+RSS_FROM_SECONDS = 120.0
+RSS_GROWTH = 0.10
+SOAK_DOC = (
+    "five calls at once each of hello, ListObjects, StreamObjects (batch 10) and ArchiveObjects on a bucket of "
+    f"{SOAK_OBJECTS} objects; faults of 5 s each: S3 connections reset, S3 timing out, 2 s of added S3 latency, "
+    "MongoDB unreachable, and the S3 server stopped and restarted; each caller pauses 20 ms between calls, a call has "
+    "a 10 s deadline, and the servers' backend timeouts are 2 s to read and 5 s to connect (BACKEND_READ_TIMEOUT, "
+    "BACKEND_CONNECT_TIMEOUT)"
+)
+ALLOWED = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED"})
+
+# The RPCs of the mix, and the backends each needs.
+NEEDS: dict[str, frozenset[str]] = {
+    "hello": frozenset(),
+    "s3-unary": frozenset({"s3"}),
+    "s3-stream": frozenset({"s3"}),
+    "s3-mongo": frozenset({"s3", "mongodb"}),
+}
+
+
+def cpu_shares(samples: Sequence[dict[str, float]]) -> list[tuple[float, float, float]]:
+    """(from, to, the server's CPU as a share of one core) between each pair of consecutive samples."""
+    return [
+        (earlier["second"], later["second"], (later["cpu_seconds"] - earlier["cpu_seconds"]) / span)
+        for earlier, later in itertools.pairwise(samples)
+        if (span := later["second"] - earlier["second"]) > 0
+    ]
+
+
+def load_line(load: dict[str, Any]) -> str:
+    """The load summary in words."""
+    calls = ", ".join(f"{rpc} {rate:g}" for rpc, rate in load["ok_calls_per_second"].items())
+    return f"away from the faults the server used {load['server_cpu_share']:.0%} of a core; OK calls/s: {calls}"
+
+
+def load_summary(report: dict[str, Any]) -> dict[str, Any]:
+    """How hard the load drove the server away from the faults: its median CPU (share of a core) and the
+    median OK calls per second of each RPC, over the seconds outside every fault window and its recovery."""
+    windows = [(f["start"], f["end"] + RECOVERY_SECONDS) for f in report["schedule"]]
+
+    def calm(second: float) -> bool:
+        return not any(start - 1 <= second <= end for start, end in windows)
+
+    cpu = [share for first, last, share in cpu_shares(report["server_samples"]) if calm(first) and calm(last)]
+    seconds = [rpcs for second, rpcs in report["per_second"].items() if calm(float(second))]
+    return {
+        "server_cpu_share": round(_median(cpu), 3),
+        "ok_calls_per_second": {rpc: _median([rpcs.get(rpc, {}).get("OK", 0) for rpcs in seconds]) for rpc in NEEDS},
+    }
+
+
+def _median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else 0.0
+
+
+def verdict(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each pass criterion, checked from the report alone: {name: {"passed": bool, "detail": str}}."""
+    windows = [(f["start"], f["end"] + RECOVERY_SECONDS, f["backend"]) for f in report["schedule"]]
+    failures = report["failures"]
+
+    def during(failure: dict[str, Any]) -> set[str]:
+        """The backends down while the failed call was in flight."""
+        return {backend for start, end, backend in windows if failure["started"] <= end and failure["ended"] >= start}
+
+    outside = [f for f in failures if not during(f)]
+    wrong = [f for f in failures if during(f) and (f["code"] not in ALLOWED or not during(f) & NEEDS[f["rpc"]])]
+    hello = [f for f in failures if f["rpc"] == "hello"]
+    samples = report["server_samples"]
+    seconds = report["seconds"]
+
+    def window(first: float, last: float, key: str) -> list[float]:
+        return [sample[key] for sample in samples if first <= sample["second"] < last]
+
+    rss_from = min(RSS_FROM_SECONDS, seconds / 5)
+    rss_start = _median(window(rss_from, rss_from + FINAL_SECONDS, "rss_bytes"))
+    rss_end = _median(window(seconds - FINAL_SECONDS, seconds + 1, "rss_bytes"))
+    growth = rss_end / rss_start - 1 if rss_start else 0.0
+    first_fault = min((f["start"] for f in report["schedule"]), default=BASELINE[1])
+    checks: dict[str, dict[str, Any]] = {
+        "server kept serving": {
+            "passed": report["server_alive_at_end"],
+            "detail": "the server process was alive at the end",
+        },
+        "hello never failed": {"passed": not hello, "detail": f"{len(hello)} failed hello calls"},
+        "failures only in fault windows": {
+            "passed": not outside,
+            "detail": f"{len(outside)} of {len(failures)} failed calls outside every fault window "
+            f"+ {RECOVERY_SECONDS:g} s",
+        },
+        "failures only of calls needing the failed backend, with UNAVAILABLE or DEADLINE_EXCEEDED": {
+            "passed": not wrong,
+            "detail": f"{len(wrong)} failed calls otherwise; codes seen: "
+            + ", ".join(f"{code} {count}" for code, count in sorted(Counter(f["code"] for f in failures).items())),
+        },
+        f"RSS grew at most {RSS_GROWTH:.0%}": {
+            "passed": growth <= RSS_GROWTH,
+            "detail": f"{rss_start / 2**20:.1f} MiB at {rss_from:g} s, "
+            f"{rss_end / 2**20:.1f} MiB at the end ({growth:+.1%})",
+        },
+    }
+    for key, label in (("fds", "file descriptors"), ("threads", "threads")):
+        before = max(window(BASELINE[0], min(BASELINE[1], first_fault), key), default=0)
+        after = _median(window(seconds - FINAL_SECONDS, seconds + 1, key))
+        grown, explained = _threads_grown(report) if key == "threads" and after > before else ("", 0)
+        checks[f"{label} back to their starting level"] = {
+            "passed": after <= before + explained,
+            "detail": f"at most {before:g} before the first fault, {after:g} at the end{grown}",
+        }
+    archive = report["archive"]
+    checks["one archive document per object"] = {
+        "passed": archive["documents"] == archive["distinct_keys"] == archive["objects"],
+        "detail": f"{archive['documents']} documents, {archive['distinct_keys']} distinct keys, "
+        f"{archive['objects']} objects",
+    }
+    return checks
+
+
+def _threads_grown(report: dict[str, Any]) -> tuple[str, int]:
+    """Which threads grew from the last sample before the first fault to the last one, Python's by name,
+    the rest (started by C libraries: grpc core, libuv) as native; and how many of them are workers a
+    thread pool started within its bound (a pool keeps its workers: growth, not a leak)."""
+    moments = report.get("python_threads", {})
+    samples = report["server_samples"]
+    first_fault = min((f["start"] for f in report["schedule"]), default=0.0)
+    before_samples = [sample for sample in samples if sample["second"] < first_fault]
+    if "before_first_fault" not in moments or not before_samples:
+        return "", 0
+    before, after = Counter(moments["before_first_fault"]["names"]), Counter(moments["end"]["names"])
+    bounds = moments["end"]["pools"]
+    changed, explained = [], 0
+    for name in sorted(after | before):
+        change = after[name] - before[name]
+        if not change:
+            continue
+        within = name in bounds and change > 0 and after[name] <= bounds[name]
+        explained += change if within else 0
+        changed.append(f"{name} {change:+d}" + (f" (a pool of at most {bounds[name]})" if within else ""))
+    last, first = samples[-1], before_samples[-1]
+    native = (last["threads"] - last["python_threads"]) - (first["threads"] - first["python_threads"])
+    return f"; Python threads changed: {', '.join(changed) or 'none'}; native threads {native:+d}", explained
+
+
+def passed(report: dict[str, Any]) -> bool:
+    return all(check["passed"] for check in report["verdict"].values())
+
+
+def chart(report: dict[str, Any], title: str) -> bytes:
+    """OK calls per second per RPC, failed calls per second by code, and the server's RSS, fds and threads;
+    fault windows shaded."""
+    drawing, (ok_axes, failed_axes, server_axes) = figure(3, 1, figsize=(11, 8.5), sharex=True)
+    per_second = {int(second): rpcs for second, rpcs in report["per_second"].items()}
+    span = range(int(report["seconds"]) + 1)
+    for rpc in NEEDS:
+        ok_axes.plot(span, [per_second.get(s, {}).get(rpc, {}).get("OK", 0) for s in span], label=rpc, linewidth=0.8)
+    codes = sorted({code for rpcs in per_second.values() for each in rpcs.values() for code in each if code != "OK"})
+    for code in codes:
+        counts = [sum(each.get(code, 0) for each in per_second.get(s, {}).values()) for s in span]
+        failed_axes.bar(span, counts, width=1.0, label=code, alpha=0.7)
+    samples = report["server_samples"]
+    times = [sample["second"] for sample in samples]
+    server_axes.plot(times, [sample["rss_bytes"] / 2**20 for sample in samples], label="RSS (MiB)")
+    server_axes.plot(times, [sample["fds"] for sample in samples], label="open file descriptors")
+    server_axes.plot(times, [sample["threads"] for sample in samples], label="threads")
+    shares = cpu_shares(samples)
+    server_axes.plot(
+        [last for _, last, _ in shares], [100 * share for *_, share in shares], label="CPU (% of a core)", linewidth=0.6
+    )
+    for axes in (ok_axes, failed_axes, server_axes):
+        for fault in report["schedule"]:
+            axes.axvspan(fault["start"], fault["end"], color="red", alpha=0.12)
+        axes.grid(alpha=0.3)
+    for fault in report["schedule"]:
+        ok_axes.annotate(
+            fault["name"], (fault["start"], 1.0), xycoords=("data", "axes fraction"), fontsize=6, rotation=90, va="top"
+        )
+    ok_axes.set(ylabel="OK calls/s", title=f"{report['server']}: soak under faults (shaded)")
+    failed_axes.set(ylabel="failed calls/s")
+    server_axes.set(xlabel="seconds", ylabel="server")
+    for axes in (ok_axes, failed_axes, server_axes):
+        if axes.get_legend_handles_labels()[0]:
+            axes.legend(fontsize="small", loc="upper right")
+    return png(drawing, title)

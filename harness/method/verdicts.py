@@ -1,0 +1,360 @@
+"""The verdict method: alternatives compared in interleaved rounds, each ratio with its 95% interval.
+
+A comparison sets alternatives (stacks, call shapes, ways of connecting) against one reference on one workload.
+Every round runs each alternative still measured, the reference and its A/A twin once, in a fresh random order,
+each on a fresh server start. An alternative's ratio in a round is its rate over the reference's in the same
+round, so drift that hits a whole round cancels. Its verdict comes from the t-interval of the mean log ratio:
+a **tie** when the interval lies inside the tie band (1 ± tie), **faster** or **slower** when it lies wholly
+above or below it, **unresolved** otherwise. The A/A twin is the reference measured again under another label:
+its ratio must come out a tie, or the method cannot be trusted on this machine in this run.
+
+After at least `min_rounds`, an alternative stops being measured once its interval is narrow enough (half-width
+at most log(1 + precision)) or lies wholly outside the tie band; the reference and its twin run while anything
+does. Pure: the rounds themselves are run by `harness.method.rounds`; this module reads only numbers.
+(Abedi & Brecht, ICPE 2017, for interleaved rounds; Kalibera & Jones, ISMM 2013, for intervals of ratios;
+criterion.rs for a verdict only where the interval clears a noise band.)
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from scipy import stats
+
+FASTER, SLOWER, TIE, UNRESOLVED = "faster", "slower", "tie", "unresolved"
+CONTROL_SUFFIX = "~aa"  # the A/A twin's label: the reference's, with this suffix
+
+
+def control_of(reference: str) -> str:
+    """The label of the reference's A/A twin."""
+    return reference + CONTROL_SUFFIX
+
+
+BLOCKS, FRESH = "blocks", "fresh"  # the designs: warm servers alternated in slices, or a fresh start per window
+DESIGNS = (BLOCKS, FRESH)
+# Who runs a block's slices: a driver process each (ghz or loadgen), or one loadgen held for the block, with its
+# connections to every server of the block kept from slice to slice (harness.run.drivers.held).
+PROCESS, HELD = "process", "held"
+SLICERS = (PROCESS, HELD)
+
+
+@dataclass(frozen=True)
+class Method:
+    """The values a comparison is run and judged by; recorded in every run that uses them.
+
+    In the blocks design a round is a block: every label's server started afresh side by side and warmed, then
+    `cycles` mirrored cycles of slices of about `slice_seconds` each (every label once in a shuffled order, then
+    in the reverse order), a label's rate in the block the geometric mean of its slices'. In the fresh design (runs
+    before 2026-11-25, and `--design fresh`) a round is one window per label, each on a fresh start."""
+
+    tie: float = 0.05  # a ratio whose interval lies inside 1 ± tie is a tie
+    precision: float = 0.03  # an alternative is known once its interval's half-width is at most log(1 + this)
+    confidence: float = 0.95
+    min_rounds: int = 5  # blocks (or rounds) before an alternative may stop
+    max_rounds: int = 40
+    design: str = BLOCKS
+    cycles: int = 2  # mirrored cycles of slices per block
+    slice_seconds: float = 1.0  # a slice's length, before its workload's own minimum (two waves of calls)
+    slicer: str = PROCESS  # who runs the slices (SLICERS); held only where loadgen can drive every cell
+    # A cycle runs every label once and then in reverse (A B C C B A), so that a linear drift cancels; a slow
+    # workload's cycle runs each label once (its slices last seconds: the order, shuffled every block, spreads the
+    # drift over the labels instead).
+    mirrored: bool = True
+
+    def __post_init__(self) -> None:
+        if not 0 < self.tie < 1 or not 0 < self.precision < 1 or not 0.5 < self.confidence < 1:
+            raise ValueError(f"tie and precision in (0, 1), confidence in (0.5, 1): got {self}")
+        if not 2 <= self.min_rounds <= self.max_rounds:
+            raise ValueError(f"need 2 <= min_rounds <= max_rounds, got {self.min_rounds} and {self.max_rounds}")
+        if self.design not in (BLOCKS, FRESH) or self.cycles < 1 or self.slice_seconds <= 0:
+            raise ValueError(f"design blocks or fresh, cycles >= 1, slice_seconds > 0: got {self}")
+        if self.slicer not in SLICERS or (self.slicer == HELD and self.design != BLOCKS):
+            raise ValueError(f"slicer {' or '.join(SLICERS)}, held only in the blocks design: got {self}")
+
+    @property
+    def unit(self) -> str:
+        """What one round is called in tables: a block, or a round of fresh starts."""
+        return "block" if self.design == BLOCKS else "round"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Method:
+        """A recorded method; one recorded before designs were (every run before 2026-11-25) was fresh."""
+        return cls(**{"design": FRESH, "max_rounds": 20, **raw})
+
+
+@dataclass(frozen=True)
+class Interval:
+    """The geometric mean of paired ratios (or of rates) with its confidence interval, from `rounds` values."""
+
+    value: float
+    low: float
+    high: float
+    rounds: int
+
+    @property
+    def half_width(self) -> float:
+        """Half the interval's width on the log scale (inf with fewer than two rounds)."""
+        return (math.log(self.high) - math.log(self.low)) / 2 if self.low > 0 and math.isfinite(self.high) else math.inf
+
+
+def log_spread(values: Sequence[float]) -> float:
+    """The sample standard deviation of log(values) (0 with fewer than two); values must be positive."""
+    logs = [math.log(value) for value in values]
+    if len(logs) < 2:
+        return 0.0
+    mean = sum(logs) / len(logs)
+    return math.sqrt(sum((each - mean) ** 2 for each in logs) / (len(logs) - 1))
+
+
+def t_half_width(spread: float, n: int, confidence: float = 0.95) -> float:
+    """The half-width (log scale) of a t-interval of the mean of n values scattered by `spread`."""
+    return float(stats.t.ppf((1 + confidence) / 2, n - 1)) * spread / math.sqrt(n)
+
+
+def interval(values: Sequence[float], confidence: float = 0.95) -> Interval:
+    """The t-interval of the mean of log(values), back on the ratio scale; values must be positive."""
+    if not values or min(values) <= 0:
+        raise ValueError(f"an interval needs positive values, got {list(values)}")
+    logs = [math.log(value) for value in values]
+    mean = sum(logs) / len(logs)
+    if len(logs) < 2:
+        return Interval(math.exp(mean), 0.0, math.inf, len(logs))
+    half = t_half_width(log_spread(values), len(logs), confidence)
+    return Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half), len(logs))
+
+
+def unpaired_interval(before: Sequence[float], after: Sequence[float], confidence: float = 0.95) -> Interval:
+    """The ratio of after's geometric mean to before's, with Welch's t-interval on the log scale: for rates that
+    were not measured in the same rounds (two runs, say). Fewer than two values on a side: no interval."""
+    if not before or not after or min(*before, *after) <= 0:
+        raise ValueError(f"an interval needs positive values on both sides, got {list(before)} and {list(after)}")
+    logs_a, logs_b = [math.log(v) for v in before], [math.log(v) for v in after]
+    mean_a, mean_b = sum(logs_a) / len(logs_a), sum(logs_b) / len(logs_b)
+    value = math.exp(mean_b - mean_a)
+    if len(logs_a) < 2 or len(logs_b) < 2:
+        return Interval(value, 0.0, math.inf, min(len(logs_a), len(logs_b)))
+    var_a = sum((x - mean_a) ** 2 for x in logs_a) / (len(logs_a) - 1) / len(logs_a)
+    var_b = sum((x - mean_b) ** 2 for x in logs_b) / (len(logs_b) - 1) / len(logs_b)
+    error = math.sqrt(var_a + var_b)
+    if error == 0:
+        return Interval(value, value, value, min(len(logs_a), len(logs_b)))
+    freedom = (var_a + var_b) ** 2 / (var_a**2 / (len(logs_a) - 1) + var_b**2 / (len(logs_b) - 1))
+    half = float(stats.t.ppf((1 + confidence) / 2, freedom)) * error
+    return Interval(value, value * math.exp(-half), value * math.exp(half), min(len(logs_a), len(logs_b)))
+
+
+def verdict(ratio: Interval, tie: float) -> str:
+    """tie, faster, slower or unresolved, from where the interval lies against the band 1 ± tie."""
+    if ratio.low >= 1 - tie and ratio.high <= 1 + tie:
+        return TIE
+    if ratio.low > 1 + tie:
+        return FASTER
+    if ratio.high < 1 - tie:
+        return SLOWER
+    return UNRESOLVED
+
+
+def block_rate(slices: Sequence[float]) -> float:
+    """A label's rate in a block from its slices' rates: their geometric mean. Its slices stand symmetrically
+    about the block's middle (mirrored cycles), so a drift linear over the block cancels in its ratio."""
+    return statistics.geometric_mean(slices)
+
+
+def separated(control: Interval) -> bool:
+    """An A/A control whose interval excludes 1: the method told identical things apart, so the run's other
+    verdicts of that study cannot be trusted."""
+    return control.low > 1 or control.high < 1
+
+
+def noise_floor(control: Interval) -> float:
+    """The smallest difference a run could resolve, from its A/A control: the control interval's half-width, as a
+    fraction (0.04 is ±4%)."""
+    return math.expm1(control.half_width)
+
+
+def calibration_text(control: Interval, tie: float) -> str:
+    """The noise floor an A/A control gives ("±3.1%"), said with "the A/A control separated: untrustworthy" where
+    the method failed."""
+    floor = noise_floor(control)
+    floor_text = f"±{floor:.1%}" if math.isfinite(floor) else "no interval"
+    if separated(control):
+        return f"{floor_text}, but the A/A control separated: untrustworthy"
+    return floor_text
+
+
+PESSIMISM = 0.2  # "precise" judges the half-width by the spread that is exceeded with this probability
+
+
+def pessimistic_half_width(ratio: Interval) -> float:
+    """The half-width with the spread taken at its upper 1 - PESSIMISM bound (chi-square on rounds - 1 degrees of
+    freedom). Stopping once the interval merely looks narrow stops most often where the spread was underestimated
+    by chance, and the intervals so stopped cover less than they claim; judged by this bound they do not."""
+    freedom = ratio.rounds - 1
+    if freedom < 1:
+        return math.inf
+    return ratio.half_width * math.sqrt(freedom / float(stats.chi2.ppf(PESSIMISM, freedom)))
+
+
+def stop_reason(ratio: Interval, method: Method) -> str:
+    """Why an alternative needs no more rounds ("precise", "clear"), or "" while it does."""
+    if ratio.rounds < method.min_rounds:
+        return ""
+    if pessimistic_half_width(ratio) <= math.log(1 + method.precision):
+        return "precise"
+    if ratio.low > 1 + method.tie or ratio.high < 1 - method.tie:
+        return "clear"
+    return ""
+
+
+def twin_stop_reason(ratio: Interval, method: Method) -> str:
+    """Why an A/A twin needs no more rounds ("calibrated"), or "" while it does. The twin calibrates the run: it
+    is known once its half-width, taken at the pessimistic spread, lies within the tie band (the run can then tell
+    a tie, and the noise floor it reports is below the band). A twin apart from its reference is never stopped
+    for that: it is a finding to keep measuring, not a result."""
+    if ratio.rounds < method.min_rounds or separated(ratio):
+        return ""
+    return "calibrated" if pessimistic_half_width(ratio) <= math.log(1 + method.tie) else ""
+
+
+def paired_ratios(rates: Mapping[str, Mapping[int, float]], alternative: str, reference: str) -> list[float]:
+    """The alternative's rate over the reference's, round by round, for the rounds both were measured in."""
+    mine, theirs = rates.get(alternative, {}), rates.get(reference, {})
+    return [mine[round_] / theirs[round_] for round_ in sorted(mine) if round_ in theirs and theirs[round_] > 0]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One alternative of a comparison, judged: its ratio to the reference with the interval, and its verdict."""
+
+    study: str
+    workload: str
+    alternative: str
+    reference: str
+    ratio: Interval
+    verdict: str
+    own: Interval  # the alternative's own rate (geometric mean over its rounds) with its interval
+    control: bool = False  # True for the A/A twin
+
+    def to_json(self) -> dict[str, Any]:
+        """The shape `python -m harness verdicts --json` prints."""
+        return {
+            "study": self.study,
+            "workload": self.workload,
+            "alternative": self.alternative,
+            "reference": self.reference,
+            "ratio": round(self.ratio.value, 4),
+            "low": round(self.ratio.low, 4),
+            "high": round(self.ratio.high, 4) if math.isfinite(self.ratio.high) else None,
+            "verdict": self.verdict,
+            "rounds": self.ratio.rounds,
+            "control": self.control,
+        }
+
+
+def judge(
+    study: str, workload: str, reference: str, rates: Mapping[str, Mapping[int, float]], method: Method
+) -> list[Outcome]:
+    """Every alternative of a comparison (the A/A twin last, where there is one) against the reference, from
+    rates by round."""
+    found = []
+    control = control_of(reference)
+    for label in [each for each in rates if each not in (reference, control)] + [control]:
+        ratios = paired_ratios(rates, label, reference)
+        if not ratios:
+            continue
+        ratio = interval(ratios, method.confidence)
+        own = interval([rate for rate in rates[label].values() if rate > 0], method.confidence)  # a ratio's own
+        found.append(
+            Outcome(study, workload, label, reference, ratio, verdict(ratio, method.tie), own, label == control)
+        )
+    return found
+
+
+def spread_between_rounds(rates: Mapping[int, float]) -> float:
+    """The standard deviation of an alternative's log rate across rounds: where the variance lives."""
+    return log_spread([rate for rate in rates.values() if rate > 0])
+
+
+def ratio_text(ratio: Interval) -> str:
+    """ "0.87 [0.84, 0.90]": a ratio with its interval, as every table and answer shows it."""
+    high = f"{ratio.high:.2f}" if math.isfinite(ratio.high) else "∞"
+    return f"{ratio.value:.2f} [{ratio.low:.2f}, {high}]"
+
+
+@dataclass(frozen=True)
+class Stop:
+    """When an alternative stopped being measured, and why: precise, clear, calibrated (an A/A twin), cap, budget,
+    failed."""
+
+    round: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class ComparisonRecord:
+    """A comparison as it ran: who against whom, the seed and method, each round's order, when each stopped.
+    The rates themselves are the windows' reports, in the cells of the workload (role "round" or "control")."""
+
+    workload: str
+    reference: str
+    alternatives: tuple[str, ...]
+    seed: int
+    method: Method
+    orders: list[list[str]]
+    stopped: dict[str, Stop]
+    wall_seconds: float
+    # label -> the key of the cell its windows are in (the A/A twin's are in the reference's); runs before
+    # comparisons of other things than stacks have none: there a label is a server on the workload.
+    cells: dict[str, str] = field(default_factory=dict)
+    # Whether the reference also ran as its A/A twin: in one comparison of each study (runs before that: all).
+    controlled: bool = True
+    # What a block spent besides its slices' load, in seconds (harness.method.noise.Costs; runs before blocks: none).
+    costs: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def control(self) -> str | None:
+        """The A/A twin's label, or None in a comparison without one."""
+        return control_of(self.reference) if self.controlled else None
+
+    @property
+    def topic(self) -> str:
+        """What kind of comparison it is, its workload's first part: `tls` in tls/aio-uvloop/c50."""
+        return self.workload.split("/")[0]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "workload": self.workload,
+            "reference": self.reference,
+            "control": self.control,
+            "alternatives": list(self.alternatives),
+            "seed": self.seed,
+            "method": self.method.to_json(),
+            "orders": self.orders,
+            "stopped": {label: asdict(stop) for label, stop in self.stopped.items()},
+            "wall_seconds": self.wall_seconds,
+            "cells": self.cells,
+            "costs": self.costs,
+        }
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> ComparisonRecord:
+        return cls(
+            str(raw["workload"]),
+            str(raw["reference"]),
+            tuple(raw["alternatives"]),
+            int(raw["seed"]),
+            Method.from_json(raw["method"]),
+            [list(order) for order in raw["orders"]],
+            {label: Stop(**stop) for label, stop in raw["stopped"].items()},
+            float(raw["wall_seconds"]),
+            dict(raw.get("cells", {})),
+            raw.get("control", control_of(str(raw["reference"]))) is not None,
+            dict(raw.get("costs", {})),
+        )

@@ -1,0 +1,215 @@
+"""The decision table as data: one row per question, merged from its study's rows (one per workload or stack it
+was measured on), answered first in the question's own words, then how sure, what to avoid and how far to trust
+it; and the glossary of the words the rows use. harness.render.findings gathers the rows; both renderers draw them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness.method.verdicts import noise_floor
+from harness.studies.base import SEPARATED, Decision
+
+ANSWER_WORDS = 80  # an answer's most words: the decision first, then the figures that carry it
+# The decision table's columns after the question, as both renderers head them.
+DECISION_COLUMNS = (
+    "answer",
+    "how sure: the pick × the runner-up [95% CI]",
+    "avoid",
+    "noise floor",
+    "trusted",
+    "evidence",
+)
+
+
+# The words the decision table and its answers use that a backend engineer might not: each defined once, here, and
+# shown by both renderings (README's "Words" and the page's glossary).
+GLOSSARY = (
+    ("sync-w1, sync-w10", "grpcio's thread-pool server with 1 or 10 worker threads"),
+    ("grpclib-asyncio, grpclib-uvloop", "grpclib's server on asyncio's own event loop or on uvloop"),
+    ("aio-asyncio, aio-uvloop", "grpcio's asyncio server (grpc.aio) on asyncio's loop or uvloop"),
+    ("connect-pyvoy, connect-hypercorn", "a Connect RPC app (speaking gRPC too) served by pyvoy (Envoy) or hypercorn"),
+    ("rest-h1, rest-h2", "a FastAPI REST server over HTTP/1.1 (uvicorn) or HTTP/2 (hypercorn)"),
+    ("…-minimal, floor", "a stack's own hello example and nothing else: what the stack costs before our code"),
+    (
+        "hello, hello-wait, s3-unary, s3-stream, s3-mongo",
+        "the work a handler does: none; a 100 ms wait; list 893 S3 objects into one reply; stream them one a "
+        "message; list them and upsert one MongoDB document each",
+    ),
+    ("ghz, loadgen, h2load", "the load generators: ghz (gRPC), our Go loadgen (gRPC, REST, Connect), h2load (HTTP/2)"),
+    ("c50, 50 clients", "calls in flight at once (the brief's levels: 2, 10, 25, 50)"),
+    ("shared, per-worker, pool-10, per-call", "clients on one connection, one each, a pool of 10, a new one a call"),
+    ("+tls, p2, @3.14t", "over TLS; two server processes sharing the port; on the free-threaded Python 3.14"),
+    ("× [95% CI]", "one rate over another, and the range that holds the true ratio with 95% confidence"),
+    ("block", "one round in which every alternative serves a short slice, in a shuffled order"),
+    ("tie", "the interval lies within ±5% of 1: either will do"),
+    ("faster, slower", "the interval lies wholly above or below that band"),
+    (
+        "not told apart (unresolved)",
+        "the interval reaches across the band: the run cannot say which is faster, nor that they are equal; "
+        "0.94 [0.89, 0.98] unresolved does not mean it costs 6%",
+    ),
+    (
+        "A/A control, noise floor",
+        "the reference against a second start of itself; its interval's half-width is "
+        "the smallest difference the run could see",
+    ),
+    ("trusted", "at least three blocks, a control that held, a driver with CPU to spare, from a run in blocks"),
+    (
+        "open loop, capacity",
+        "calls sent at a fixed rate whatever the replies; the highest rate whose p99 meets the SLO",
+    ),
+    (
+        "over 2 runs on 2 days; runs agree, runs apart by ±8%, the runs disagree",
+        "the pick's ratio pooled over every run of this machine type and server code, and how far the runs' own "
+        "readings sit apart; they disagree when that is more than each run's interval allows",
+    ),
+    (
+        "paging, stream, parallel-10; lockstep, pipelined",
+        "a large listing fetched as pages of calls, as one server stream, or by the server listing 10 parts at "
+        "once; a request stream that waits for each reply before the next message, or keeps several in flight",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One question of the decision table, merged from its study's rows (one per workload or stack it was
+    measured on), with its short answer."""
+
+    question: str
+    lead: str  # the answer in the question's words: yes or no and by how much, or which one and by how much
+    pick: str
+    sure: str  # the pick over the runner-up, with its interval (or their range) and the verdict
+    avoid: str
+    floor: str  # how its study's A/A control read, with the noise floor: the smallest difference it could resolve
+    trusted: bool
+    why: str  # why it is not trusted; "" when it is
+    study: str
+    evidence: tuple[tuple[str, str], ...]  # (run id, machine) of each run behind it
+    workloads: tuple[str, ...]  # the workloads of its comparisons, which the page opens from the row
+    answer: str
+
+
+def scopes(found: Sequence[Decision]) -> list[str]:
+    """What tells a question's rows apart: the parts of their workloads that differ (the stack, the size)."""
+    parts = [each.workload.split("/") for each in found]
+    if len(found) == 1 or len({len(each) for each in parts}) != 1:
+        return [each.workload for each in found]
+    differing = [index for index in range(len(parts[0])) if len({each[index] for each in parts}) > 1]
+    # a part said twice ("hello/c50/hello": a scenario and the row's scope) is said once
+    return ["/".join(dict.fromkeys(each[index] for index in differing)) for each in parts]
+
+
+def span(values: Sequence[float]) -> str:
+    """ "0.74 to 0.81", or one value."""
+    low, high = min(values), max(values)
+    return f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f} to {high:.2f}"
+
+
+def listed(names: Sequence[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def named(text: str) -> str:
+    """The name an avoid or pick text begins with: `p1` in "p1 (0.51 [0.45, 0.57] of the pick)"."""
+    return text.split(" (")[0]
+
+
+def lead(found: Sequence[Decision], told: Sequence[str]) -> str:
+    """A question's answer in its own words, before any figure of how sure: the study's own wording where it has
+    one (a yes or no), else which to pick and by how much, per workload or stack (`told`) where that differs."""
+    if len(found) == 1:
+        return found[0].lead or found[0].picked()
+    picks = list(dict.fromkeys(each.pick for each in found))
+    margins = [each.over.value for each in found if each.over]
+    if len(picks) == 1 and len(margins) == len(found) and not any(each.lead for each in found):
+        runners = listed(list(dict.fromkeys(each.runner_up for each in found)))
+        return f"{picks[0]} on {listed(list(told))}: {span(margins)} × {runners}"
+    return "; ".join(f"{scope}: {each.lead or each.picked()}" for each, scope in zip(found, told, strict=True))
+
+
+def merged(question: str, found: Sequence[Decision]) -> Row:
+    """A question's rows as one: the same pick everywhere said once, with the range of its margins; different
+    picks said per workload."""
+    told = scopes(found)
+    picks = list(dict.fromkeys(each.pick for each in found))
+    first = found[0]
+    if len(found) == 1:
+        pick = first.pick
+        sure = f"{first.over_runner_up} × {first.runner_up}: {first.verdict}" + (
+            f"; {first.held}" if first.held else ""
+        )
+        avoid = first.avoid
+    else:
+        each_pick = ", ".join(f"{e.pick} ({s})" for e, s in zip(found, told, strict=True))
+        pick = f"{picks[0]} (on {listed(told)})" if len(picks) == 1 else each_pick
+        margins = [each.over for each in found]
+        if all(margins) and len(picks) == 1:
+            verdicts = [each.verdict for each in found]
+            counted = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts))
+            runners = ", ".join(dict.fromkeys(each.runner_up for each in found))
+            sure = f"{span([m.value for m in margins if m])} × the runner-up ({runners}): {counted}"
+        else:
+            sure = "; ".join(
+                f"{s}: {e.over_runner_up} × {e.runner_up}, {e.verdict}" for e, s in zip(found, told, strict=True)
+            )
+        avoided = [each for each in found if each.avoid != "—"]
+        names = list(dict.fromkeys(named(each.avoid) for each in avoided))
+        worst = [each.worst.value for each in avoided if each.worst]
+        if len(names) == 1 and len(worst) == len(avoided):
+            avoid = f"{names[0]} ({span(worst)} of the pick)"
+        else:
+            avoid = "; ".join(f"{s}: {e.avoid}" for e, s in zip(found, told, strict=True) if e.avoid != "—") or "—"
+    widest = max(found, key=lambda each: -1.0 if each.floor is None else each.floor)
+    evidence = tuple(dict.fromkeys((each.run_id, each.machine) for each in found))
+    row = Row(
+        question=question,
+        lead=lead(found, told),
+        pick=pick,
+        sure=sure,
+        avoid=avoid,
+        floor=widest.calibration,
+        trusted=all(each.trusted for each in found),
+        why="; ".join(dict.fromkeys(each.why or SEPARATED for each in found if not each.trusted)),
+        study=first.study,
+        evidence=evidence,
+        workloads=tuple(dict.fromkeys(each.comparison or each.workload for each in found)),
+        answer="",
+    )
+    return Row(**{**row.__dict__, "answer": answer(row, found)})
+
+
+def answer(row: Row, found: Sequence[Decision]) -> str:
+    """The row in words, at most ANSWER_WORDS: the decision, then the figures that carry it."""
+    first = found[0]
+    where = f" ({first.workload})" if len(found) == 1 else ""
+    said = [f"{row.lead}{where}."]
+    if row.avoid != "—":
+        said.append(f"Avoid {row.avoid}.")
+    if not row.trusted:
+        said.insert(1, f"Not to be trusted yet ({row.why}): measure longer before you act on it.")
+    said += [f"Pooled {each.held}." for each in found[:1] if each.held and len(found) > 1]
+    widths = [noise_floor(each.over) for each in found if each.over is not None]
+    if widths and all(math.isfinite(width) for width in widths) and max(widths) <= 1:
+        said.append(f"The pick's margin is known to ±{max(widths):.1%}.")
+    elif widths:
+        said.append("The pick's margin is not known yet: its interval spans more than a factor of two.")
+    floors = [each.floor for each in found if each.floor is not None and math.isfinite(each.floor)]
+    if floors:
+        said.append(f"The run could tell apart differences down to ±{max(floors):.1%}.")
+    kept = said[:1]  # the decision, then as many of the figures as fit
+    for sentence in said[1:]:
+        if len(" ".join([*kept, sentence]).split()) <= ANSWER_WORDS:
+            kept.append(sentence)
+    return " ".join(" ".join(kept).split()[:ANSWER_WORDS])
+
+
+def decision_rows(decisions: Sequence[Decision]) -> list[Row]:
+    """One row per question, in the order the studies asked them."""
+    grouped: dict[str, list[Decision]] = {}
+    for each in decisions:
+        grouped.setdefault(each.question, []).append(each)
+    return [merged(question, found) for question, found in grouped.items()]

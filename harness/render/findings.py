@@ -1,0 +1,373 @@
+"""What results/README.md and results/report.html show, as data: the decision table (one row per question, with
+its short answer), every comparison of the runs the report draws on (each alternative's ratio with its interval,
+and each block's), each run's provenance, and, where a study has run more than once, its two newest runs side by
+side. `harness.render.markdown` renders it as markdown, `harness.render.page` as one HTML page; neither computes a
+figure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from harness.method.pooling import held_text, pooled, server_code
+from harness.method.verdicts import Interval, interval, noise_floor, paired_ratios, ratio_text, verdict
+from harness.render.compare import compare_rows, ratio_changes
+from harness.render.decisions import Row, decision_rows
+from harness.results.records import (
+    DIRTY,
+    StudyRun,
+    comparison_files,
+    is_aside,
+    load_study,
+    studies_in,
+    study_dir,
+)
+from harness.run.machine import machine_class
+from harness.studies.base import Decision, StudyReport
+from harness.studies.comparing import is_floor, rate_text
+from harness.studies.reading import Judged, judged_by_workload, judged_comparisons, pooled_latency, windows_of
+
+ROOT = Path(__file__).resolve().parents[2]  # the checkout, whose history tells a run's server code
+
+
+def comparison_id(study: str, run_id: str, workload: str) -> str:
+    """A comparison's id on the page and in its links: `stacks/20261125T173916Z/hello/c50`."""
+    return f"{study}/{run_id}/{workload}"
+
+
+def _ratio(found: Interval) -> dict[str, float | None]:
+    return {"value": found.value, "low": found.low, "high": found.high if math.isfinite(found.high) else None}
+
+
+def comparison_view(run: StudyRun, judged: Judged, question: str) -> dict[str, Any]:
+    """One comparison as the page draws it: each label's ratio to the reference with its 95% interval and
+    verdict, and each block's ratio (paired within the block), so that drift and outliers show."""
+    record = judged.record
+    reference = judged.rates.get(record.reference, {})
+    labels = [
+        {
+            **_ratio(each.ratio),
+            "label": each.alternative,
+            "verdict": each.verdict,
+            "control": each.control,
+            "blocks": each.ratio.rounds,
+            "text": ratio_text(each.ratio),
+        }
+        for each in judged.outcomes
+    ]
+    whole = {each.alternative: each.ratio.value for each in judged.outcomes}
+    # the labels a team could pick (neither the A/A twin nor a stack's floor), by the wire they served over
+    wire = str(run.meta.get("wire", {}).get("name", PLAINTEXT))
+    pickable: dict[str, list[str]] = {}
+    for label in [record.reference, *(e.alternative for e in judged.outcomes if not e.control)]:
+        if not is_floor(label):
+            pickable.setdefault(TLS if label.endswith(TLS_MARK) or wire == TLS else PLAINTEXT, []).append(label)
+    ranked = {group: _ranking(judged, labels, whole) for group, labels in pickable.items()}
+    blocks = [
+        {
+            "label": label,
+            "block": block,
+            "ratio": rate / reference[block],
+            "apart": rate / reference[block] / whole[label],
+        }
+        for label, rates in judged.rates.items()
+        if label in whole
+        for block, rate in sorted(rates.items())
+        if reference.get(block)
+    ]
+    control = judged.control
+    absolute = {label: _absolute(judged, label) for label, rates in judged.rates.items() if len(rates) >= 2}
+    return {
+        "id": comparison_id(run.study, run.run_id, record.workload),
+        "study": run.study,
+        "run": run.run_id,
+        "machine": run.cpu_model,
+        "class": machine_of(run.meta),
+        "workload": record.workload,
+        "scenario": record.topic,
+        "question": question,
+        "reference": record.reference,
+        "tie": record.method.tie,
+        "design": record.method.design,
+        "stacks": sorted({cell.record.server for cell in judged.cells.values()}),
+        "labels": labels,
+        "rounds": blocks,
+        "floor": None if control is None else noise_floor(control.ratio),
+        "ranked": ranked,  # by wire: the fastest label, and each other's rate over it
+        "absolute": absolute,  # each label's OK calls/s over its blocks and its latency, as this run's machine gave
+    }
+
+
+def _ranking(judged: Judged, labels: Sequence[str], whole: Mapping[str, float]) -> dict[str, Any]:
+    """The fastest of these labels (by its ratio to the reference), and each other's rate over it, paired by block,
+    with its 95% interval and verdict."""
+    best = max(labels, key=lambda label: whole.get(label, 1.0))
+    to_best = {
+        label: {**_ratio(found), "verdict": verdict(found, judged.record.method.tie), "text": ratio_text(found)}
+        for label in labels
+        if label != best
+        and len(ratios := paired_ratios(judged.rates, label, best)) >= 2
+        and (found := interval(ratios))
+    }
+    return {"best": best, "to_best": to_best}
+
+
+def _absolute(judged: Judged, label: str) -> dict[str, Any]:
+    """A label's OK calls/s (the geometric mean over its blocks, with its 95% interval) and its p50 and p99 in
+    milliseconds (every OK call of its slices pooled; None without histograms)."""
+    own = interval(list(judged.rates[label].values()))
+    windows = windows_of(judged, label)
+    latency = {p: pooled_latency(windows, p) for p in (50, 99)}
+    return {
+        "blocks": len(judged.rates[label]),
+        "rate": own.value,
+        "rate_low": own.low,
+        "rate_high": own.high if math.isfinite(own.high) else None,
+        "rate_text": rate_text(own),
+        **{f"p{p}": None if found is None else round(found * 1000, 3) for p, found in latency.items()},
+    }
+
+
+# The work a team's handlers do, as the "which stack" view offers it: the scenario for each, and the study that
+# set the stacks against each other on it.
+WORK = {
+    "hello": "no I/O",
+    "hello-wait": "waiting on I/O (100 ms)",
+    "s3-unary": "S3 listing, one reply",
+    "s3-stream": "S3 listing, streamed",
+    "s3-mongo": "S3 to MongoDB",
+    "reply-64KiB": "64 KiB replies",
+    "reply-1MiB": "1 MiB replies",
+    "request-64KiB": "64 KiB requests",
+    "request-1MiB": "1 MiB requests",
+}
+WORK_STUDY = {"reply-64KiB": "wire", "reply-1MiB": "wire", "request-64KiB": "wire", "request-1MiB": "wire"}
+PLAINTEXT, TLS, TLS_MARK = "plaintext", "tls", "+tls"
+
+
+def stack_choices(views: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """The "which stack for my service" view: for each kind of work (WORK), in plaintext and where measured over TLS
+    (its key then ends in +tls), and each number of clients its study measured it at, every stack it measured (not
+    a floor, not the A/A twin), fastest first, each as its rate over the fastest's with its 95% interval paired by
+    block, and its own OK calls/s and p50 and p99 latency, from the newest run that measured it."""
+    found: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for view in views:
+        topic, _, level = view["workload"].partition("/")
+        if topic not in WORK or view["study"] != WORK_STUDY.get(topic, "stacks"):
+            continue
+        if not level.startswith("c") or "/" in level:
+            continue
+        for group, ranking in view["ranked"].items():
+            by_clients = found.setdefault(topic + (TLS_MARK if group == TLS else ""), {})
+            if level[1:] in by_clients:
+                continue  # an older run's
+            to_best = sorted(ranking["to_best"].items(), key=lambda each: -each[1]["value"])
+            first = {"value": 1.0, "text": "1 (the fastest)", "verdict": ""}
+            by_clients[level[1:]] = [
+                {
+                    **ratio,
+                    **view["absolute"].get(label, {}),
+                    "stack": label.removesuffix(TLS_MARK),
+                    "run": view["run"],
+                    "floor": view["floor"],
+                }
+                for label, ratio in [(ranking["best"], first), *to_best]
+            ]
+    return found
+
+
+def provenance(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """What a run was made from and on: commit and whether it was clean, machine, interpreter, every package and
+    tool version, pinning, the method's values, budget and wall time."""
+    env = meta["environment"]
+    commit = str(env.get("git_commit", ""))
+    return {
+        "run": meta["run_id"],
+        "date": meta.get("date", ""),
+        "commit": commit.removesuffix(DIRTY),
+        "clean": not commit.endswith(DIRTY),
+        "machine": f"{env['cpu_model']} ({env['cpu_count']} CPUs)",
+        "platform": env.get("platform", ""),
+        "python": env.get("python", ""),
+        "tools": env.get("tools", {}),
+        "packages": env.get("packages", {}),
+        "pinning": meta.get("pinning", {}),
+        "thresholds": meta.get("thresholds", {}),
+        "pilot": meta.get("pilot"),
+        "studies": studies_in(dict(meta)),
+        "budget_minutes": round(meta["budget_seconds"] / 60, 1) if meta.get("budget_seconds") else None,
+        "wall_minutes": round(meta.get("wall_seconds", 0) / 60, 1),
+        "status": meta.get("status", ""),
+        "class": machine_of(meta),
+        "speed": {when: found["python_seconds"] for when, found in meta.get("machine", {}).get("speed", {}).items()},
+    }
+
+
+def differences(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """What changed from one run's provenance to another's, in words: the commit, the machine class, the kernel,
+    the interpreter, the speed index, tools and packages (each changed one named with both versions)."""
+    said = []
+    for key, name in (("commit", "commit"), ("class", "machine"), ("platform", "kernel"), ("python", "interpreter")):
+        if before.get(key) != after.get(key):
+            old, new = str(before.get(key) or "?"), str(after.get(key) or "?")
+            said.append(f"{name} {old[:12] if key == 'commit' else old} → {new[:12] if key == 'commit' else new}")
+    speeds = [run.get("speed", {}).get("start") for run in (before, after)]
+    if all(speeds) and abs(math.log(speeds[1] / speeds[0])) > math.log(1.1):
+        said.append(f"speed: a Python loop {speeds[0]:.2f} s → {speeds[1]:.2f} s (more than 10% apart)")
+    for key, name in (("tools", "tool"), ("packages", "package")):
+        old, new = before.get(key, {}), after.get(key, {})
+        changed = [
+            f"{each} {old.get(each, 'none')} → {new.get(each, 'none')}"
+            for each in sorted({*old, *new})
+            if old.get(each) != new.get(each)
+        ]
+        if changed:
+            said.append(f"{len(changed)} {name}{'s' if len(changed) > 1 else ''}: " + ", ".join(changed))
+    return said
+
+
+def side_by_side(runs: Mapping[Path, dict[str, Any]], study: str) -> dict[str, Any] | None:
+    """A study's two newest of the runs (each with its run.json) but those made --aside, cell by cell (what
+    `python -m harness compare` prints); None with one run."""
+    holding = [run for run, meta in runs.items() if study in studies_in(meta) and not is_aside(meta)]
+    if len(holding) < 2:
+        return None
+    found = compare_rows(holding[-2], holding[-1], (study,))
+    moved = ratio_changes(holding[-2], holding[-1], (study,))
+    differ = differences(provenance(runs[holding[-2]]), provenance(runs[holding[-1]]))
+    return {"study": study, **found, "moved": moved, "differ": differ} if found["rows"] or moved["rows"] else None
+
+
+def matrix_run(study: StudyReport, metas: dict[Path, dict[str, Any]], newest: StudyRun) -> StudyRun | None:
+    """The newest complete run of the study measured cell by cell (its full matrix), if not the newest run; metas:
+    each run's run.json, oldest first."""
+    for run, meta in reversed(metas.items()):
+        entry = meta.get("studies", {}).get(study.name)
+        if entry and entry.get("status") == "complete" and not comparison_files(study_dir(run, meta, study.name)):
+            return None if run.name == newest.run_id else load_study(run, study.name)
+    return None
+
+
+def only_in_matrix(matrix: StudyRun, newest: StudyRun) -> list[str]:
+    """The scenarios a full-matrix run measured that the newest run did not."""
+    measured = {cell.record.scenario for cell in newest.cells}
+    return sorted({cell.record.scenario for cell in matrix.cells} - measured)
+
+
+@dataclass(frozen=True)
+class Findings:
+    """Everything the summary and the page show."""
+
+    rows: list[Row]
+    comparisons: list[dict[str, Any]]
+    runs: list[dict[str, Any]]
+    pairs: list[dict[str, Any]]
+    matrices: list[dict[str, Any]]  # each study's newest full-matrix run, and what only it measured
+    asides: list[dict[str, Any]]  # the comparisons of runs made --aside, which decide nothing
+
+    @property
+    def choices(self) -> dict[str, dict[str, list[dict[str, Any]]]]:
+        """The "which stack for my service" view's data (stack_choices)."""
+        return stack_choices(self.comparisons)
+
+
+def machine_of(meta: Mapping[str, Any]) -> str:
+    """The machine class runs are pooled within: the fingerprint's class, or for a run before fingerprints its CPU
+    model and count."""
+    found = machine_class(dict(meta.get("machine", {}).get("fingerprint", {})))
+    env = meta["environment"]
+    return found or f"{env['cpu_model']}, {env['cpu_count']} cores"
+
+
+Peers = list[tuple[str, dict[str, dict[str, dict[int, float]]]]]  # (day, workload -> label -> block -> rate)
+
+
+def peers_of(
+    study: StudyReport, newest: StudyRun, metas: Mapping[Path, Mapping[str, Any]], kinds: Mapping[Path, tuple[str, str]]
+) -> Peers:
+    """A study's newest run and the earlier runs it pools with (the same machine class and server code, not made
+    aside), newest first: each run's day and its comparisons' rates by workload, read once. kinds: each run's
+    (machine class, server code); none where the newest run's code is unknown."""
+    here = kinds.get(newest.run_dir, ("", ""))
+    if not here[1]:
+        return []
+
+    def rates_of(run: StudyRun) -> dict[str, dict[str, dict[int, float]]]:
+        return {workload: judged.rates for workload, judged in judged_by_workload(run).items()}
+
+    found = [(str(newest.meta.get("date", ""))[:10], rates_of(newest))]
+    for run_dir, meta in metas.items():
+        if run_dir == newest.run_dir or is_aside(dict(meta)) or study.name not in studies_in(dict(meta)):
+            continue
+        if kinds.get(run_dir) == here:
+            found.append((str(meta.get("date", ""))[:10], rates_of(load_study(run_dir, study.name))))
+    return found
+
+
+def held_over_runs(decision: Decision, peers: Peers) -> Decision:
+    """The row with its pick over the runner-up pooled over the study's newest run and its peers (`peers_of`)
+    that compared the same two labels on the same workload."""
+    if len(decision.labels) != 2 or len(peers) < 2:
+        return decision
+    workload = decision.comparison or decision.workload
+    runs = [(day, paired_ratios(rates.get(workload, {}), *decision.labels)) for day, rates in peers]
+    if len(runs[0][1]) < 2:
+        return decision
+    held = [(day, ratios) for day, ratios in runs if len(ratios) >= 2]
+    if len(held) < 2:
+        return decision
+    return replace(decision, held=held_text(pooled([ratios for _, ratios in held]), len({day for day, _ in held})))
+
+
+def views_of(study: StudyReport, run: StudyRun) -> tuple[list[Decision], list[dict[str, Any]]]:
+    """A run's decision rows (as if it were its study's newest) and its comparisons as the page draws them."""
+    rows = study.decisions([run])
+    asked = {row.workload: row.question for row in rows}
+    views = [
+        comparison_view(run, judged, asked.get(judged.record.workload, study.question))
+        for judged in judged_comparisons(run)
+    ]
+    return rows, views
+
+
+def findings(
+    chosen: Mapping[StudyReport, Sequence[StudyRun]],
+    metas: dict[Path, dict[str, Any]],
+    matrices: Mapping[StudyReport, StudyRun | None],
+    asides: Mapping[StudyReport, Sequence[StudyRun]],
+    root: Path = ROOT,
+) -> Findings:
+    """The findings of each study's runs (newest first, as harness.render.markdown chooses them), of its newest
+    full-matrix run and of its runs made aside, and every run's provenance (metas: each run's run.json, oldest
+    first)."""
+    decisions: list[Decision] = []
+    kinds = {run: (machine_of(meta), server_code(meta, root)) for run, meta in metas.items()}  # each run's once
+    views = []
+    for each, study_runs in chosen.items():
+        for index, run in enumerate(study_runs):
+            rows, told = views_of(each, run)
+            if index == 0:  # a study decides from its newest run, pooled with the runs before it where they agree
+                peers = peers_of(each, run, metas, kinds)
+                decisions += [held_over_runs(row, peers) for row in rows]
+            views += told
+    aside_views = [view for each, runs in asides.items() for run in runs for view in views_of(each, run)[1]]
+    pairs = [found for each in chosen if (found := side_by_side(metas, each.name))]
+    found_matrices = [
+        {"study": each.name, "run": matrix.run_id, "machine": matrix.cpu_model, "only": only}
+        for each, study_runs in chosen.items()
+        if (matrix := matrices.get(each)) is not None and (only := only_in_matrix(matrix, study_runs[0]))
+    ]
+    used = {view["run"] for view in views + aside_views} | {row.run_id for row in decisions}
+    used |= {m["run"] for m in found_matrices}
+    return Findings(
+        decision_rows(decisions),
+        views,
+        [provenance(meta) for meta in reversed(metas.values()) if meta["run_id"] in used],
+        pairs,
+        found_matrices,
+        aside_views,
+    )

@@ -1,0 +1,346 @@
+"""results/README.md (the decision table and short answers), each study's page with its tables and charts, and
+results/report.html, rendered from the run files only.
+
+Each study renders from the newest run that holds it, but a run made --aside (told under aside/ on its page); its
+page also sees the newest full default run of the study on every other CPU model, so machines stand side by side,
+and the newest run of its full matrix.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.method.soak_verdict import SOAK_DOC, load_line
+from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, GLOSSARY
+from harness.render.findings import Findings, findings, matrix_run, only_in_matrix
+from harness.render.page import page
+from harness.render.summaries import header, row
+from harness.results.records import (
+    StudyRun,
+    Thresholds,
+    all_runs,
+    is_aside,
+    load_study,
+    read_json,
+    studies_in,
+    write_bytes_atomic,
+    write_text_atomic,
+)
+from harness.studies import STUDIES, StudyReport
+from harness.studies.comparing import same_workloads
+from harness.studies.reading import trouble
+
+
+def runs_of(study: StudyReport, metas: dict[Path, dict[str, Any]]) -> list[StudyRun]:
+    """The newest run holding the study, then the newest full default run on each other CPU model; runs made
+    --aside only where the study has no other. metas: each run's run.json, oldest first."""
+    holding = [run for run, meta in reversed(metas.items()) if study.name in studies_in(meta)]
+    if deciding := [run for run in holding if not is_aside(metas[run])]:
+        holding = deciding
+    if not holding:
+        return []
+    chosen = [load_study(holding[0], study.name)]
+    models = {chosen[0].cpu_model}
+    for run in holding[1:]:
+        candidate = load_study(run, study.name)
+        if candidate.cpu_model not in models and candidate.info.get("default_matrix"):
+            chosen.append(candidate)
+            models.add(candidate.cpu_model)
+    return chosen
+
+
+def asides_of(study: StudyReport, metas: dict[Path, dict[str, Any]], chosen: StudyRun) -> list[StudyRun]:
+    """The runs made --aside that hold the study, newest first, but the one its page is told from."""
+    return [
+        load_study(run, study.name)
+        for run, meta in reversed(metas.items())
+        if run.name != chosen.run_id and is_aside(meta) and study.name in studies_in(meta)
+    ]
+
+
+def answer(study: StudyReport, runs: Sequence[StudyRun]) -> str:
+    """A study's answer, then what every answer must say of its newest run: uncommitted code, failed cells,
+    and cells with calls that were not OK."""
+    newest = runs[0]
+    told = [study.answer(runs)]
+    if newest.uncommitted:
+        told.append(
+            f"Run `{newest.run_id}` was **made from uncommitted changes** to `{newest.uncommitted[:12]}`: rerun "
+            "from a clean commit before you rely on it."
+        )
+    if problems := trouble(newest):
+        told.append(problems)
+    return " ".join(told)
+
+
+def verdicts_line() -> str:
+    """How to read the decision table, in one paragraph."""
+    return (
+        "Each row answers one question from its study's newest run: first in the question's own words, then how "
+        "sure that is, as the pick's rate over the runner-up's with its 95% interval over blocks of warm servers "
+        "taking turns. The noise floor is the smallest difference the run could see. Every term is defined under "
+        "[Words](#words). Compare figures only within one run and machine."
+    )
+
+
+def words() -> list[str]:
+    """The glossary: each term the table and answers use, once."""
+    return ["## Words", "", *[f"- **{term}**: {meaning}." for term, meaning in GLOSSARY], ""]
+
+
+def decide(found: Findings) -> list[str]:
+    """The decision table: one row per question."""
+    lines = ["## Decide", ""]
+    if not found.rows:
+        return [*lines, "No comparison has run yet: `python -m harness run-all`.", ""]
+    lines += [
+        verdicts_line(),
+        "",
+        *header(DECISION_COLUMNS, "question"),
+    ]
+    for each in found.rows:
+        runs = ", ".join(f"`{run}` ({machine})" for run, machine in each.evidence)
+        lines.append(
+            row(
+                each.question,
+                [
+                    f"**{each.lead}**",
+                    each.sure,
+                    each.avoid,
+                    each.floor,
+                    "yes" if each.trusted else f"**no**: {each.why}",
+                    f"[{each.study}]({each.study}/README.md), {runs}",
+                ],
+            )
+        )
+    return [*lines, ""]
+
+
+def answers(found: Findings, chosen: dict[StudyReport, list[StudyRun]]) -> list[str]:
+    """A short answer per question, each linking its study's page; then the studies with no row yet."""
+    lines = ["## The answers", ""]
+    for told in found.rows:
+        lines += [f"**{told.question}** {told.answer} [More]({told.study}/README.md).", ""]
+    answered = {told.study for told in found.rows}
+    for study, runs in chosen.items():  # a study whose newest run has no decision row: its answer's opening
+        if study.name not in answered:
+            lines += [f"**{study.question}** {opening(answer(study, runs))} [More]({study.name}/README.md).", ""]
+    for study in STUDIES:
+        if study not in chosen:
+            lines += [f"**{study.question}** Not measured yet: `python -m harness run-all --study {study.name}`.", ""]
+    return lines
+
+
+def opening(text: str, words: int = ANSWER_WORDS) -> str:
+    """A text's first sentences, as many as fit in `words` (at least the first, cut at that many words)."""
+    kept: list[str] = []
+    for sentence in text.replace("\n", " ").split(". "):
+        if kept and len(" ".join([*kept, sentence]).split()) > words:
+            break
+        kept.append(sentence)
+    told = " ".join(". ".join(kept).split()[:words])
+    return told if told.endswith(".") else told + "."
+
+
+def study_page(
+    study: StudyReport,
+    runs: Sequence[StudyRun],
+    matrix: StudyRun | None,
+    matrix_section: str,
+    tables: bool,
+    asides: Sequence[StudyRun] = (),
+) -> str:
+    """results/<study>/README.md: the study's answer, section and tables from its newest runs, then the newest run
+    of its full matrix where that is another run (its section as results/README.md would tell it), each marked
+    with its run and machine; then links to the runs made --aside."""
+    lines = [
+        f"# {study.name}",
+        "",
+        f"*{study.question}* Follows {study.follows}.",
+        "",
+        "## The answer",
+        "",
+        relocated(answer(study, runs), study.name),
+        "",
+        relocated(study.section(runs), study.name),
+        "",
+        *([f"Every table of run `{runs[0].run_id}`: [tables.md](tables.md).", ""] if tables else []),
+    ]
+    if matrix is not None:
+        lines += [
+            f"## History: the full matrix cell by cell, run `{matrix.run_id}`, {matrix.cpu_model}",
+            "",
+            "Kept as history: measured cell by cell (every variant at every level, a few runs a cell, their median, "
+            "no interval and no A/A control), before the default run measured the brief's matrix in blocks, with "
+            "its own method and machine: compare within it only, and decide nothing from it. "
+            + (
+                f"It answers what the default run does not measure: {', '.join(only)}."
+                if (only := only_in_matrix(matrix, runs[0]))
+                else "It measured the scenarios the default run compares, at more levels."
+            ),
+            "",
+            relocated(matrix_section, study.name, MATRIX),
+            "",
+            f"Every table of run `{matrix.run_id}`: [{MATRIX}/README.md]({MATRIX}/README.md).",
+            "",
+        ]
+    if asides:
+        lines += [
+            "## Runs aside",
+            "",
+            "Each answered one question (a narrow comparison, a fix's before and after); none decides the answer "
+            "above. Compare within one run only.",
+            "",
+            *(
+                f"- [`{each.run_id}`]({ASIDE}/{each.run_id}/README.md), {each.cpu_model}: "
+                f"{', '.join(sorted({cell.record.server for cell in each.cells}))} on "
+                f"{', '.join(sorted({cell.record.scenario for cell in each.cells}))}"
+                for each in asides
+            ),
+            "",
+        ]
+    return "\n".join(lines)
+
+
+MATRIX = "matrix"  # under results/<study>/: the files of the study's newest full-matrix run
+ASIDE = "aside"  # under results/<study>/: a folder of each run made --aside
+
+
+def relocated(markdown: str, study: str, folder: str = "", depth: int = 1) -> str:
+    """Markdown written for results/README.md, with its links made relative to a page `depth` folders below
+    results/ whose files are under `folder`."""
+    inside = f"]({folder}/" if folder else "]("
+    up = "../" * depth
+    return (
+        markdown.replace(f"]({study}/", inside)
+        .replace("](runs/", f"]({up}runs/")
+        .replace(f"](#{study})", "](README.md)")
+    )
+
+
+def soak_section(out_dir: Path) -> list[str]:
+    """The newest soak run: per server, the verdict on each criterion, with its report and chart."""
+    soaks = sorted(path for path in (out_dir / "soak").glob("*/run.json"))
+    if not soaks:
+        return []
+    meta = read_json(soaks[-1])
+    folder = f"soak/{meta['run_id']}"
+    lines = [
+        "# soak",
+        "",
+        "*Does each stack keep serving through backend faults, without leaking?* `python -m harness soak` "
+        f"drives a mixed load at concurrency 20 while S3 and MongoDB fail on a schedule ({SOAK_DOC}). "
+        f"Newest soak: [`{meta['run_id']}`]({folder}), {meta['environment']['cpu_model']}, "
+        f"{meta['minutes']:g} min per server, {meta['status']}.",
+        "",
+    ]
+    for server in meta["servers"]:
+        path = soaks[-1].parent / f"{server}.json"
+        if not path.is_file():
+            continue
+        report = read_json(path)
+        verdicts = report["verdict"]
+        failed = [name for name, check in verdicts.items() if not check["passed"]]
+        lines += [
+            f"### {server}: {'passed' if not failed else 'FAILED: ' + '; '.join(failed)}",
+            "",
+            f"![{server}]({folder}/{server}.png)",
+            "",
+            f"Load generator: {report['driver']['cpu_share']:.0%} of a core"
+            + (
+                " (**driver-busy**: the load was below what was asked)"
+                if report["driver"]["cpu_share"] > Thresholds().driver_busy
+                else ""
+            )
+            + f"; {load_line(report['load'])}"
+            + f". Report: [`{server}.json`]({folder}/{server}.json).",
+            "",
+            *[
+                f"- {'ok' if check['passed'] else '**FAILED**'}: {name}: {check['detail']}"
+                for name, check in verdicts.items()
+            ],
+            "",
+        ]
+    return lines
+
+
+def summary(found: Findings, chosen: dict[StudyReport, list[StudyRun]], runs: Sequence[Path], soak: bool) -> str:
+    """results/README.md: the decision table, the short answers, and links to each study's page, the soak, the
+    page and the runs."""
+    lines = [
+        "# Results",
+        "",
+        "Rendered by `python -m harness report` from the raw files under [`runs/`](runs); no figure here is typed by "
+        "hand. Explore the same findings in a browser, offline: [`report.html`](report.html) (filters, every "
+        "comparison's forest plot and blocks, each run's provenance).",
+        "",
+        *decide(found),
+        *answers(found, chosen),
+        *same_workloads([study_runs[0] for study_runs in chosen.values()]),
+        *words(),
+        "## Each study",
+        "",
+        *[f"- [{each.name}]({each.name}/README.md): {each.question}" for each in chosen],
+        *(
+            ["- [soak](soak/README.md): Does each stack keep serving through backend faults, without leaking?"]
+            if soak
+            else []
+        ),
+        "",
+        f"Runs: {len(runs)} under [`runs/`](runs), the newest `{runs[-1].name}`.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
+    """Render every study's page and files, results/README.md and results/report.html into out_dir; returns the
+    files written.
+
+    newest: render from this run and those before it (default: every run under out_dir/runs).
+    """
+    runs = all_runs(out_dir)
+    if newest is not None:
+        runs = [run for run in runs if run.name <= newest.name] if newest in runs else [newest]
+    if not runs:
+        raise FileNotFoundError(f"no run under {out_dir / 'runs'}: run `python -m harness run-all` first")
+    metas = {run: read_json(run / "run.json") for run in runs}  # each read once, oldest first
+    chosen = {each: study_runs for each in STUDIES if (study_runs := runs_of(each, metas))}
+    matrices = {each: matrix_run(each, metas, study_runs[0]) for each, study_runs in chosen.items()}
+    asides = {each: asides_of(each, metas, study_runs[0]) for each, study_runs in chosen.items()}
+    written = []
+    for each, study_runs in chosen.items():
+        folder = out_dir / each.name
+        if folder.is_dir():
+            shutil.rmtree(folder)
+        matrix = matrices[each]
+        matrix_section = "" if matrix is None else each.section([matrix])
+        files = {**each.render(study_runs[0])}
+        if matrix is not None:
+            files |= {f"{MATRIX}/{name}": content for name, content in each.render(matrix).items()}
+            files.setdefault(f"{MATRIX}/README.md", relocated(matrix_section, each.name, depth=2).encode())
+        for aside in asides[each]:
+            folder_name = f"{ASIDE}/{aside.run_id}"
+            files |= {f"{folder_name}/{name}": content for name, content in each.render(aside).items()}
+            told = relocated(each.section([aside]), each.name, depth=3)
+            files.setdefault(f"{folder_name}/README.md", told.encode())
+        if "README.md" in files:  # a run measured cell by cell tells its tables in a file of that name
+            files["tables.md"] = files.pop("README.md")
+        tables = "tables.md" in files
+        files["README.md"] = study_page(each, study_runs, matrix, matrix_section, tables, asides[each]).encode()
+        for relative, content in files.items():
+            path = folder / relative
+            write_bytes_atomic(path, content)
+            written.append(path)
+    if soak := soak_section(out_dir):
+        path = out_dir / "soak" / "README.md"
+        write_text_atomic(path, relocated("\n".join(soak), "soak") + "\n")
+        written.append(path)
+    found = findings(chosen, metas, matrices, asides)
+    for name, text in (("README.md", summary(found, chosen, runs, bool(soak))), ("report.html", page(found))):
+        path = out_dir / name
+        write_text_atomic(path, text)
+        written.append(path)
+    return written

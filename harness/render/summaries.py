@@ -1,0 +1,266 @@
+"""A cell's runs reduced to what tables show, and the formatting every study's tables share.
+
+Percentiles pool every OK call of a cell's runs (their HdrHistograms); p99 is shown only where a cell
+holds at least 100 calls and p99.9 where it holds at least 1,000.
+"""
+
+from __future__ import annotations
+
+import io
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from harness.method.bounds import Bounds, cell_bounds
+from harness.results.records import CellResult, Repeat, Thresholds, thresholds_of
+from harness.run.drivers.histogram import Latencies
+from harness.run.drivers.report import LoadReport
+
+MIB = 1024 * 1024
+# (percentile, calls a cell needs before it is shown)
+SHOWN_PERCENTILES: tuple[tuple[float, int], ...] = ((50, 1), (90, 10), (99, 100), (99.9, 1000))
+TOO_FEW = "—"
+TOO_FEW_NOTE = "— : too few calls for this percentile (p99 needs 100 calls in the cell, p99.9 needs 1,000)."
+
+
+def spread(values: Sequence[float]) -> float:
+    """How far the farthest value lies from the median, as a fraction of the median."""
+    if not values:
+        return 0.0
+    middle = statistics.median(values)
+    return max(abs(value - middle) for value in values) / middle if middle else 0.0
+
+
+def driver_cpus(meta: dict[str, Any]) -> int:
+    """How many CPUs the load driver (and the backends) had in a run."""
+    return len(meta["pinning"]["ghz_and_backend_cpus"]) or int(meta["environment"]["cpu_count"] or 1)
+
+
+def driver_share(repeat: Repeat, meta: dict[str, Any]) -> float | None:
+    """The driver's CPU over one run as a share of the CPUs it had; None where it was not measured."""
+    seconds, wall = repeat.driver_cpu_seconds, repeat.resources.wall_seconds
+    return None if seconds is None or wall <= 0 else seconds / (wall * driver_cpus(meta))
+
+
+def not_ok_mark(reports: Sequence[LoadReport]) -> str:
+    """What stands beside a figure whose runs had calls that were not OK: how many of how many, their share and
+    statuses ("**40 of 150 calls not OK (27%): Unavailable**"); "" when every call was OK."""
+    count = sum(report.count for report in reports)
+    codes = sum((Counter(report.status_codes) for report in reports), Counter())
+    failed = count - codes.get("OK", 0)
+    if not failed:
+        return ""
+    others = sorted(code for code in codes if code != "OK")
+    statuses = others[0] if len(others) == 1 else ", ".join(f"{code} {codes[code]:,}" for code in others)
+    share = f"{failed / count:.0%}" if failed / count >= 0.01 else "under 1%"
+    return f" **{failed:,} of {count:,} calls not OK ({share}): {statuses}**"
+
+
+@dataclass(frozen=True)
+class CellSummary:
+    """A cell's repeats reduced to what the tables show: medians, pooled percentiles, flags."""
+
+    result: CellResult
+    meta: dict[str, Any]
+    slots: int | None = None  # the server's serving slots, for the wait bound
+
+    @cached_property
+    def bounds(self) -> Bounds | None:
+        return cell_bounds(self.result, self.meta, self.slots)
+
+    @property
+    def failed(self) -> bool:
+        return self.result.record.status != "ok" or not self.result.reports
+
+    @property
+    def reports(self) -> list[Any]:
+        return list(self.result.reports)
+
+    @property
+    def ok_rps(self) -> float:
+        return _median([report.ok_rps for report in self.result.reports])
+
+    @property
+    def ok_rps_range(self) -> tuple[float, float]:
+        rates = [report.ok_rps for report in self.result.reports] or [0.0]
+        return min(rates), max(rates)
+
+    @property
+    def spread(self) -> float:
+        return spread([report.ok_rps for report in self.result.reports])
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return thresholds_of(self.meta)
+
+    @property
+    def noisy(self) -> bool:
+        return self.spread > self.thresholds.noise
+
+    @cached_property
+    def latencies(self) -> Latencies | None:
+        """Every OK call of the cell's runs, pooled; None for runs stored before histograms were kept."""
+        histograms = [report.histogram for report in self.result.reports]
+        return Latencies(histograms) if histograms and all(histograms) else None
+
+    @property
+    def ok_calls(self) -> int:
+        return sum(report.ok for report in self.result.reports)
+
+    def percentile(self, p: float) -> float | None:
+        """The pooled latency at percentile p in seconds; None where the cell holds too few calls to show it."""
+        needed = next((calls for shown, calls in SHOWN_PERCENTILES if shown == p), 1)
+        if self.ok_calls < needed:
+            return None
+        if self.latencies is not None:
+            return self.latencies.percentile(p)
+        # Older runs kept ghz's own percentiles per run: their median.
+        values = [report.percentiles[int(p)] for report in self.result.reports if int(p) in report.percentiles]
+        return statistics.median(values) if values and p == int(p) else None
+
+    @property
+    def sampled(self) -> bool:
+        """False for a server the harness did not start: its CPU and memory are unknown."""
+        return all(repeat.resources.sampled for repeat in self.result.record.repeats)
+
+    @property
+    def cpu_average(self) -> float:
+        return _median([repeat.resources.average_cpu_percent for repeat in self.result.record.repeats])
+
+    @property
+    def cpu_peak(self) -> float:
+        return max((repeat.resources.peak_cpu_percent for repeat in self.result.record.repeats), default=0.0)
+
+    @property
+    def rss_peak(self) -> int:
+        return max((repeat.resources.peak_rss_bytes for repeat in self.result.record.repeats), default=0)
+
+    @property
+    def driver_cpu(self) -> float | None:
+        """The driver's CPU as a share of the CPUs it had, highest over the runs; None if not measured."""
+        shares = [
+            share for repeat in self.result.record.repeats if (share := driver_share(repeat, self.meta)) is not None
+        ]
+        return max(shares) if shares else None
+
+    @property
+    def driver_busy(self) -> bool:
+        return (self.driver_cpu or 0.0) > self.thresholds.driver_busy
+
+    @property
+    def short(self) -> bool:
+        """Some run ended with fewer OK calls than it asked for."""
+        return any(
+            report.ok < repeat.requests
+            for report, repeat in zip(self.result.reports, self.result.record.repeats, strict=True)
+        )
+
+    @property
+    def flags(self) -> list[str]:
+        """What a reader must know before trusting the cell's figures."""
+        return [
+            flag
+            for flag, raised in (
+                ("noisy", self.noisy),
+                ("short", self.short),
+                ("driver-busy", self.driver_busy),
+            )
+            if raised
+        ]
+
+    def status_counts(self) -> Counter[str]:
+        """Responses by status code, added up over the runs."""
+        return sum((Counter(report.status_codes) for report in self.result.reports), Counter())
+
+
+def flag_notes(thresholds: Thresholds) -> dict[str, str]:
+    """What each flag means, with the thresholds the run judged by."""
+    return {
+        "noisy": f"**noisy**: the cell's runs stray more than {thresholds.noise:.0%} from their median.",
+        "short": "**short**: a run ended with fewer OK calls than it asked for.",
+        "driver-busy": f"**driver-busy**: the load driver used more than {thresholds.driver_busy:.0%} of its CPUs; "
+        "it may have been the limit.",
+    }
+
+
+def _median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else 0.0
+
+
+def seconds(value: float) -> str:
+    return f"{value:.2f} s"
+
+
+def ms(value: float | None) -> str:
+    return TOO_FEW if value is None else f"{value * 1000:.2f} ms"
+
+
+def rate(value: float) -> str:
+    return f"{value:,.1f}" if value < 100 else f"{value:,.0f}"
+
+
+def or_dash(value: float | None, form: str) -> str:
+    return "—" if value is None else format(value, form)
+
+
+def percent(value: float | None) -> str:
+    return "not measured" if value is None else f"{value:.0%}"
+
+
+def row(label: str, cells: Sequence[str]) -> str:
+    return f"| {label} | " + " | ".join(cells) + " |"
+
+
+def header(labels: Sequence[str], first: str = "") -> list[str]:
+    return [row(first, labels), "|---|" + "---|" * len(labels)]
+
+
+def figure(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """A matplotlib figure and its axes (plt.subplots' arguments), drawn without a display."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(*args, **kwargs)
+
+
+MARKERS = "osD^v<>pXh*P"
+
+
+def by_level(levels: Iterable[int], *panels: Any) -> None:
+    """Panels drawn against the concurrency levels: a tick at each, a light grid, the y axis from 0."""
+    ticks = sorted(levels)
+    for axes in panels:
+        axes.set_xticks(ticks)
+        axes.grid(alpha=0.3)
+        axes.set_ylim(bottom=0)
+
+
+def style(index: int) -> dict[str, Any]:
+    """The colour and marker of a chart's series number `index`: no two of the first 110 alike."""
+    return {"color": f"C{index % 10}", "marker": MARKERS[(index // 10 + index) % len(MARKERS)]}
+
+
+def chart_title(run: Any, what: str) -> str:
+    """A chart's title: what it shows, its run and machine, and uncommitted code if so."""
+    return f"{what}: run {run.run_id}, {run.cpu_model}" + (" (uncommitted code)" if run.uncommitted else "")
+
+
+def png(figure: Any, title: str) -> bytes:
+    """A matplotlib figure, titled with its run, as PNG bytes (no timestamp, so renders repeat exactly)."""
+    import matplotlib.pyplot as plt
+
+    figure.suptitle(title, fontsize="small")
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=90, metadata={"Software": None})
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def percentile_label(p: float) -> str:
+    return f"p{p:g}"

@@ -1,0 +1,1 @@
+"""Running it: the servers, backends, load drivers and child processes, the machine, the run loop."""

@@ -1,0 +1,396 @@
+"""The S3 and MongoDB servers the project starts itself, or the real ones named in the environment.
+
+Each embedded backend is a context manager: a free port, a real readiness check, a clean stop.
+Tests and the harness share them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pymongo
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from harness.plan.matrix import BENCH_BUCKET, BENCH_OBJECTS
+from harness.run.processes import Child, Ready, free_port, managed_process, tcp_ready
+from harness.run.tools import (
+    MONGO_JAVA_SERVER_VERSION,
+    MONGO_LAUNCHER,
+    TOXIPROXY,
+    VERSITYGW,
+    ensure_go_tool,
+    java,
+    mongo_jars,
+)
+from scenarios.clients import s3_client_kwargs, s3_config_options
+from scenarios.config import CONNECT_TIMEOUT_VARIABLE, READ_TIMEOUT_VARIABLE, BackendConfig
+
+HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class Backends:
+    """Where the servers under test find S3 and MongoDB, and what kind of server each is."""
+
+    config: BackendConfig
+    s3_kind: str
+    mongo_kind: str
+    children: tuple[Child, ...] = field(default=(), repr=False, compare=False)
+
+    def env(self) -> dict[str, str]:
+        """The environment variables a server reads its backends from."""
+        return backend_env(self.config)
+
+    def describe(self) -> dict[str, str]:
+        """Kinds and endpoints, never credentials: for run metadata."""
+        return {
+            "s3": self.s3_kind,
+            "s3_endpoint": self.config.s3_endpoint or "AWS",
+            "mongo": self.mongo_kind,
+            "mongo_uri": _without_credentials(self.config.mongo_uri),
+        }
+
+
+def backend_env(config: BackendConfig) -> dict[str, str]:
+    """The environment variables a server reads config from."""
+    values = {
+        "AWS_ENDPOINT_URL": config.s3_endpoint,
+        "AWS_DEFAULT_REGION": config.s3_region,
+        "AWS_ACCESS_KEY_ID": config.s3_access_key,
+        "AWS_SECRET_ACCESS_KEY": config.s3_secret_key,
+        "MONGO_URI": config.mongo_uri,
+        "MONGO_DB": config.mongo_db,
+        CONNECT_TIMEOUT_VARIABLE: f"{config.connect_timeout:g}",
+        READ_TIMEOUT_VARIABLE: f"{config.read_timeout:g}",
+    }
+    return {name: value for name, value in values.items() if value}
+
+
+def _without_credentials(uri: str) -> str:
+    scheme, sep, rest = uri.partition("://")
+    return f"{scheme}{sep}{rest.rpartition('@')[2]}"
+
+
+@dataclass(frozen=True)
+class VersityGW:
+    """A running versitygw: its endpoint, credentials and the directory it serves."""
+
+    endpoint: str
+    access_key: str
+    secret_key: str
+    data_dir: Path
+    child: Child
+
+    @property
+    def credentials(self) -> tuple[str, str]:
+        return self.access_key, self.secret_key
+
+    def config(self, base: BackendConfig) -> BackendConfig:
+        """base, with S3 pointed at this gateway."""
+        return replace(base, s3_endpoint=self.endpoint, s3_access_key=self.access_key, s3_secret_key=self.secret_key)
+
+
+@contextmanager
+def versitygw(
+    data_dir: Path | None = None,
+    port: int | None = None,
+    credentials: tuple[str, str] | None = None,
+) -> Iterator[VersityGW]:
+    """versitygw's posix backend on data_dir (a temporary directory by default) at 127.0.0.1:port.
+
+    Credentials are generated unless given (a restart on the same data keeps the same ones). It keeps
+    connections open between requests, as S3 does (versitygw closes each after one response unless told).
+    """
+    binary = ensure_go_tool(VERSITYGW)
+    port = port or free_port()
+    access_key, secret_key = credentials or ("bench" + secrets.token_hex(4), secrets.token_hex(16))
+    with ExitStack() as stack:
+        if data_dir is None:
+            data_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="versitygw-")))
+        env = {**os.environ, "ROOT_ACCESS_KEY": access_key, "ROOT_SECRET_KEY": secret_key}
+        argv = [str(binary), "--quiet", "--keep-alive", "--port", f"{HOST}:{port}", "posix", str(data_dir)]
+        child = stack.enter_context(managed_process("versitygw", argv, env=env, ready=tcp_ready(HOST, port)))
+        yield VersityGW(f"http://{HOST}:{port}", access_key, secret_key, data_dir, child)
+
+
+def mongo_ready(uri: str) -> bool:
+    """True once a MongoDB server at uri answers a ping."""
+    client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(uri, serverSelectionTimeoutMS=500)
+    try:
+        client.admin.command("ping")
+        return True
+    except pymongo.errors.PyMongoError:
+        return False
+    finally:
+        client.close()
+
+
+@contextmanager
+def mongo_java_server(port: int | None = None) -> Iterator[tuple[str, Child]]:
+    """mongo-java-server's in-memory backend at 127.0.0.1:port, reporting MongoDB 6.0; yields its URI."""
+    classpath = os.pathsep.join(str(jar) for jar in mongo_jars())
+    port = port or free_port()
+    uri = f"mongodb://{HOST}:{port}"
+    argv = [
+        java(),
+        "-Xmx512m",
+        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+        "-cp",
+        classpath,
+        str(MONGO_LAUNCHER),
+        str(port),
+        HOST,
+    ]
+    with managed_process("mongo-java-server", argv, ready=lambda pid: mongo_ready(uri)) as child:
+        yield uri, child
+
+
+@contextmanager
+def start_backends(env: Mapping[str, str] = os.environ) -> Iterator[Backends]:
+    """The backends named by AWS_ENDPOINT_URL and MONGO_URI, or embedded ones for those not named."""
+    config = BackendConfig.from_env(env)
+    with ExitStack() as stack:
+        children: list[Child] = []
+        s3_kind = mongo_kind = "external"
+        if not config.s3_endpoint:
+            gateway = stack.enter_context(versitygw())
+            children.append(gateway.child)
+            s3_kind = f"versitygw {VERSITYGW.version} (posix)"
+            config = gateway.config(config)
+        if not env.get("MONGO_URI"):
+            uri, child = stack.enter_context(mongo_java_server())
+            children.append(child)
+            mongo_kind = f"mongo-java-server {MONGO_JAVA_SERVER_VERSION} (in memory)"
+            config = replace(config, mongo_uri=uri)
+        yield Backends(config, s3_kind, mongo_kind, tuple(children))
+
+
+class ToxiproxyError(OSError):
+    """A toxiproxy API call failed; `status` is the HTTP status when there was one."""
+
+    def __init__(self, message: str, status: int | None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Toxiproxy:
+    """A running toxiproxy: proxies between the servers and a backend, and the faults (toxics) they inject."""
+
+    def __init__(self, api: str, child: Child) -> None:
+        self.api = api
+        self.child = child
+
+    API_TIMEOUT = 30.0
+    # How long a toxic's removal may take before the proxy is disabled to let it through: toxiproxy
+    # answers in milliseconds unless a connection is stuck, and then not for 25 s.
+    REMOVE_TIMEOUT = 2.0
+
+    def _send(self, method: str, path: str, body: dict[str, Any] | None = None, timeout: float = API_TIMEOUT) -> None:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            self.api + path, data=data, method=method, headers={"Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                response.read()
+        except (urllib.error.URLError, OSError) as error:
+            status = error.code if isinstance(error, urllib.error.HTTPError) else None
+            raise ToxiproxyError(f"toxiproxy {method} {path} failed: {error}", status) from error
+
+    def add_proxy(self, name: str, upstream: str) -> str:
+        """A proxy to upstream ("host:port") on a free port; returns its "host:port"."""
+        listen = f"{HOST}:{free_port()}"
+        self._send("POST", "/proxies", {"name": name, "listen": listen, "upstream": upstream, "enabled": True})
+        return listen
+
+    def add_toxic(
+        self, proxy: str, toxic: str, kind: str, attributes: dict[str, int], stream: str = "downstream"
+    ) -> None:
+        """Inject a fault of toxiproxy's `kind` (latency, timeout, reset_peer, ...) into a proxy's traffic."""
+        body = {"name": toxic, "type": kind, "stream": stream, "attributes": attributes}
+        self._send("POST", f"/proxies/{proxy}/toxics", body)
+
+    def remove_toxic(self, proxy: str, toxic: str) -> None:
+        """Remove a toxic. toxiproxy can fail to while one of its connections is stuck (it answers 503 after
+        25 s, Shopify/toxiproxy#558): so after REMOVE_TIMEOUT the proxy is disabled, which closes every
+        connection, and the removal tried again before the proxy is enabled."""
+        try:
+            self._send("DELETE", f"/proxies/{proxy}/toxics/{toxic}", timeout=self.REMOVE_TIMEOUT)
+        except ToxiproxyError:
+            self.set_enabled(proxy, False)
+            try:
+                self._send("DELETE", f"/proxies/{proxy}/toxics/{toxic}")
+            except ToxiproxyError as error:
+                if error.status != 404:  # 404: the first removal went through after all
+                    raise
+            finally:
+                self.set_enabled(proxy, True)
+
+    def set_enabled(self, proxy: str, enabled: bool) -> None:
+        """A disabled proxy closes its connections and refuses new ones: the backend is unreachable."""
+        self._send("POST", f"/proxies/{proxy}", {"enabled": enabled})
+
+    def add_latency(self, name: str, upstream: str, latency_ms: int, jitter_ms: int = 0) -> str:
+        """A proxy to upstream ("host:port") whose replies arrive latency_ms later; returns its "host:port"."""
+        listen = self.add_proxy(name, upstream)
+        self.add_toxic(name, "latency", "latency", {"latency": latency_ms, "jitter": jitter_ms})
+        return listen
+
+
+def http_ready(url: str) -> Ready:
+    """A readiness check that passes once url answers 200."""
+
+    def check(pid: int) -> bool:
+        try:
+            with urllib.request.urlopen(url, timeout=0.5) as response:
+                return bool(response.status == 200)
+        except (urllib.error.URLError, OSError):
+            return False
+
+    return check
+
+
+def replace_mongo_host(uri: str, host_port: str) -> str:
+    """uri pointed at host_port directly (one host; credentials and options kept)."""
+    scheme, _, rest = uri.partition("://")
+    if scheme != "mongodb":
+        raise ValueError(f"latency emulation needs a mongodb:// URI with one host, got {scheme}://")
+    authority, sep, tail = rest.partition("/")
+    if "?" in authority:
+        authority, query = authority.split("?", 1)
+        sep, tail = "/", "?" + query
+    userinfo, at, hosts = authority.rpartition("@")
+    if "," in hosts:
+        raise ValueError("latency emulation supports a MONGO_URI with one host, not a replica set list")
+    path, _, query = (sep + tail).partition("?")
+    options = [option for option in query.split("&") if option and not option.startswith("directConnection=")]
+    options.append("directConnection=true")
+    return f"mongodb://{userinfo}{at}{host_port}{path or '/'}?{'&'.join(options)}"
+
+
+def s3_upstream(config: BackendConfig) -> str:
+    """The "host:port" of a plain-HTTP S3 endpoint, for a proxy in front of it."""
+    if not config.s3_endpoint or not config.s3_endpoint.startswith("http://"):
+        raise ValueError("a proxy in front of S3 needs a plain-HTTP AWS_ENDPOINT_URL (or the embedded S3)")
+    return config.s3_endpoint.removeprefix("http://").rstrip("/")
+
+
+def mongo_upstream(config: BackendConfig) -> str:
+    """The "host:port" of the (first) MongoDB host, for a proxy in front of it."""
+    nodes = pymongo.uri_parser.parse_uri(config.mongo_uri)["nodelist"]
+    return f"{nodes[0][0]}:{nodes[0][1]}"
+
+
+def through_proxies(config: BackendConfig, s3: str | None = None, mongo: str | None = None) -> BackendConfig:
+    """config with S3 and/or MongoDB reached through the proxies listening at the given "host:port"."""
+    if s3:
+        config = replace(config, s3_endpoint=f"http://{s3}")
+    if mongo:
+        config = replace(config, mongo_uri=replace_mongo_host(config.mongo_uri, mongo))
+    return config
+
+
+class LatencyRoutes:
+    """Backend configs whose S3 or MongoDB traffic crosses a latency proxy, each proxy made on first use."""
+
+    def __init__(self, proxy: Toxiproxy, direct: BackendConfig) -> None:
+        self._proxy = proxy
+        self._direct = direct
+        self._routes: dict[tuple[str, int, int], str] = {}
+
+    def _route(self, backend: str, upstream: str, latency_ms: int, jitter_ms: int) -> str:
+        key = (backend, latency_ms, jitter_ms)
+        if key not in self._routes:
+            name = f"{backend}-{latency_ms}ms" + (f"-jitter{jitter_ms}ms" if jitter_ms else "")
+            self._routes[key] = self._proxy.add_latency(name, upstream, latency_ms, jitter_ms)
+        return self._routes[key]
+
+    def config(self, s3_latency_ms: int = 0, mongo_latency_ms: int = 0, jitter_ms: int = 0) -> BackendConfig:
+        """The direct config, with each backend given a latency (and jitter) reached through its proxy."""
+        config = self._direct
+        s3 = self._route("s3", s3_upstream(config), s3_latency_ms, jitter_ms) if s3_latency_ms else None
+        mongo = (
+            self._route("mongodb", mongo_upstream(config), mongo_latency_ms, jitter_ms) if mongo_latency_ms else None
+        )
+        return through_proxies(config, s3, mongo)
+
+
+@contextmanager
+def toxiproxy() -> Iterator[Toxiproxy]:
+    """toxiproxy's server with its API on 127.0.0.1 (a free port), and no proxy yet."""
+    binary = ensure_go_tool(TOXIPROXY)
+    api = f"http://{HOST}:{free_port()}"
+    port = api.rpartition(":")[2]
+    argv = [str(binary), "-host", HOST, "-port", port]
+    with managed_process("toxiproxy", argv, ready=http_ready(f"{api}/version")) as child:
+        yield Toxiproxy(api, child)
+
+
+def seed_body(index: int) -> bytes:
+    """The deterministic content of seeded object number index (sizes 1 to 4096 bytes)."""
+    return (hashlib.sha256(str(index).encode()).digest() * 128)[: (index * 997) % 4096 + 1]
+
+
+def seed_objects(count: int, prefixes: int = 0) -> dict[str, bytes]:
+    """Key -> body of a seeded bucket of count objects, keys in S3's (lexicographic) order; with prefixes N,
+    spread over N top-level prefixes (`p0/` ...), as a listing by prefix sees them."""
+    if prefixes:
+        return {f"p{index % prefixes}/obj-{index:05d}": seed_body(index) for index in range(count)}
+    return {f"obj-{index:05d}": seed_body(index) for index in range(count)}
+
+
+def expected_etag(body: bytes) -> str:
+    """S3's entity tag of a single-part upload, without quotes."""
+    return hashlib.md5(body).hexdigest()
+
+
+def s3_client(config: BackendConfig, pool_size: int = 16) -> Any:
+    """A boto3 S3 client for the harness's own use (seeding, checks)."""
+    return boto3.session.Session().client(
+        "s3",
+        config=Config(**s3_config_options(config, pool_size)),
+        **s3_client_kwargs(config),
+    )
+
+
+def seed_bucket(
+    config: BackendConfig, bucket: str = BENCH_BUCKET, count: int = BENCH_OBJECTS, prefixes: int = 0
+) -> int:
+    """Create bucket with objects obj-00000.. obj-<count-1> (under `prefixes` top-level prefixes if given),
+    idempotently; returns how many were written."""
+    client = s3_client(config)
+    try:
+        try:
+            client.create_bucket(Bucket=bucket)
+        except ClientError as error:
+            if error.response["Error"]["Code"] not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
+                raise
+        existing = {
+            entry["Key"]
+            for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
+            for entry in page.get("Contents", ())
+        }
+        missing = {key: body for key, body in seed_objects(count, prefixes).items() if key not in existing}
+
+        def put(key: str) -> None:
+            client.put_object(Bucket=bucket, Key=key, Body=missing[key])
+
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            list(pool.map(put, missing))  # list() re-raises the first failed upload
+        return len(missing)
+    finally:
+        client.close()
