@@ -14,8 +14,9 @@ import psutil
 import pymongo
 import pytest
 
-from harness.plan.matrix import BENCH_BUCKET, BENCH_OBJECTS, SERVER_VARIANTS, ServerVariant
-from harness.plan.matrix import STACKS as SINGLE_PROCESS_STACKS
+from harness.plan.matrix import BENCH_BUCKET, BENCH_OBJECTS
+from harness.plan.servers import SERVER_VARIANTS, ServerVariant
+from harness.plan.servers import STACKS as SINGLE_PROCESS_STACKS
 from harness.run.backends import Backends, seed_bucket, start_backends
 from harness.run.processes import Child
 from harness.run.serving import running_server

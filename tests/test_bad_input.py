@@ -5,7 +5,7 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from harness.plan.matrix import ServerVariant
+from harness.plan.servers import ServerVariant
 from harness.run.backends import Backends
 from harness.run.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc

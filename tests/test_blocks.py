@@ -123,8 +123,9 @@ def test_a_comparison_s_cycles_fit_the_pilot_and_a_slow_one_runs_one_unmirrored_
     from pathlib import Path
 
     from harness.method.pilot import Pilot, fitted
-    from harness.plan.matrix import scenario, server_variant
+    from harness.plan.matrix import scenario
     from harness.plan.options import RunOptions
+    from harness.plan.servers import server_variant
     from harness.studies.planning import between_servers
 
     pilot = Pilot(

@@ -9,7 +9,8 @@ from typing import Any
 import grpc
 import pytest
 
-from harness.plan.matrix import BENCH_BUCKET, SERVER_VARIANTS, ServerVariant
+from harness.plan.matrix import BENCH_BUCKET
+from harness.plan.servers import SERVER_VARIANTS, ServerVariant
 from harness.run.backends import Backends, s3_client, seed_bucket
 from harness.run.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.plan.matrix import Cell, scenario, server_variant
+from harness.plan.matrix import Cell, scenario
 from harness.plan.options import RunOptions
+from harness.plan.servers import server_variant
 from harness.results.records import CellRecord, CellResult, Repeat, ResourceUsage
 from harness.run.drivers.ghz import ghz_open_loop_argv
 from harness.run.drivers.histogram import encode_latencies

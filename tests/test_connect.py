@@ -12,7 +12,7 @@ import httpx
 import psutil
 import pytest
 
-from harness.plan.matrix import ServerVariant, server_variant
+from harness.plan.servers import ServerVariant, server_variant
 from harness.run.backends import Backends
 from harness.run.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc

@@ -6,11 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from harness.plan.matrix import server_variant
 from harness.plan.options import RunOptions
+from harness.plan.servers import server_variant
 from harness.results.records import CellRecord, Repeat, ResourceUsage, load_study, save_cell, write_json_atomic
+from harness.run.cells import chosen_studies
 from harness.run.resources import tcp_segments
-from harness.run.runner import chosen_studies, planned_text, run_method
+from harness.run.runner import planned_text, run_method
 from harness.studies.streaming import CROSS_CHECK_LEVEL, DRIVER_CHECK
 from harness.studies.streaming.plan import checks
 from harness.studies.streaming.report import answer, cross_check_runs, targets

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.plan.matrix import Cell, scenario, server_variant
+from harness.plan.matrix import Cell, scenario
+from harness.plan.servers import server_variant
 from harness.run.drivers.ghz import PROTO, compact, ghz_argv, run_ghz
 from harness.run.drivers.histogram import Latencies, encode_latencies
 from harness.run.drivers.registry import DRIVERS

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from harness.method.blocks import held_context
-from harness.plan.matrix import BENCH_BUCKET, BENCH_OBJECTS, Cell, server_variant
+from harness.plan.matrix import BENCH_BUCKET, BENCH_OBJECTS, Cell
 from harness.plan.options import RunOptions
+from harness.plan.servers import server_variant
 from harness.results.records import (
     CellRecord,
     Repeat,

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
-from harness.plan.matrix import MINIMAL_VARIANTS, ServerVariant, minimal_of, server_variant
+from harness.plan.servers import MINIMAL_VARIANTS, ServerVariant, minimal_of, server_variant
 from harness.run.backends import Backends
 from harness.run.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc

@@ -17,7 +17,7 @@ import grpc
 import psutil
 import pytest
 
-from harness.plan.matrix import SERVER_VARIANTS, ServerVariant, server_variant
+from harness.plan.servers import SERVER_VARIANTS, ServerVariant, server_variant
 from harness.run.backends import Backends
 from harness.run.resources import ServerCounters
 from harness.run.serving import running_server, serving_processes

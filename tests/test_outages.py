@@ -10,7 +10,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from harness.plan.matrix import SERVER_VARIANTS, ServerVariant
+from harness.plan.servers import SERVER_VARIANTS, ServerVariant
 from harness.run.backends import Backends, backend_env, seed_bucket, versitygw
 from harness.run.processes import free_port
 from harness.run.serving import running_server

@@ -13,9 +13,10 @@ import pytest
 
 from harness.method.blocks import window_cpus
 from harness.plan import pythons
-from harness.plan.matrix import HELLO_WORK, Cell, scenario, server_variant
+from harness.plan.matrix import HELLO_WORK, Cell, scenario
 from harness.plan.options import RunOptions
 from harness.plan.pythons import NotFound, Prepared
+from harness.plan.servers import server_variant
 from harness.results.records import StudyRun
 from harness.run.backends import Backends
 from harness.run.drivers.loadgen import loadgen_argv

@@ -11,7 +11,7 @@ import httpx
 import psutil
 import pytest
 
-from harness.plan.matrix import REST_VARIANTS, ServerVariant
+from harness.plan.servers import REST_VARIANTS, ServerVariant
 from harness.run.serving import running_server
 from scenarios.objects import MAX_REPLY_BYTES, MAX_WORK, reply_payload
 from tests.conftest import CONNECTIONS, answering

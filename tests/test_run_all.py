@@ -14,7 +14,8 @@ import pytest
 from harness.cli import QUICK_SERVERS
 from harness.method.pilot import Pilot
 from harness.plan import pythons
-from harness.plan.matrix import SCENARIOS, server_variant
+from harness.plan.matrix import SCENARIOS
+from harness.plan.servers import server_variant
 from harness.run.backends import Backends
 from harness.run.processes import free_port
 from harness.run.serving import running_server

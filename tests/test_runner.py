@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from harness.cli import parser, run_options
-from harness.plan.matrix import measured_requests, scenario, server_variant
+from harness.plan.matrix import measured_requests, scenario
 from harness.plan.options import RunOptions
+from harness.plan.servers import server_variant
 from harness.render.summaries import spread
 from harness.results.records import StudyRun, Target
-from harness.run.runner import chosen_studies
+from harness.run.cells import chosen_studies
 from harness.studies.stacks.report import targets
 from tests.runs import meta
 

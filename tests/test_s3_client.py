@@ -9,7 +9,8 @@ from dataclasses import replace
 import grpc
 import pytest
 
-from harness.plan.matrix import BENCH_BUCKET, BENCH_OBJECTS, ServerVariant
+from harness.plan.matrix import BENCH_BUCKET, BENCH_OBJECTS
+from harness.plan.servers import ServerVariant
 from harness.run.backends import Backends
 from harness.run.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc

@@ -12,7 +12,8 @@ import statistics
 
 import pytest
 
-from harness.plan.matrix import SLOW_SLICE_CALLS, WARM_WORKERS, Cell, scenario, server_variant, warming, window_requests
+from harness.plan.matrix import SLOW_SLICE_CALLS, WARM_WORKERS, Cell, scenario, warming, window_requests
+from harness.plan.servers import server_variant
 
 CPU_SECONDS = 0.18  # a call's mean CPU: the 893-object listing on this machine type
 CPU_SPREAD = 0.5  # its coefficient of variation: the same listing parsed each time, so likely far less

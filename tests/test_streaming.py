@@ -13,7 +13,7 @@ from typing import Any
 import grpc
 import pytest
 
-from harness.plan.matrix import server_variant
+from harness.plan.servers import server_variant
 from harness.run.backends import Backends, seed_bucket, seed_objects
 from harness.run.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc

@@ -8,20 +8,11 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main, named_scenario, parser, run_options
-from harness.plan.matrix import (
-    CONCURRENCY_LEVELS,
-    SCENARIOS,
-    SERVER_VARIANTS,
-    SHARED,
-    STACKS,
-    Scenario,
-    ServerVariant,
-    scenario,
-    server_variant,
-)
+from harness.plan.matrix import CONCURRENCY_LEVELS, SCENARIOS, SHARED, Scenario, scenario
 from harness.plan.options import RunOptions
+from harness.plan.servers import SERVER_VARIANTS, STACKS, ServerVariant, server_variant
+from harness.run.cells import chosen_studies
 from harness.run.drivers.registry import DRIVERS
-from harness.run.runner import chosen_studies
 from harness.studies import DEFAULT_STUDIES, STUDIES, plan, study
 from harness.studies.planning import between_servers
 from harness.studies.wire import HELLO

@@ -21,7 +21,8 @@ from harness.method.verdicts import Method
 from harness.render.decisions import decision_rows
 from harness.render.markdown import answer, write_report
 from harness.results.records import CellRecord, RunMeta, StudyEntry, Thresholds, load_study, write_json_atomic
-from harness.run.runner import Chosen, failed_gates, finished_entry
+from harness.run.cells import Chosen, finished_entry
+from harness.run.runner import failed_gates
 from harness.run.tools import ROOT
 from harness.studies import STUDIES, plan, study
 from harness.studies.comparing import Finding, comparison_lines, decision, distrust, same_workloads
@@ -117,16 +118,16 @@ def test_an_interrupted_study_fails_the_run(tmp_path: Path) -> None:
 
 
 def test_run_all_exits_non_zero_when_a_gate_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness import cli
+    from harness import commands
     from harness.plan.options import RunOptions
 
     run_dir = make_streaming_run(tmp_path)
     meta = finished("streaming", run_dir)
-    monkeypatch.setattr(cli, "run_all", lambda options, display: (run_dir, meta))
-    assert cli.run_all_command(RunOptions(tmp_path, studies=("streaming",))) == 1
+    monkeypatch.setattr(commands, "run_all", lambda options, display: (run_dir, meta))
+    assert commands.run_all_command(RunOptions(tmp_path, studies=("streaming",))) == 1
     passing = replace(meta, studies={"streaming": replace(meta.studies["streaming"], targets={})})
-    monkeypatch.setattr(cli, "run_all", lambda options, display: (run_dir, passing))
-    assert cli.run_all_command(RunOptions(tmp_path, studies=("streaming",))) == 0
+    monkeypatch.setattr(commands, "run_all", lambda options, display: (run_dir, passing))
+    assert commands.run_all_command(RunOptions(tmp_path, studies=("streaming",))) == 0
 
 
 # What measures: none of it may be imported to render a report.

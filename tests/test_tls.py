@@ -15,7 +15,7 @@ import trustme
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from harness.plan.matrix import ServerVariant, server_variant
+from harness.plan.servers import ServerVariant, server_variant
 from harness.run.backends import Backends
 from harness.run.serving import running_server
 from harness.run.tls import PLAIN, Certificates, Wire, make_certificates

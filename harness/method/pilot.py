@@ -20,8 +20,9 @@ from typing import Any
 from harness.method.blocks import RunProgress, StudyEnvironment, measure_comparison, server_of
 from harness.method.noise import Costs, Design, Noise, choose_design, drift
 from harness.method.verdicts import BLOCKS, PROCESS, Interval, Method, ratio_text, verdict
-from harness.plan.matrix import Cell, scenario, server_variant
+from harness.plan.matrix import Cell, scenario
 from harness.plan.options import RunOptions
+from harness.plan.servers import server_variant
 from harness.results.records import StudyRun, load_cells
 from harness.run.backends import start_backends
 from harness.run.drivers.registry import DRIVERS

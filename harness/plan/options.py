@@ -15,10 +15,10 @@ from harness.plan.matrix import (
     WIDE_BUCKET,
     WIDE_OBJECTS,
     Scenario,
-    ServerVariant,
     connection_count,
 )
 from harness.plan.pythons import Prepared
+from harness.plan.servers import ServerVariant
 from harness.run.tls import PLAINTEXT, WIRES
 
 

@@ -26,8 +26,9 @@ from pathlib import Path
 
 import psutil
 
-from harness.plan.matrix import Cell, Scenario, ServerVariant, measured_requests, scenario
+from harness.plan.matrix import Cell, Scenario, measured_requests, scenario
 from harness.plan.options import RunOptions
+from harness.plan.servers import ServerVariant
 from harness.results.provenance import cpu_model
 from harness.run.backends import backend_env, start_backends
 from harness.run.drivers.registry import DRIVERS

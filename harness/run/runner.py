@@ -1,302 +1,56 @@
-"""run-all: the chosen studies, each cell driven by its study's driver and recorded as it finishes.
-
-One server start serves all of a variant's cells of one scenario (levels ascending): a warm-up per
-level is thrown away, a probe (calls one at a time, for the bounds) runs once per start, and the
-measured runs are sized from the level's warm-up.
-"""
+"""run-all: the pilot, then every comparison of the chosen studies raced for the budget, their checks and
+cells measured (harness.run.cells), the run's metadata written as it goes; failed_gates: why a run exits
+non-zero."""
 
 from __future__ import annotations
 
-import itertools
 import os
 import random
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from harness.method.blocks import ComparisonMeasurement, RunProgress, StudyEnvironment, counted, holdable
+from harness.method.blocks import ComparisonMeasurement, RunProgress, StudyEnvironment
 from harness.method.pilot import Pilot, fitted, pilot_seconds, run_pilot
 from harness.method.rounds import LEAST_BLOCKS, Entrant, Race, budget_shares, estimated_end, run_race
 from harness.method.verdicts import BLOCKS, HELD, Method
-from harness.plan.matrix import BUCKET_PREFIXES, REST_VARIANTS, SERVER_VARIANTS, Cell
+from harness.plan.matrix import BUCKET_PREFIXES
 from harness.plan.options import RunOptions
-from harness.plan.pythons import DEFAULT_PYTHONS, prepare
 from harness.results.provenance import environment, tool_version
 from harness.results.records import (
-    CellRecord,
     RunMeta,
     StudyEntry,
-    StudyRun,
     Thresholds,
-    load_cells,
-    save_cell,
 )
 from harness.run.backends import LatencyRoutes, seed_bucket, start_backends, toxiproxy
+from harness.run.cells import (
+    Chosen,
+    chosen_studies,
+    ended_study,
+    measure_cells,
+    run_study,
+    slices_driver,
+    started_study,
+    study_context,
+    study_matrix,
+    with_interpreters,
+)
 from harness.run.drivers.registry import DRIVERS
-from harness.run.drivers.report import DriverError
 from harness.run.machine import fingerprint, speed, steal_share, steal_ticks
-from harness.run.measure import CellContext, failure_reason
-from harness.run.processes import ProcessError, off_cpus
-from harness.run.serving import running_server
-from harness.run.tls import MTLS, PLAIN, PLAINTEXT, TLS, Wire, make_certificates, negotiated
+from harness.run.measure import CellContext
+from harness.run.processes import off_cpus
+from harness.run.tls import MTLS, PLAIN, PLAINTEXT, TLS, Wire, make_certificates
 from harness.run.tools import TOXIPROXY, ensure_tool
-from harness.studies import DEFAULT_STUDIES, StudyReport, plan, study
-from harness.studies.base import shared_targets
-from harness.studies.interpreters import NAME as INTERPRETERS_STUDY
-from harness.studies.planning import Comparison, StudyPlan, controlled_first
 
 
 def default_server_cpus() -> tuple[int, ...]:
     """The last available core, or none on a one-core machine."""
     cpus = sorted(os.sched_getaffinity(0))
     return (cpus[-1],) if len(cpus) > 1 else ()
-
-
-@dataclass(frozen=True)
-class Chosen:
-    """A study a run measures: its report half, its plan half, and the cells the options expand it to."""
-
-    report: StudyReport
-    plan: StudyPlan
-    cells: list[Cell]
-    comparisons: list[Comparison] = field(default_factory=list)  # measured in rounds, when there are any
-    checks: list[Cell] = field(default_factory=list)  # measured cell by cell before its comparisons race
-
-    @property
-    def name(self) -> str:
-        return self.report.name
-
-
-def with_interpreters(options: RunOptions) -> RunOptions:
-    """The options with every interpreter they compare prepared: found or built, given its virtualenv, and
-    asked which server modules it can run (a study that compares none leaves them as they are)."""
-    names = options.pythons or (DEFAULT_PYTHONS if INTERPRETERS_STUDY in options.studies else ())
-    if not names or options.interpreters:
-        return options
-    modules = sorted({variant.module for variant in (*SERVER_VARIANTS, *REST_VARIANTS)})
-    return replace(options, pythons=tuple(names), interpreters=tuple(prepare(name, modules) for name in names))
-
-
-def chosen_studies(options: RunOptions) -> list[Chosen]:
-    """The studies options name, or the default ones, each with its comparisons and their cells (with --full those of
-    its whole matrix, where it has them), or, cell by cell, its cells; with --tls or --mtls, every cell over that
-    wire."""
-    found = []
-    for name in options.studies or DEFAULT_STUDIES:
-        planned = plan(name)
-        comparisons: list[Comparison] = []
-        if options.full and planned.full_comparisons and not options.by_cell:
-            comparisons = controlled_first(planned.full_comparisons(options))
-        elif not options.full and not options.by_cell:
-            comparisons = controlled_first(planned.comparisons(options))
-        cells = [cell for each in comparisons for cell in each.cells] if comparisons else planned.cells(options)
-        checks = planned.checks(options) if comparisons else []
-        if options.wire != PLAINTEXT:
-            cells, checks = ([replace(cell, wire=options.wire) for cell in each] for each in (cells, checks))
-            comparisons = [each.over(options.wire) for each in comparisons]
-        found.append(Chosen(study(name), planned, cells, comparisons, checks))
-    return found
-
-
-def _failed(cell: Cell, reason: str, status: str = "failed") -> CellRecord:
-    """A cell's record when it was not measured: failed or skipped, with the reason."""
-    return CellRecord(
-        cell.scenario.name,
-        cell.server.name,
-        cell.concurrency,
-        status,
-        reason,
-        connections=cell.connections,
-        wire=cell.wire,
-    )
-
-
-def skipped(group: list[Cell], reason: str, started: Callable[[Cell], None]) -> Iterator[tuple[Cell, CellRecord]]:
-    """Cells recorded as skipped, with the reason."""
-    for cell in group:
-        started(cell)
-        yield cell, _failed(cell, reason, "skipped")
-
-
-def serve_and_measure(
-    each: StudyPlan, group: list[Cell], env: dict[str, str], context: CellContext, started: Callable[[Cell], None]
-) -> Iterator[tuple[Cell, CellRecord]]:
-    """One variant's cells of one scenario on as few server starts as possible: a new one only after a crash."""
-    pending = list(group)
-    while pending:
-        try:
-            wire = context.wire(pending[0])  # the cells of a group share their server, and so its wire
-            server = running_server(
-                pending[0].server, counted(env, context), cpus=context.options.server_cpus, wire=wire
-            )
-            with server as (target, child):
-                probe_file, settled = "", negotiated(target, wire)
-                while pending:
-                    cell = pending.pop(0)
-                    started(cell)
-                    record = replace(each.measure(cell, target, child, context, probe_file), tls=settled)
-                    probe_file = record.probe_file
-                    yield cell, record
-                    if child.process.poll() is not None:
-                        break  # the server died: the rest of the group gets a new one
-        except ProcessError as error:  # the server did not start: the whole group fails with the reason
-            reason = failure_reason(error)
-            for cell in pending:
-                started(cell)
-                yield cell, _failed(cell, reason)
-            pending = []
-
-
-def probe_target(context: CellContext, cell: Cell) -> str:
-    """One call of the cell's RPC to a target; why the target cannot serve the scenario, or ""."""
-    address = cell.server.address
-    try:
-        run = context.driver.run(context.argv(replace(cell, concurrency=1), address, 1), 60.0)
-    except DriverError as error:
-        return f"the target at {address} could not be reached: {str(error).splitlines()[0][:300]}"
-    if run.report.ok != 1:
-        return f"the target does not answer {cell.scenario.call}: {run.report.status_codes} {run.report.errors}"
-    return ""
-
-
-def measure_target(
-    each: StudyPlan, group: list[Cell], context: CellContext, started: Callable[[Cell], None]
-) -> Iterator[tuple[Cell, CellRecord]]:
-    """A target's cells of one scenario, if one call of its RPC succeeds first; else each is skipped with why."""
-    reason = probe_target(context, group[0])
-    if reason:
-        yield from skipped(group, reason, started)
-        return
-    probe_file = ""
-    for cell in group:
-        started(cell)
-        record = each.measure(cell, cell.server.address, None, context, probe_file)
-        probe_file = record.probe_file
-        yield cell, record
-
-
-def slices_driver(each: Chosen, options: RunOptions) -> str:
-    """The driver that runs a study's windows: its own, or loadgen where a held one runs every comparison's slices."""
-    driver = each.plan.driver
-    held = options.slices_by == HELD and each.comparisons
-    return "loadgen" if held and all(holdable(c, c.driver or driver) for c in each.comparisons) else driver
-
-
-def study_matrix(each: StudyPlan, options: RunOptions, cells: list[Cell], repeats: int, driver: str) -> dict[str, Any]:
-    """What a study measured, recorded in run.json: its axes, how each server variant served, the driver."""
-    servers = list({cell.server.name: cell.server for cell in cells}.values())
-    scenarios = list({cell.scenario.name: cell.scenario for cell in cells}.values())
-    return {
-        "axes": {axis.name: list(axis.values) for axis in each.axes},
-        "servers": [server.name for server in servers],
-        "server_commands": {server.name: server.command for server in servers},
-        "server_slots": {server.name: server.slots for server in servers},
-        "server_processes": {server.name: server.shape["processes"] for server in servers},
-        "server_shapes": {server.name: server.shape for server in servers},
-        "scenarios": [scenario.name for scenario in scenarios],
-        "scenario_calls": {scenario.name: scenario.call for scenario in scenarios},
-        "scenario_latency_ms": {scenario.name: options.latencies(scenario) for scenario in scenarios},
-        "concurrency": sorted({cell.concurrency for cell in cells}),
-        "connections": list({cell.connections: None for cell in cells}),
-        "repeats": repeats,
-        "requests": options.requests
-        or {scenario.name: f"sized for {scenario.run_seconds} s from the warm-up" for scenario in scenarios},
-        "buckets": {
-            scenario.bucket: options.bucket_objects(scenario.bucket) for scenario in scenarios if scenario.bucket
-        },
-        "jitter_ms": options.jitter_ms,
-        "driver": driver,
-    }
-
-
-def finished_entry(chosen: Chosen, entry: StudyEntry, run: StudyRun, status: str, wall_seconds: float) -> StudyEntry:
-    """A study's entry once it has stopped: its status, wall time and targets (the shared ones, then its own)."""
-    full = entry.default_matrix and status == "complete"
-    targets = {
-        **shared_targets(run, chosen.report, wall_seconds, full),
-        **chosen.report.targets(run, wall_seconds, full),
-    }
-    return replace(entry, status=status, wall_seconds=round(wall_seconds, 1), targets=targets)
-
-
-def study_context(chosen: Chosen, where: StudyEnvironment, stack: ExitStack) -> CellContext:
-    """Where and how a study's cells are measured: its driver and tool, its directory, and, where the study reads the
-    servers' counters, a scratch directory for them that `stack` removes."""
-    options = where.options
-    stats = None
-    if chosen.plan.diagnostics:
-        stats = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-stats-")))
-    return CellContext(
-        DRIVERS[chosen.plan.driver],
-        where.tool,
-        options,
-        options.repeats or chosen.plan.repeats,
-        where.run_dir / chosen.name,
-        stats,
-        where.wires,
-    )
-
-
-def started_study(chosen: Chosen, meta: RunMeta, run_dir: Path) -> RunMeta:
-    """The run's metadata with the study marked running, written to run.json."""
-    meta = replace(meta, studies={**meta.studies, chosen.name: replace(meta.studies[chosen.name], status="running")})
-    meta.save(run_dir)
-    return meta
-
-
-def ended_study(chosen: Chosen, meta: RunMeta, run_dir: Path, study_dir: Path, status: str, seconds: float) -> RunMeta:
-    """The run's metadata with the study's entry as it ended (status, wall time, targets), written to run.json."""
-    run = StudyRun(chosen.name, run_dir, meta.to_json(), load_cells(study_dir))
-    entry = finished_entry(chosen, meta.studies[chosen.name], run, status, seconds)
-    meta = replace(meta, studies={**meta.studies, chosen.name: entry})
-    meta.save(run_dir)
-    return meta
-
-
-def measure_cells(
-    chosen: Chosen, cells: list[Cell], where: StudyEnvironment, context: CellContext, progress: RunProgress
-) -> None:
-    """Cells of a study measured one by one, each saved into the study's directory as it finishes: a variant's
-    cells of one scenario on as few server starts as possible."""
-    count = itertools.count(1)
-
-    def started(cell: Cell) -> None:
-        progress.cell_started(cell, next(count), len(cells))
-
-    for (server, scenario, _), grouped in itertools.groupby(cells, key=lambda c: (c.server, c.scenario, c.wire)):
-        group = list(grouped)
-        skip = where.options.skip_reason(server, scenario)
-        if skip:
-            measured = skipped(group, skip, started)
-        elif server.address:
-            measured = measure_target(chosen.plan, group, context, started)
-        else:
-            measured = serve_and_measure(chosen.plan, group, where.server_env(scenario), context, started)
-        for cell, record in measured:
-            save_cell(context.study_dir, record)
-            progress.cell_finished(cell, record)
-
-
-def run_study(chosen: Chosen, where: StudyEnvironment, meta: RunMeta, progress: RunProgress) -> RunMeta:
-    """Every cell of a study measured cell by cell (its full matrix, or a study without comparisons), recorded as
-    it finishes; returns the run's metadata with the study's entry as it ended, also written to run.json."""
-    meta = started_study(chosen, meta, where.run_dir)
-    status = "interrupted"
-    begun = time.monotonic()
-    progress.study_started(chosen.name, len(chosen.cells))
-    with ExitStack() as stack:
-        context = study_context(chosen, where, stack)
-        try:
-            measure_cells(chosen, chosen.cells, where, context, progress)
-            status = "complete"
-        finally:
-            meta = ended_study(chosen, meta, where.run_dir, context.study_dir, status, time.monotonic() - begun)
-    return meta
 
 
 @dataclass

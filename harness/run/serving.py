@@ -13,8 +13,8 @@ import grpc
 import psutil
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from harness.plan.matrix import ServerVariant
 from harness.plan.pythons import REPOSITORY_PATH
+from harness.plan.servers import ServerVariant
 from harness.run.processes import Child, Ready, free_port, managed_process
 from harness.run.tls import PLAIN, Wire
 from harness.run.tools import ROOT

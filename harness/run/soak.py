@@ -45,7 +45,7 @@ import psutil
 import pymongo
 
 from harness.method.soak_verdict import NEEDS, SOAK_OBJECTS, chart, load_summary, verdict
-from harness.plan.matrix import ServerVariant
+from harness.plan.servers import ServerVariant
 from harness.results.provenance import environment
 from harness.results.records import write_bytes_atomic, write_json_atomic
 from harness.run.backends import (

@@ -30,7 +30,8 @@ from harness.method.verdicts import (
     unpaired_interval,
     verdict,
 )
-from harness.plan.matrix import MINIMAL_SUFFIX, SLOW_SLICE_CALLS
+from harness.plan.matrix import SLOW_SLICE_CALLS
+from harness.plan.servers import MINIMAL_SUFFIX
 from harness.render.summaries import chart_title, driver_share, figure, header, ms, not_ok_mark, png, rate, row, style
 from harness.results.records import CellResult, StudyRun, comparison_files, study_dir
 from harness.studies.base import SEPARATED, Decision, StudyReport

@@ -7,8 +7,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from harness.method.verdicts import BLOCKS, Method
-from harness.plan.matrix import SHARED, SLOW_SLICE_CALLS, Cell, Scenario, ServerVariant, cell_name
+from harness.plan.matrix import SHARED, SLOW_SLICE_CALLS, Cell, Scenario, cell_name
 from harness.plan.options import RunOptions
+from harness.plan.servers import ServerVariant
 from harness.results.records import CellRecord
 from harness.run.measure import CellContext
 from harness.run.processes import Child

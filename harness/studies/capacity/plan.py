@@ -8,8 +8,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from harness.plan.matrix import SCENARIOS, SERVER_VARIANTS, Cell, measured_requests
+from harness.plan.matrix import SCENARIOS, Cell, measured_requests
 from harness.plan.options import RunOptions
+from harness.plan.servers import SERVER_VARIANTS
 from harness.results.records import CellRecord, Repeat
 from harness.run.drivers.report import LoadReport
 from harness.run.measure import CellContext, measure_cell, sampled_run, warm_up

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.plan.matrix import PER_CALL, PER_WORKER, S3_LATENCY_MS, SHARED, STACKS, Scenario, pool, scenario
+from harness.plan.matrix import PER_CALL, PER_WORKER, S3_LATENCY_MS, SHARED, Scenario, pool, scenario
+from harness.plan.servers import STACKS
 
 NAME = "connections"
 QUESTION = "How should clients hold connections, and servers their S3 client?"

@@ -3,8 +3,9 @@ client per process against per request."""
 
 from __future__ import annotations
 
-from harness.plan.matrix import S3_PER_REQUEST, Cell, server_variant
+from harness.plan.matrix import Cell
 from harness.plan.options import RunOptions
+from harness.plan.servers import S3_PER_REQUEST, server_variant
 from harness.run.measure import measure_closed_loop
 from harness.studies.connections import (
     CLIENT_SCENARIOS,

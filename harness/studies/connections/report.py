@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.plan.matrix import PER_CALL, PER_WORKER, S3_PER_REQUEST, SHARED, pool
+from harness.plan.matrix import PER_CALL, PER_WORKER, SHARED, pool
+from harness.plan.servers import S3_PER_REQUEST
 from harness.render.summaries import chart_title, figure, header, or_dash, png, row
 from harness.results.records import CellRecord, Repeat, StudyRun
 from harness.studies.base import StudyReport

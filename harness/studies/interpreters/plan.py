@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.plan.matrix import HELLO_WORK, PER_WORKER, Cell, ServerVariant, server_variant
+from harness.plan.matrix import HELLO_WORK, PER_WORKER, Cell
 from harness.plan.options import RunOptions
 from harness.plan.pythons import DEFAULT_PYTHONS, Prepared
+from harness.plan.servers import ServerVariant, server_variant
 from harness.run.measure import measure_closed_loop
 from harness.studies.interpreters import (
     CORES_LEVEL,

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.plan.matrix import Cell, Scenario, server_variant
+from harness.plan.matrix import Cell, Scenario
 from harness.plan.options import RunOptions
+from harness.plan.servers import server_variant
 from harness.results.records import CellRecord
 from harness.run.measure import CellContext, measure_against, measure_closed_loop
 from harness.run.processes import Child

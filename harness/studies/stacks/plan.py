@@ -15,17 +15,14 @@ from harness.plan.matrix import (
     PER_WORKER,
     REPEATS,
     SCENARIOS,
-    SERVER_VARIANTS,
     SHARED,
     Cell,
     Scenario,
-    ServerVariant,
     expand,
-    minimal_of,
     scenario,
-    server_variant,
 )
 from harness.plan.options import RunOptions
+from harness.plan.servers import SERVER_VARIANTS, ServerVariant, minimal_of, server_variant
 from harness.run.measure import measure_closed_loop
 from harness.studies.planning import Axis, Comparison, StudyPlan, between_servers
 from harness.studies.stacks import (

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.plan.matrix import Cell, server_variant
+from harness.plan.matrix import Cell
 from harness.plan.options import RunOptions
+from harness.plan.servers import server_variant
 from harness.results.records import CellRecord, Repeat, save_report
 from harness.run.drivers.loadgen import is_fetch, is_watch
 from harness.run.drivers.report import DriverError

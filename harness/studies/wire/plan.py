@@ -3,8 +3,9 @@ with --full the same cells, each measured on its own."""
 
 from __future__ import annotations
 
-from harness.plan.matrix import PER_CALL, SHARED, Cell, server_variant
+from harness.plan.matrix import PER_CALL, SHARED, Cell
 from harness.plan.options import RunOptions
+from harness.plan.servers import server_variant
 from harness.run.measure import measure_closed_loop
 from harness.run.tls import MTLS, PLAINTEXT, TLS
 from harness.studies.planning import Axis, Comparison, StudyPlan
