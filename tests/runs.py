@@ -16,15 +16,9 @@ from typing import Any
 import psutil
 
 from harness.method.verdicts import FRESH, ComparisonRecord, Method, Stop
-from harness.results.records import (
-    CellRecord,
-    Repeat,
-    ResourceUsage,
-    Thresholds,
-    save_cell,
-    save_comparison,
-    write_json_atomic,
-)
+from harness.results.files import write_json_atomic
+from harness.results.records import CellRecord, Repeat, ResourceUsage, save_cell, save_comparison
+from harness.results.run_meta import Thresholds
 from harness.run.drivers.histogram import encode_latencies
 from harness.run.drivers.report import HISTOGRAM_KEY
 from harness.run.tools import ROOT

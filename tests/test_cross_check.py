@@ -8,7 +8,8 @@ from pathlib import Path
 
 from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
-from harness.results.records import CellRecord, Repeat, ResourceUsage, load_study, save_cell, write_json_atomic
+from harness.results.files import write_json_atomic
+from harness.results.records import CellRecord, Repeat, ResourceUsage, load_study, save_cell
 from harness.run.cells import chosen_studies
 from harness.run.resources import tcp_segments
 from harness.run.runner import planned_text, run_method

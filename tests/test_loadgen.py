@@ -16,15 +16,8 @@ from harness.method.blocks import held_context
 from harness.plan.matrix import BENCH_BUCKET, BENCH_OBJECTS, Cell
 from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
-from harness.results.records import (
-    CellRecord,
-    Repeat,
-    ResourceUsage,
-    load_study,
-    read_json,
-    save_cell,
-    write_json_atomic,
-)
+from harness.results.files import read_json, write_json_atomic
+from harness.results.records import CellRecord, Repeat, ResourceUsage, load_study, save_cell
 from harness.run.backends import Backends, seed_bucket
 from harness.run.drivers.held import HeldLoadgen
 from harness.run.drivers.loadgen import loadgen_argv, run_loadgen

@@ -13,7 +13,7 @@ import pytest
 from harness.plan.matrix import Cell
 from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
-from harness.results.records import read_json
+from harness.results.files import read_json
 from harness.run.backends import Backends
 from harness.run.drivers.h2load import h2load_argv, h2load_report
 from harness.run.drivers.histogram import Latencies

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.results import provenance
+from harness.results.files import write_json_atomic
 from harness.results.provenance import environment
 from harness.results.records import (
     CellRecord,
@@ -20,7 +21,6 @@ from harness.results.records import (
     save_cell,
     studies_in,
     study_dir,
-    write_json_atomic,
 )
 from harness.run.backends import Backends
 from scenarios.config import BackendConfig

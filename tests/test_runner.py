@@ -12,7 +12,8 @@ from harness.plan.matrix import measured_requests, scenario
 from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
 from harness.render.summaries import spread
-from harness.results.records import StudyRun, Target
+from harness.results.records import StudyRun
+from harness.results.run_meta import Target
 from harness.run.cells import chosen_studies
 from harness.studies.stacks.report import targets
 from tests.runs import meta

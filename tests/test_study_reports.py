@@ -20,7 +20,9 @@ from harness.cli import main
 from harness.method.verdicts import Method
 from harness.render.decisions import decision_rows
 from harness.render.markdown import answer, write_report
-from harness.results.records import CellRecord, RunMeta, StudyEntry, Thresholds, load_study, write_json_atomic
+from harness.results.files import write_json_atomic
+from harness.results.records import CellRecord, load_study
+from harness.results.run_meta import RunMeta, StudyEntry, Thresholds
 from harness.run.cells import Chosen, finished_entry
 from harness.run.runner import failed_gates
 from harness.run.tools import ROOT

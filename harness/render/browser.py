@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from harness.results.records import write_bytes_atomic
+from harness.results.files import write_bytes_atomic
 from harness.run.tools import ROOT
 
 WIDTH, HEIGHT = 1300, 900  # the viewport the page is opened in

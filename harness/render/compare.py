@@ -27,7 +27,9 @@ from harness.method.verdicts import (
     verdict,
 )
 from harness.render.summaries import CellSummary, ms, rate
-from harness.results.records import load_study, read_json, studies_in, thresholds_of
+from harness.results.files import read_json
+from harness.results.records import load_study, studies_in
+from harness.results.run_meta import thresholds_of
 from harness.studies.reading import judged_by_workload, without_controls
 
 

@@ -17,15 +17,7 @@ from harness.method.pooling import held_text, pooled, server_code
 from harness.method.verdicts import Interval, interval, noise_floor, paired_ratios, ratio_text, verdict
 from harness.render.compare import compare_rows, ratio_changes
 from harness.render.decisions import Row, decision_rows
-from harness.results.records import (
-    DIRTY,
-    StudyRun,
-    comparison_files,
-    is_aside,
-    load_study,
-    studies_in,
-    study_dir,
-)
+from harness.results.records import DIRTY, StudyRun, comparison_files, is_aside, load_study, studies_in, study_dir
 from harness.run.machine import machine_class
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import is_floor, rate_text

@@ -18,17 +18,9 @@ from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, GLOSSARY
 from harness.render.findings import Findings, findings, matrix_run, only_in_matrix
 from harness.render.page import page
 from harness.render.summaries import header, row
-from harness.results.records import (
-    StudyRun,
-    Thresholds,
-    all_runs,
-    is_aside,
-    load_study,
-    read_json,
-    studies_in,
-    write_bytes_atomic,
-    write_text_atomic,
-)
+from harness.results.files import read_json, write_bytes_atomic, write_text_atomic
+from harness.results.records import StudyRun, all_runs, is_aside, load_study, studies_in
+from harness.results.run_meta import Thresholds
 from harness.studies import STUDIES, StudyReport
 from harness.studies.comparing import same_workloads
 from harness.studies.reading import trouble

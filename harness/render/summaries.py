@@ -15,7 +15,8 @@ from functools import cached_property
 from typing import Any
 
 from harness.method.bounds import Bounds, cell_bounds
-from harness.results.records import CellResult, Repeat, Thresholds, thresholds_of
+from harness.results.records import CellResult, Repeat
+from harness.results.run_meta import Thresholds, thresholds_of
 from harness.run.drivers.histogram import Latencies
 from harness.run.drivers.report import LoadReport
 

@@ -23,14 +23,8 @@ from harness.plan.matrix import Cell
 from harness.plan.options import RunOptions
 from harness.plan.pythons import DEFAULT_PYTHONS, prepare
 from harness.plan.servers import REST_VARIANTS, SERVER_VARIANTS
-from harness.results.records import (
-    CellRecord,
-    RunMeta,
-    StudyEntry,
-    StudyRun,
-    load_cells,
-    save_cell,
-)
+from harness.results.records import CellRecord, StudyRun, load_cells, save_cell
+from harness.results.run_meta import RunMeta, StudyEntry
 from harness.run.drivers.registry import DRIVERS
 from harness.run.drivers.report import DriverError
 from harness.run.measure import CellContext, failure_reason

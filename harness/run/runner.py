@@ -21,11 +21,7 @@ from harness.method.verdicts import BLOCKS, HELD, Method
 from harness.plan.matrix import BUCKET_PREFIXES
 from harness.plan.options import RunOptions
 from harness.results.provenance import environment, tool_version
-from harness.results.records import (
-    RunMeta,
-    StudyEntry,
-    Thresholds,
-)
+from harness.results.run_meta import RunMeta, StudyEntry, Thresholds
 from harness.run.backends import LatencyRoutes, seed_bucket, start_backends, toxiproxy
 from harness.run.cells import (
     Chosen,

@@ -46,8 +46,8 @@ import pymongo
 
 from harness.method.soak_verdict import NEEDS, SOAK_OBJECTS, chart, load_summary, verdict
 from harness.plan.servers import ServerVariant
+from harness.results.files import write_bytes_atomic, write_json_atomic
 from harness.results.provenance import environment
-from harness.results.records import write_bytes_atomic, write_json_atomic
 from harness.run.backends import (
     Toxiproxy,
     VersityGW,

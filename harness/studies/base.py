@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.method.verdicts import Interval
-from harness.results.records import CellRecord, Repeat, StudyRun, Target
+from harness.results.records import CellRecord, Repeat, StudyRun
+from harness.results.run_meta import Target
 
 SEPARATED = "its study's A/A control separated"  # why a row is not trusted, where its decision says no more
 

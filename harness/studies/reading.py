@@ -22,18 +22,18 @@ from harness.method.verdicts import (
 )
 from harness.plan.matrix import SHARED, cell_name
 from harness.render.summaries import driver_share, header, not_ok_mark, or_dash, row, spread
+from harness.results.files import read_json
 from harness.results.records import (
     CellRecord,
     CellResult,
     Repeat,
     StudyRun,
-    Target,
     load_comparisons,
     load_study,
-    read_json,
     studies_in,
     study_dir,
 )
+from harness.results.run_meta import Target
 from harness.run.drivers.histogram import Latencies
 from harness.run.drivers.report import LoadReport
 

@@ -12,7 +12,8 @@ from typing import Any
 from harness.method.bounds import server_cpus
 from harness.plan.matrix import scenario
 from harness.render.summaries import driver_share, figure, header, ms, not_ok_mark, or_dash, png, rate, row
-from harness.results.records import CellRecord, CellResult, Repeat, StudyRun, Target, thresholds_of
+from harness.results.records import CellRecord, CellResult, Repeat, StudyRun
+from harness.results.run_meta import Target, thresholds_of
 from harness.run.drivers.histogram import Latencies
 from harness.run.drivers.report import LoadReport
 from harness.studies.base import Decision, StudyReport

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from harness.method.verdicts import FASTER, SLOWER, TIE, UNRESOLVED, ratio_text
 from harness.plan.matrix import IN_FLIGHT
 from harness.render.summaries import chart_title, figure, header, png, row, style
-from harness.results.records import StudyRun, Target
+from harness.results.records import StudyRun
+from harness.results.run_meta import Target
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import Telling, with_rounds
 from harness.studies.protocols import (

@@ -30,7 +30,8 @@ from harness.render.summaries import (
     seconds,
     spread,
 )
-from harness.results.records import StudyRun, Target
+from harness.results.records import StudyRun
+from harness.results.run_meta import Target
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import (
     MOST_BLOCKS_SAID,

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from harness.plan.matrix import BENCH_OBJECTS, WIDE_OBJECTS, WIDE_PREFIXES
 from harness.render.summaries import MIB, chart_title, figure, header, or_dash, png, row
-from harness.results.records import StudyRun, Target
+from harness.results.records import StudyRun
+from harness.results.run_meta import Target
 from harness.run.drivers.report import FetchCounts, WatchOutcome
 from harness.studies.base import StudyReport
 from harness.studies.comparing import Telling, with_rounds
