@@ -40,7 +40,7 @@ from harness.run.runner import failed_gates, run_all
 from harness.run.soak import soak
 from harness.run.tools import ensure_all
 from harness.studies import DEFAULT_STUDIES, STUDIES, plan
-from harness.studies.reading import run_verdicts
+from harness.studies.judging import run_verdicts
 from scenarios.config import BackendConfig
 from servers.common import StopSignal
 

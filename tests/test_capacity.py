@@ -16,8 +16,9 @@ from harness.run.drivers.histogram import encode_latencies
 from harness.run.drivers.report import HISTOGRAM_KEY, LoadReport
 from harness.studies import DEFAULT_STUDIES, plan
 from harness.studies.capacity import JITTER, PRECISION, WORKERS, held, kept_up, settled
+from harness.studies.capacity.cells import CapacityCell
 from harness.studies.capacity.plan import agreed, open_loop_cell, rate_search, step_calls
-from harness.studies.capacity.report import SETTINGS, CapacityCell
+from harness.studies.capacity.report import SETTINGS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

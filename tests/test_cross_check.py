@@ -15,7 +15,8 @@ from harness.run.resources import tcp_segments
 from harness.run.runner import planned_text, run_method
 from harness.studies.streaming import CROSS_CHECK_LEVEL, DRIVER_CHECK
 from harness.studies.streaming.plan import checks
-from harness.studies.streaming.report import answer, cross_check_runs, targets
+from harness.studies.streaming.report import answer, targets
+from harness.studies.streaming.tables import cross_check_runs
 from tests.runs import ghz_report, study_meta
 
 SNMP = """Ip: Forwarding DefaultTTL

@@ -9,7 +9,7 @@ import pytest
 
 from harness.render.findings import comparison_view, stack_choices
 from harness.results.records import load_study
-from harness.studies.reading import judged_comparisons
+from harness.studies.judging import judged_comparisons
 from tests.runs import make_rounds_run, make_wire_run
 
 

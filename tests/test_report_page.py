@@ -17,7 +17,7 @@ import pytest
 from harness.render.browser import chromium, launched, opened, picture
 from harness.render.findings import comparison_id
 from harness.render.markdown import write_report
-from harness.studies.reading import run_verdicts
+from harness.studies.judging import run_verdicts
 from tests.runs import (
     make_capacity_run,
     make_connections_rounds_run,

@@ -27,9 +27,10 @@ from harness.run.cells import Chosen, finished_entry
 from harness.run.runner import failed_gates
 from harness.run.tools import ROOT
 from harness.studies import STUDIES, plan, study
-from harness.studies.comparing import Finding, comparison_lines, decision, distrust, same_workloads
-from harness.studies.reading import judged_comparisons
+from harness.studies.comparing import decision, distrust
+from harness.studies.judging import judged_comparisons
 from harness.studies.stacks.report import TELLING
+from harness.studies.telling import Finding, comparison_lines, same_workloads
 from tests.runs import (
     make_brief_run,
     make_capacity_run,

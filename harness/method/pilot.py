@@ -29,8 +29,8 @@ from harness.run.drivers.registry import DRIVERS
 from harness.run.measure import CellContext
 from harness.run.processes import off_cpus
 from harness.run.tools import ensure_tool
+from harness.studies.judging import Judged, judged_comparisons
 from harness.studies.planning import Comparison
-from harness.studies.reading import Judged, judged_comparisons
 
 NAME = "pilot"  # its files: <run>/pilot/
 SERVER, SCENARIO, LEVEL, DRIVER = "sync-w10", "hello", 50, "ghz"

@@ -30,7 +30,7 @@ from harness.render.summaries import CellSummary, ms, rate
 from harness.results.files import read_json
 from harness.results.records import load_study, studies_in
 from harness.results.run_meta import thresholds_of
-from harness.studies.reading import judged_by_workload, without_controls
+from harness.studies.judging import judged_by_workload, without_controls
 
 
 def _label(run: Path) -> tuple[str, str]:

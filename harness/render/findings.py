@@ -21,7 +21,7 @@ from harness.results.records import DIRTY, StudyRun, comparison_files, is_aside,
 from harness.run.machine import machine_class
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import is_floor, rate_text
-from harness.studies.reading import Judged, judged_by_workload, judged_comparisons, pooled_latency, windows_of
+from harness.studies.judging import Judged, judged_by_workload, judged_comparisons, pooled_latency, windows_of
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout, whose history tells a run's server code
 

@@ -22,8 +22,8 @@ from harness.results.files import read_json, write_bytes_atomic, write_text_atom
 from harness.results.records import StudyRun, all_runs, is_aside, load_study, studies_in
 from harness.results.run_meta import Thresholds
 from harness.studies import STUDIES, StudyReport
-from harness.studies.comparing import same_workloads
 from harness.studies.reading import trouble
+from harness.studies.telling import same_workloads
 
 
 def runs_of(study: StudyReport, metas: dict[Path, dict[str, Any]]) -> list[StudyRun]:

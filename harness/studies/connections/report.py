@@ -10,7 +10,6 @@ from harness.plan.servers import S3_PER_REQUEST
 from harness.render.summaries import chart_title, figure, header, or_dash, png, row
 from harness.results.records import CellRecord, Repeat, StudyRun
 from harness.studies.base import StudyReport
-from harness.studies.comparing import Telling, with_rounds
 from harness.studies.connections import (
     CLIENT_SCENARIOS,
     CLIENTS,
@@ -35,6 +34,7 @@ from harness.studies.reading import (
     newest_run_section,
     study_readme,
 )
+from harness.studies.telling import Telling, with_rounds
 
 STRATEGY_LABELS = {
     SHARED: "one shared",

@@ -12,12 +12,15 @@ from harness.method.verdicts import ratio_text
 from harness.render.summaries import header, row
 from harness.results.records import CellResult, StudyRun
 from harness.studies.base import Decision, StudyReport
-from harness.studies.comparing import (
+from harness.studies.comparing import rate_text
+from harness.studies.interpreters import CORES_LEVEL, LEVEL, NAME, QUESTION, REFERENCE, SCENARIOS
+from harness.studies.judging import Judged, judged_comparisons
+from harness.studies.reading import driver_not_busy, medians, study_readme
+from harness.studies.telling import (
     Telling,
     across,
     answer_opening,
     in_rounds,
-    rate_text,
     round_calls_per_core,
     rounds_decisions,
     rounds_files,
@@ -25,8 +28,6 @@ from harness.studies.comparing import (
     told,
     with_rounds,
 )
-from harness.studies.interpreters import CORES_LEVEL, LEVEL, NAME, QUESTION, REFERENCE, SCENARIOS
-from harness.studies.reading import Judged, driver_not_busy, judged_comparisons, medians, study_readme
 
 OFFICIAL_BUILDS = (
     "Every interpreter here is configured as pyenv configured the machine's 3.11 to 3.13 (a shared libpython, "

@@ -11,7 +11,7 @@ from harness.render.summaries import chart_title, figure, header, png, row, styl
 from harness.results.records import StudyRun
 from harness.results.run_meta import Target
 from harness.studies.base import Decision, StudyReport
-from harness.studies.comparing import Telling, with_rounds
+from harness.studies.judging import Judged
 from harness.studies.protocols import (
     CONNECT_JSON,
     CROSS_CHECK_WORKERS,
@@ -27,7 +27,6 @@ from harness.studies.protocols import (
     UNARY,
 )
 from harness.studies.reading import (
-    Judged,
     Measured,
     busiest_driver,
     cross_check_pairs,
@@ -39,6 +38,7 @@ from harness.studies.reading import (
     newest_run_section,
     study_readme,
 )
+from harness.studies.telling import Telling, with_rounds
 
 # The Go study this one follows, as the issue summarised it: at 16 client goroutines.
 GO_GRPC_OVER_REST = 2.0  # gRPC beat REST (JSON over HTTP/2) by more than this

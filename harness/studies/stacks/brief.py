@@ -25,8 +25,9 @@ from harness.method.verdicts import (
 from harness.render.summaries import by_level, figure, header, png, rate, row, style
 from harness.results.records import StudyRun
 from harness.studies.base import Decision
-from harness.studies.comparing import Telling, decision, distrust, is_floor, untrusted
-from harness.studies.reading import Judged, pick_over, pooled_latency, windows_of
+from harness.studies.comparing import decision, distrust, is_floor, untrusted
+from harness.studies.judging import Judged, pick_over, pooled_latency, windows_of
+from harness.studies.telling import Telling
 
 MOTOR, PYMONGO = "Motor", "PyMongo's async client"
 PYMONGO_SUFFIX = "-pymongo"

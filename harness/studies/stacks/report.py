@@ -3,51 +3,43 @@ targets; scaling by processes; every machine side by side; where async pays off.
 
 from __future__ import annotations
 
-import math
-import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from harness.method.bounds import Bounds, server_cpus
-from harness.plan.matrix import PER_WORKER, S3_LATENCY_MS, SCENARIOS, SHARED
+from harness.plan.matrix import S3_LATENCY_MS, SHARED
 from harness.render.summaries import (
-    MIB,
-    SHOWN_PERCENTILES,
-    TOO_FEW_NOTE,
     CellSummary,
-    by_level,
-    driver_cpus,
-    figure,
-    flag_notes,
     header,
-    ms,
     not_ok_mark,
-    percent,
-    percentile_label,
-    png,
     rate,
     row,
-    seconds,
     spread,
 )
 from harness.results.records import StudyRun
 from harness.results.run_meta import Target
 from harness.studies.base import Decision, StudyReport
-from harness.studies.comparing import (
-    MOST_BLOCKS_SAID,
-    Finding,
-    Telling,
-    closing,
-    comparison_lines,
-    in_rounds,
-    rounds_answer,
-    rounds_files,
-)
-from harness.studies.comparing import rounds_section as told_in_rounds
-from harness.studies.reading import judged_comparisons, without_controls
+from harness.studies.comparing import MOST_BLOCKS_SAID, closing
+from harness.studies.judging import judged_comparisons
 from harness.studies.stacks import NAME, QUESTION
 from harness.studies.stacks.brief import across_levels, async_pays, brief_decisions, by_topic
 from harness.studies.stacks.brief import chart as brief_chart
+from harness.studies.stacks.machines import scaling, side_by_side
+from harness.studies.stacks.tables import (
+    BRIEF_FOLDER,
+    Levels,
+    cell_table,
+    chart,
+    connection_label,
+    description,
+    grouped,
+    latency_label,
+    reading,
+    servers_in,
+    table_file,
+    ways_of_connecting,
+)
+from harness.studies.telling import Finding, Telling, comparison_lines, in_rounds, rounds_answer, rounds_files
+from harness.studies.telling import rounds_section as told_in_rounds
 
 # The values this report judges by, recorded in every run.
 SETTINGS: dict[str, Any] = {
@@ -58,221 +50,6 @@ SETTINGS: dict[str, Any] = {
     # The efficiency targets: [scenario, concurrency, least efficiency].
     "efficiency_targets": [["hello-wait", 50, 0.90], [f"s3-unary-{S3_LATENCY_MS}ms", 50, 0.80]],
 }
-CONNECTION_LABELS = {PER_WORKER: "a connection per worker"}
-BRIEF_FOLDER = "brief"  # results/stacks/brief/level-<N>.md
-
-Levels = dict[int, dict[str, CellSummary]]
-
-
-def table_file(scenario: str, level: int, connections: str = SHARED) -> str:
-    """A cell table's path under results/stacks/: <scenario>/concurrency-<N>[+<connections>].md."""
-    return f"{scenario}/concurrency-{level}" + ("" if connections == SHARED else f"+{connections}") + ".md"
-
-
-def connection_label(connections: str) -> str:
-    return CONNECTION_LABELS.get(connections, connections.replace("-", " "))
-
-
-def grouped(run: StudyRun, connections: str = SHARED) -> dict[str, Levels]:
-    """scenario -> level -> server -> summary of the cells driven with these connections, in the run's matrix
-    order."""
-    slots = run.matrix.get("server_slots", {})
-    result: dict[str, Levels] = {}
-    for cell in run.cells:
-        record = cell.record
-        if record.connections != connections:
-            continue
-        summary = CellSummary(without_controls(cell), run.meta, slots.get(record.server))
-        result.setdefault(record.scenario, {}).setdefault(record.concurrency, {})[record.server] = summary
-    order = list(run.matrix["scenarios"])
-    return {name: result[name] for name in sorted(result, key=lambda n: order.index(n) if n in order else len(order))}
-
-
-def servers_in(run: StudyRun, levels: Levels) -> list[str]:
-    """The servers of a scenario's cells, in the run's matrix order."""
-    present = sorted({name for level in levels.values() for name in level})
-    order = list(run.matrix["servers"])
-    return [name for name in order if name in present] + [name for name in present if name not in order]
-
-
-def description(scenario: str) -> str:
-    return next((each.description for each in SCENARIOS if each.name == scenario), scenario)
-
-
-def latency_label(summaries: Sequence[CellSummary]) -> str:
-    """ "S3 +100 ms, MongoDB +5 ms (jitter 10 ms)" for the latencies the cells ran with, or ""."""
-    record = summaries[0].result.record if summaries else None
-    if record is None or not (record.s3_latency_ms or record.mongo_latency_ms):
-        return ""
-    parts = [
-        f"{name} +{ms} ms" for name, ms in (("S3", record.s3_latency_ms), ("MongoDB", record.mongo_latency_ms)) if ms
-    ]
-    jitter = f" (jitter {record.jitter_ms} ms)" if record.jitter_ms else ""
-    return ", ".join(parts) + jitter
-
-
-def _bound(value: float) -> str:
-    return "unbounded" if value == math.inf else f"{rate(value)}/s"
-
-
-def _if_sampled(render: Callable[[CellSummary], str]) -> Callable[[CellSummary], str]:
-    return lambda s: render(s) if s.sampled else "not sampled"
-
-
-def _status_count(code: str) -> Callable[[CellSummary], str]:
-    return lambda s: f"{s.status_counts().get(code, 0):,}"
-
-
-def _latency_at(p: float) -> Callable[[CellSummary], str]:
-    return lambda s: ms(s.percentile(p))
-
-
-def ways_of_connecting(run: StudyRun) -> list[str]:
-    """The ways other than one shared connection that the run's cells were driven with."""
-    return [way for way in dict.fromkeys(cell.record.connections for cell in run.cells) if way != SHARED]
-
-
-def cell_table(
-    run: StudyRun, scenario: str, concurrency: int, summaries: dict[str, CellSummary], connections: str = SHARED
-) -> str:
-    """The original study's per-concurrency table: one column per server variant."""
-    servers = list(summaries)
-    codes = sorted({code for s in summaries.values() for code in s.status_counts() if code != "OK"})
-    repeats = run.matrix["repeats"]
-
-    def column(render: Callable[[CellSummary], str]) -> list[str]:
-        return [("—" if summaries[name].failed else render(summaries[name])) for name in servers]
-
-    def bound_column(render: Callable[[Bounds], str]) -> list[str]:
-        return [("—" if (b := summaries[name].bounds) is None else render(b)) for name in servers]
-
-    def median_of(s: CellSummary, field: str) -> float:
-        return float(statistics.median(getattr(report, field) for report in s.reports))
-
-    latency = latency_label(list(summaries.values()))
-    percentiles = [p for p, _ in SHOWN_PERCENTILES]
-    measured = [s for s in summaries.values() if not s.failed]
-    lines = [
-        f"# {scenario}, concurrency {concurrency}"
-        + ("" if connections == SHARED else f", {connection_label(connections)}")
-        + (f" ({latency})" if latency else "")
-        + f": {run.title}",
-        "",
-        f"{description(scenario)}. A discarded warm-up, then {repeats} measured ghz runs per cell in count mode"
-        + ("" if connections == SHARED else f", the workers on {connection_label(connections)}")
-        + ". "
-        "Count, OK and status rows add up all runs; times are medians of the runs; "
-        + (
-            "percentiles pool every OK call of the runs. "
-            if all(s.latencies is not None for s in measured)
-            else "percentiles are medians of the runs' own (this run predates pooled histograms). "
-        )
-        + "**Requests/sec counts OK responses only**: median (lowest–highest run).",
-        "",
-        *header(servers),
-        row("Count", column(lambda s: f"{sum(r.count for r in s.reports):,}")),
-        row("OK", column(lambda s: f"{s.status_counts().get('OK', 0):,}")),
-        *[row(code, column(_status_count(code))) for code in codes],
-        row("Total", column(lambda s: seconds(median_of(s, "total")))),
-        row("Slowest", column(lambda s: ms(median_of(s, "slowest")))),
-        row("Fastest", column(lambda s: ms(median_of(s, "fastest")))),
-        row("Average", column(lambda s: ms(median_of(s, "average")))),
-        row(
-            "Requests/sec (OK only)",
-            column(lambda s: f"{rate(s.ok_rps)} ({rate(s.ok_rps_range[0])}–{rate(s.ok_rps_range[1])})"),
-        ),
-        *[row(percentile_label(p), column(_latency_at(p))) for p in percentiles],
-        row("Server CPU, average", column(_if_sampled(lambda s: f"{s.cpu_average:.0f}%"))),
-        row("Server CPU, peak", column(_if_sampled(lambda s: f"{s.cpu_peak:.0f}%"))),
-        row("Server RSS, peak", column(_if_sampled(lambda s: f"{s.rss_peak / MIB:.0f} MiB"))),
-        row(f"Driver CPU, peak (of its {driver_cpus(run.meta)})", column(lambda s: percent(s.driver_cpu))),
-        row(
-            "Noise",
-            column(lambda s: f"**noisy** ({s.spread:.0%})" if s.noisy else f"ok ({s.spread:.0%})"),
-        ),
-        row("Flags", column(lambda s: ", ".join(f"**{flag}**" for flag in s.flags) or "none")),
-    ]
-    if any(summary.bounds for summary in summaries.values()):
-        lines += [
-            row("Call alone (c=1, average)", column(lambda s: ms(s.result.probe.average) if s.result.probe else "—")),
-            row("Wait bound, min(c, slots) / latency", bound_column(lambda b: _bound(b.wait))),
-            row("CPU bound, CPUs / CPU s per call", bound_column(lambda b: _bound(b.cpu))),
-            row("Bound that binds", bound_column(lambda b: f"{b.binding}, {_bound(b.bound)}")),
-            row("**Efficiency**, OK req/s / bound", bound_column(lambda b: f"**{b.efficiency:.0%}**")),
-        ]
-    meanings = flag_notes(run.thresholds)
-    notes = [f"- {meanings[flag]}" for flag in meanings if any(flag in s.flags for s in measured)]
-    if any(s.percentile(p) is None for s in measured for p in percentiles):
-        notes.append(f"- {TOO_FEW_NOTE}")
-    failures = [
-        f"- {name}: {s.result.record.status}: {s.result.record.reason}" for name, s in summaries.items() if s.failed
-    ]
-    if notes or failures:
-        lines += ["", *notes, *failures]
-    return "\n".join(lines) + "\n"
-
-
-def reading(run: StudyRun, levels: Levels) -> list[str]:
-    """A short, factual reading of one scenario: who wins where, and whether the server was CPU-bound."""
-    lines = []
-    tie, cpus = run.thresholds.tie, server_cpus(run.meta)
-    for level in sorted(levels):
-        ranked = sorted(((s.ok_rps, name) for name, s in levels[level].items() if not s.failed), reverse=True)
-        if not ranked:
-            continue
-        best_rps = ranked[0][0]
-        leaders = [name for rps, name in ranked if rps >= best_rps * (1 - tie)]
-        if len(leaders) == 1:
-            runner_up = f", {ranked[1][1]} next at {rate(ranked[1][0])}" if len(ranked) > 1 else ""
-            lines.append(f"- c={level}: **{leaders[0]}** serves the most, {rate(best_rps)} OK req/s{runner_up}.")
-        else:
-            lines.append(
-                f"- c={level}: {', '.join(leaders)} within {tie:.0%} of each other, a tie "
-                f"(highest {rate(best_rps)} OK req/s)."
-            )
-    top = max(levels)
-    bound = []
-    for name, summary in levels[top].items():
-        if summary.failed or not summary.sampled:
-            continue
-        busy = summary.cpu_average / 100 / cpus >= run.settings["cpu_bound_share"]
-        kind = "CPU-bound" if busy else "not CPU-bound"
-        bound.append(f"{name} {summary.cpu_average:.0f}% ({kind})")
-    if bound:
-        lines.append(f"- Server CPU at c={top} (100% = one core, {cpus} given): " + "; ".join(bound) + ".")
-    limits = [
-        f"{name} {b.binding}-bound at {_bound(b.bound)}, {b.efficiency:.0%} of it"
-        + (
-            " (its CPU was busy only that share of the time)"
-            if b.binding == "CPU" and b.efficiency < run.settings["cpu_bound_share"]
-            else ""
-        )
-        for name, summary in levels[top].items()
-        if (b := summary.bounds) is not None
-    ]
-    if limits:
-        lines.append(f"- What limits each stack at c={top}: " + "; ".join(limits) + ".")
-    return lines
-
-
-def chart(scenario: str, levels: Levels, servers: list[str], title: str) -> bytes:
-    """OK requests/sec and p99 latency against concurrency, one line per server variant, as PNG."""
-    drawing, (throughput, latency) = figure(1, 2, figsize=(11, 4.4))
-    for name in servers:
-        points = [(level, levels[level][name]) for level in sorted(levels) if name in levels[level]]
-        points = [(level, s) for level, s in points if not s.failed]
-        if not points:
-            continue
-        throughput.plot([level for level, _ in points], [s.ok_rps for _, s in points], marker="o", label=name)
-        p99 = [(level, s.percentile(99)) for level, s in points]
-        shown = [(level, value * 1000) for level, value in p99 if value is not None]
-        if shown:
-            latency.plot(*zip(*shown, strict=True), marker="o", label=name)
-    throughput.set(title=f"{scenario}: OK requests/sec", xlabel="concurrency", ylabel="OK requests/sec")
-    latency.set(title=f"{scenario}: p99 latency (pooled)", xlabel="concurrency", ylabel="p99 (ms)")
-    by_level(levels, throughput, latency)
-    throughput.legend(fontsize="small")
-    return png(drawing, title)
 
 
 def render(run: StudyRun) -> dict[str, bytes]:
@@ -349,74 +126,6 @@ def _efficiency_cells(raw: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in cells.items() if isinstance(value, dict)}
 
 
-def side_by_side(runs: Sequence[StudyRun], scenario: str) -> list[str]:
-    """One scenario at its highest level on each machine: OK req/s and the ratio to the baseline stack."""
-    per_run = [(run, grouped(run).get(scenario, {})) for run in runs]
-    per_run = [(run, levels) for run, levels in per_run if levels]
-    if len(per_run) < 2:
-        return []
-    level = max(max(levels) for _, levels in per_run)
-    servers: list[str] = []
-    for run, levels in per_run:
-        servers += [name for name in servers_in(run, levels) if name not in servers]
-    baseline = runs[0].settings["baseline"]
-    labels = []
-    for run, _ in per_run:
-        labels += [f"{run.cpu_model} (`{run.run_id}`)", f"× {baseline}"]
-    lines = [f"Side by side, c={level}, one machine per column pair (compare ranks, not absolute figures):", ""]
-    lines += header(labels, "OK req/s")
-    for name in servers:
-        cells = []
-        for _, levels in per_run:
-            summary = levels.get(level, {}).get(name)
-            base = levels.get(level, {}).get(baseline)
-            if summary is None or summary.failed:
-                cells += ["—", "—"]
-                continue
-            ratio = summary.ok_rps / base.ok_rps if base and not base.failed and base.ok_rps else None
-            cells += [rate(summary.ok_rps), "—" if ratio is None else f"{ratio:.2f}"]
-        lines.append(row(name, cells))
-    return [*lines, ""]
-
-
-SCALING_SCENARIOS = ("hello", f"s3-unary-{S3_LATENCY_MS}ms")
-
-
-def processes_of(run: StudyRun, server: str) -> tuple[str, int]:
-    """A variant's single-process sibling and the processes it ran, as the run recorded them:
-    "aio-uvloop-p2" -> ("aio-uvloop", 2)."""
-    count = run.processes(server)
-    return (server.removesuffix(f"-p{count}"), count) if count > 1 else (server, 1)
-
-
-def scaling(run: StudyRun) -> list[str]:
-    """Calls/s by process count for each stack whose multi-process variant was measured (given the CPUs)."""
-    lines: list[str] = []
-    for scenario, levels in grouped(run).items():
-        if scenario not in SCALING_SCENARIOS:
-            continue
-        top = max(levels)
-        by_stack: dict[str, dict[int, float]] = {}
-        for name, summary in levels[top].items():
-            if not summary.failed:
-                base, count = processes_of(run, name)
-                by_stack.setdefault(base, {})[count] = summary.ok_rps
-        counts = sorted({count for rates in by_stack.values() for count in rates if count > 1})
-        measured = {base: rates for base, rates in by_stack.items() if 1 in rates and len(rates) > 1}
-        if not counts or not measured:
-            continue
-        labels = ["1 process", *[f"{count} processes (×)" for count in counts]]
-        lines += [f"Scaling, {scenario} at c={top}: OK calls/s by server processes, speed-up over one.", ""]
-        lines += header(labels, "stack")
-        for base, rates in measured.items():
-            cells = [rate(rates[1])]
-            cells += [f"{rate(rates[c])} (×{rates[c] / rates[1]:.2f})" if c in rates else "—" for c in counts]
-            lines.append(row(base, cells))
-        lines.append("")
-    return lines
-
-
-# The question each decisive comparison answers, in the decision table.
 QUESTIONS = {
     "hello": "Handlers without I/O: which stack?",
     "hello-wait": "Handlers waiting on I/O: does async pay off, and on which stack?",

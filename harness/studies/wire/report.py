@@ -15,11 +15,13 @@ from harness.render.summaries import CellSummary, chart_title, figure, header, m
 from harness.results.records import StudyRun
 from harness.run.tls import MTLS, TLS
 from harness.studies.base import Decision, StudyReport
-from harness.studies.comparing import (
+from harness.studies.comparing import rate_text
+from harness.studies.judging import Judged, judged_comparisons, pick_over
+from harness.studies.reading import driver_not_busy, failed_cells, medians, study_readme
+from harness.studies.telling import (
     Telling,
     answer_opening,
     in_rounds,
-    rate_text,
     round_calls_per_core,
     round_ms_per_call,
     rounds_decisions,
@@ -27,15 +29,6 @@ from harness.studies.comparing import (
     rounds_section,
     told,
     with_rounds,
-)
-from harness.studies.reading import (
-    Judged,
-    driver_not_busy,
-    failed_cells,
-    judged_comparisons,
-    medians,
-    pick_over,
-    study_readme,
 )
 from harness.studies.wire import (
     CLIENTS,

@@ -1,0 +1,204 @@
+"""The capacity study's tables and chart: capacity within the SLO per stack, the knee, the search's steps, the
+convoy check. Report-side: reads only the run's files."""
+
+from __future__ import annotations
+
+from harness.render.summaries import figure, header, ms, not_ok_mark, or_dash, png, rate, row
+from harness.results.records import StudyRun
+from harness.run.drivers.histogram import Latencies
+from harness.studies.capacity import (
+    JITTER,
+    JITTER_MS,
+    WORKERS,
+    kept_up,
+    p99,
+)
+from harness.studies.capacity.cells import CapacityCell, by_scenario
+
+
+def share_of(value: float, bound: float | None) -> str:
+    return "—" if not bound else f"{value / bound:.0%}"
+
+
+def _closed_text(cell: CapacityCell) -> str:
+    closed = cell.closed
+    return "—" if closed is None else f"{rate(closed[1].ok_rps)} (p99 {ms(p99(closed[1]))}){not_ok_mark([closed[1]])}"
+
+
+def capacity_table(scenario_name: str, stacks: list[CapacityCell]) -> list[str]:
+    """One row per stack: capacity at SLO (held to failed), the worst p99 held there, the saturation throughput,
+    their ratio, the closed loop, and the steps each search took."""
+    measured = [each for each in stacks if not each.failed]
+    slo = stacks[0].slo if stacks else None
+    lines = header(
+        [
+            f"capacity at p99 ≤ {ms(slo)}: held to failed (calls/s)",
+            "p99 there",
+            "saturation (OK calls/s, any latency)",
+            "capacity / saturation",
+            f"closed loop c={WORKERS}: OK calls/s",
+            "steps: SLO, saturation",
+        ],
+        "stack",
+    )
+    for each in measured:
+        best = each.at_capacity
+        lines.append(
+            row(
+                each.name + (" **driver-busy**" if each.driver_busy else ""),
+                [
+                    each.capacity_text,
+                    ms(p99(best[1])) if best else "—",
+                    rate(each.saturation) if each.saturation else "—",
+                    share_of(each.capacity, each.saturation),
+                    _closed_text(each),
+                    f"{len(each.steps)}, {len(each.saturation_steps)}",
+                ],
+            )
+        )
+    lines += [
+        f"- {each.name}: {each.result.record.status}: {each.result.record.reason}" for each in stacks if each.failed
+    ]
+    return lines
+
+
+def knee_table(stacks: list[CapacityCell]) -> list[str]:
+    """Per stack, the first failing rate against low load: CPU, CPU per call, GC, loop lag, context switches."""
+    lines = header(
+        [
+            "knee (calls/s)",
+            "server CPU",
+            "CPU ms per call (low load)",
+            "context switches per call (low load)",
+            "GC ms per s",
+            "loop lag, mean",
+            "wake-ups ≥ 50 ms late",
+        ],
+        "stack",
+    )
+    for each in stacks:
+        knee, low = each.pressure(each.knee), each.pressure(each.low_load)
+        if knee is None:
+            continue
+        lines.append(
+            row(
+                each.name,
+                [
+                    rate(knee.offered),
+                    f"{knee.cpu_share:.0%}",
+                    f"{knee.cpu_ms_per_call:.2f} ({or_dash(low.cpu_ms_per_call if low else None, '.2f')})",
+                    f"{or_dash(knee.switches_per_call, '.1f')} "
+                    f"({or_dash(low.switches_per_call if low else None, '.1f')})",
+                    or_dash(knee.gc_ms_per_second, ".1f"),
+                    "—" if knee.lag_ms is None else f"{knee.lag_ms:.1f} ms",
+                    or_dash(knee.late_50ms_share, ".0%"),
+                ],
+            )
+        )
+    return lines
+
+
+KNEE_NOTE = (
+    "Where the SLO gave way: the first failing rate above the capacity, against the low-load run in brackets. "
+    "Server CPU is of its cores; GC is time in Python's cyclic collector; loop lag is how late a 50 ms sleep "
+    "on an event loop woke (a thread pool has none); context switches count every thread of the server."
+)
+
+
+def steps_table(stacks: list[CapacityCell]) -> list[str]:
+    """Every step of every stack, in the order tried: the SLO search's, then the saturation search's."""
+    labels = ["search", "offered calls/s", "OK calls/s", "non-OK", "p50", "p99", "server CPU", "held"]
+    lines = header(labels, "stack")
+    for each in stacks:
+        searched = [("SLO", pair, each.holds(pair[1])) for pair in each.steps]
+        searched += [("saturation", pair, kept_up(pair[1])) for pair in each.saturation_steps]
+        for search, (repeat, report), ok in searched:
+            lines.append(
+                row(
+                    each.name,
+                    [
+                        search,
+                        rate(report.offered_rps or 0.0),
+                        rate(report.ok_rps),
+                        str(report.non_ok),
+                        ms(Latencies([report.histogram]).percentile(50) if report.histogram else None),
+                        ms(p99(report)),
+                        f"{repeat.resources.average_cpu_percent:.0f}%" if repeat.resources.sampled else "not sampled",
+                        "yes" if ok else "no",
+                    ],
+                )
+            )
+    return lines
+
+
+def chart(scenario_name: str, stacks: list[CapacityCell], title: str) -> bytes:
+    """p50 and p99 against the offered rate, one line per stack, the SLO drawn."""
+    drawing, (median, tail) = figure(1, 2, figsize=(11, 4.4))
+    for each in stacks:
+        points = sorted(
+            (
+                (report.offered_rps or 0.0, Latencies([report.histogram]))
+                for _, report in each.steps
+                if report.histogram and report.ok
+            ),
+            key=lambda point: point[0],
+        )
+        if not points:
+            continue
+        rates = [offered for offered, _ in points]
+        median.plot(rates, [lat.percentile(50) * 1000 for _, lat in points], marker="o", label=each.name)
+        tail.plot(rates, [lat.percentile(99) * 1000 for _, lat in points], marker="o", label=each.name)
+    slo = stacks[0].slo if stacks else None
+    for axes, label in ((median, "p50"), (tail, "p99")):
+        if slo is not None:
+            axes.axhline(slo * 1000, color="red", linestyle="--", linewidth=1, label=f"SLO {slo * 1000:g} ms")
+        axes.set(
+            title=f"{scenario_name}: {label} against offered rate", xlabel="offered calls/s", ylabel=f"{label} (ms)"
+        )
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+        axes.grid(alpha=0.3)
+    tail.legend(fontsize="small")
+    return png(drawing, title)
+
+
+def convoy_rows(run: StudyRun) -> list[tuple[str, float, float | None, float, float | None]]:
+    """Per async stack on s3-unary-100ms: closed loop, closed loop with jitter, open-loop capacity, CPU bound."""
+    grouped = by_scenario(run)
+    plain = {each.name: each for each in grouped.get("s3-unary-100ms", []) if not each.failed}
+    jittered = {each.name: each for each in grouped.get(JITTER.name, []) if not each.failed}
+    found = []
+    for name, each in plain.items():
+        closed = each.closed
+        if name not in jittered or closed is None:
+            continue
+        with_jitter = jittered[name].closed
+        found.append(
+            (name, closed[1].ok_rps, with_jitter[1].ok_rps if with_jitter else None, each.capacity, each.cpu_bound)
+        )
+    return found
+
+
+def convoy_table(run: StudyRun) -> list[str]:
+    lines = header(
+        [
+            f"closed loop c={WORKERS}",
+            f"closed loop c={WORKERS}, {JITTER_MS} ms jitter",
+            "open loop, capacity at SLO",
+            "CPU bound at low load",
+        ],
+        "s3-unary-100ms, OK calls/s",
+    )
+    for name, closed, jittered, capacity, bound in convoy_rows(run):
+        lines.append(
+            row(
+                name,
+                [
+                    rate(closed),
+                    "—" if jittered is None else rate(jittered),
+                    rate(capacity),
+                    rate(bound) if bound else "—",
+                ],
+            )
+        )
+    return lines

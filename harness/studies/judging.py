@@ -1,0 +1,160 @@
+"""A run's comparisons in rounds read back and judged: each with its cells by label, its windows, pooled
+latency, its verdicts, and one label over another. Report-side: reads only the run's files."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from harness.method.noise import Noise, components
+from harness.method.verdicts import (
+    BLOCKS,
+    ComparisonRecord,
+    Interval,
+    Outcome,
+    block_rate,
+    interval,
+    judge,
+    paired_ratios,
+    verdict,
+)
+from harness.plan.matrix import cell_name
+from harness.results.files import read_json
+from harness.results.records import (
+    CellRecord,
+    CellResult,
+    Repeat,
+    StudyRun,
+    load_comparisons,
+    load_study,
+    studies_in,
+    study_dir,
+)
+from harness.run.drivers.histogram import Latencies
+from harness.run.drivers.report import LoadReport
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A comparison of a run, judged: its record, each label's OK rate by round, and every outcome."""
+
+    study: str
+    record: ComparisonRecord
+    rates: dict[str, dict[int, float]]  # label -> block -> its rate in the block (verdicts.block_rate)
+    outcomes: list[Outcome]
+    cells: dict[str, CellResult]  # label -> its cell (the A/A twin's windows are in the reference's)
+    slices: dict[str, dict[int, list[tuple[int, float]]]] = field(default_factory=dict)  # (place, rate) in order
+
+    @property
+    def noise(self) -> Noise:
+        """Where the comparison's noise lived: slices, cycles, blocks (harness.method.noise)."""
+        cycles = self.record.method.cycles if self.record.method.design == BLOCKS else 1
+        return components(self.slices, self.record.reference, cycles)
+
+    def outcome(self, label: str) -> Outcome | None:
+        return next((each for each in self.outcomes if each.alternative == label), None)
+
+    @property
+    def control(self) -> Outcome | None:
+        return self.outcome(control) if (control := self.record.control) else None
+
+    @property
+    def ranked(self) -> list[tuple[str, Interval]]:
+        """The reference and the alternatives (not the twin), fastest first by their own geometric mean rate."""
+        labels = [self.record.reference, *self.record.alternatives]
+        owned = [(label, interval(list(found.values()))) for label in labels if (found := self.rates.get(label))]
+        return sorted(owned, key=lambda pair: -pair[1].value)
+
+
+def windows_of(judged: Judged, label: str) -> list[tuple[Repeat, LoadReport]]:
+    """A label's slices (or windows) with their reports: the A/A twin's are the reference cell's "control" ones."""
+    record = judged.record
+    cell = judged.cells.get(record.reference if label == record.control else label)
+    role = "control" if label == record.control else "round"
+    windows = [] if cell is None else list(zip(cell.record.repeats, cell.reports, strict=True))
+    return [(repeat, report) for repeat, report in windows if repeat.role == role]
+
+
+def pooled_latency(windows: Sequence[tuple[Repeat, LoadReport]], p: float) -> float | None:
+    """The latency at percentile p (seconds) of every OK call of these windows, pooled; None without histograms."""
+    histograms = [report.histogram for _, report in windows]
+    if not histograms or not all(histograms):
+        return None
+    found = Latencies(histograms)
+    return found.percentile(p) if found.count else None
+
+
+def without_controls(result: CellResult) -> CellResult:
+    """A cell without the A/A twin's windows (which stand in the reference's cell): the reference's own."""
+    kept = [
+        (repeat, report)
+        for repeat, report in zip(result.record.repeats, result.reports, strict=True)
+        if repeat.role != "control"
+    ]
+    record = replace(result.record, repeats=[repeat for repeat, _ in kept])
+    return replace(result, record=record, reports=[report for _, report in kept])
+
+
+def workload_of(record: CellRecord) -> str:
+    """A cell's workload, as a comparison names it: scenario/c<N>[+connections]."""
+    return f"{record.scenario}/{cell_name(record.concurrency, record.connections, record.wire)}"
+
+
+def labelled_cells(run: StudyRun, record: ComparisonRecord) -> dict[str, CellResult]:
+    """label -> its cell of the run: as the record names them, or (runs before it did) the servers' cells of the
+    workload."""
+    if record.cells:
+        by_key = {c.record.key: c for c in run.cells}
+        return {label: by_key[key] for label, key in record.cells.items() if key in by_key}
+    return {c.record.server: c for c in run.cells if workload_of(c.record) == record.workload}
+
+
+def judged_comparisons(run: StudyRun) -> list[Judged]:
+    """Every comparison the run made in rounds, with each window's OK rate read from the cells' reports."""
+    found = []
+    for record in load_comparisons(study_dir(run.run_dir, run.meta, run.study)):
+        cells = labelled_cells(run, record)
+        slices: dict[str, dict[int, list[tuple[int, float]]]] = {}
+        for label, cell in cells.items():
+            for repeat, report in zip(cell.record.repeats, cell.reports, strict=True):
+                if repeat.round is None or report.ok_rps <= 0:
+                    continue
+                owner = record.control if repeat.role == "control" and record.control else label
+                place = 0 if repeat.slice is None else repeat.slice
+                slices.setdefault(owner, {}).setdefault(repeat.round, []).append((place, report.ok_rps))
+        for blocks in slices.values():
+            for each in blocks.values():
+                each.sort()
+        rates = {
+            label: {block: block_rate([rate for _, rate in each]) for block, each in blocks.items()}
+            for label, blocks in slices.items()
+        }
+        outcomes = judge(run.study, record.workload, record.reference, rates, record.method)
+        found.append(Judged(run.study, record, rates, outcomes, cells, slices))
+    return found
+
+
+def judged_by_workload(run: StudyRun) -> dict[str, Judged]:
+    """The run's comparisons in rounds by workload (`judged_comparisons`)."""
+    return {judged.record.workload: judged for judged in judged_comparisons(run)}
+
+
+def run_verdicts(run_dir: Path) -> list[Outcome]:
+    """Every outcome of every comparison in rounds that a run holds, study by study."""
+    meta = read_json(run_dir / "run.json")
+    return [
+        outcome
+        for name in studies_in(meta)
+        for judged in judged_comparisons(load_study(run_dir, name))
+        for outcome in judged.outcomes
+    ]
+
+
+def pick_over(judged: Judged, first: str, second: str, tie: float) -> tuple[Interval, str] | None:
+    """first's rate over second's, paired by round, with its verdict; None when they share too few rounds."""
+    ratios = paired_ratios(judged.rates, first, second)
+    if len(ratios) < 2:
+        return None
+    found = interval(ratios)
+    return found, verdict(found, tie)

@@ -1,0 +1,293 @@
+"""A study told from its comparisons in rounds: its files, its section of results/README.md, its answer and its
+rows of the decision table, each comparison told by harness.studies.comparing. Report-side: reads only the run's
+files."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from harness.method.verdicts import (
+    TIE,
+    Interval,
+    Outcome,
+    interval,
+    ratio_text,
+    separated,
+    unpaired_interval,
+    verdict,
+)
+from harness.render.summaries import header, row
+from harness.results.records import CellResult, StudyRun, comparison_files, study_dir
+from harness.studies.base import Decision, StudyReport
+from harness.studies.comparing import comparison_table, decision, floors_table, pick, rate_text, sentence, verdict_chart
+from harness.studies.judging import Judged, judged_comparisons, pick_over
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a profile or a log found, told after a comparison's table where the comparison measured `of`."""
+
+    of: tuple[str, ...]  # the labels it explains
+    text: str
+
+
+@dataclass(frozen=True)
+class Telling:
+    """How a study tells its comparisons in rounds: the question each decides and what it measures, by its
+    topic (the part of its workload's name before the first "/")."""
+
+    study: str
+    questions: Mapping[str, str]
+    describe: Callable[[str], str]
+    what: str = "alternative"  # the heading of the label column
+    unpinned: frozenset[str] = frozenset()  # topics whose server may use every CPU, not the one server core
+    # The decision table's question, where several topics answer one (their rows merge into one); default: the
+    # topic's own question.
+    headlines: Mapping[str, str] = field(default_factory=dict)
+    # What we found of a stack on a topic, beyond its figures (a profile's reading, with its link), after its table.
+    found: Mapping[str, Finding] = field(default_factory=dict)
+    # The answer in the question's own words, by topic, where its question is not "which one" (a yes or no, a
+    # cost): from the comparison and its decision row (Decision.lead).
+    leads: Mapping[str, Callable[[Judged, Decision], str]] = field(default_factory=dict)
+
+    def question(self, judged: Judged) -> str:
+        return self.questions.get(judged.record.topic, self.describe(judged.record.topic))
+
+    def headline(self, judged: Judged) -> str:
+        return self.headlines.get(judged.record.topic, self.question(judged))
+
+    def description(self, judged: Judged) -> str:
+        return self.describe(judged.record.topic)
+
+    def led(self, judged: Judged, made: Decision | None) -> Decision | None:
+        """A comparison's decision row with its answer in the question's words, where the study words one."""
+        lead = self.leads.get(judged.record.topic)
+        return made if made is None or lead is None else replace(made, lead=lead(judged, made))
+
+
+def comparison_lines(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) -> list[str]:
+    """Every comparison of a run in rounds: its question, what it measures, its table, the reading in a
+    sentence."""
+    lines: list[str] = []
+    for judged in judgeds:
+        lines += [f"### {judged.record.workload}: {telling.question(judged)}", ""]
+        lines += [f"{telling.description(judged)}.", "", *comparison_table(run, judged, telling.what), ""]
+        lines += floors_table(judged)
+        if (note := telling.found.get(judged.record.topic)) and set(note.of) <= set(judged.rates):
+            lines += [note.text, ""]
+        lines += [f"In a sentence: {sentence(judged)}.", ""]
+    return lines
+
+
+def rounds_files(run: StudyRun, telling: Telling, more: Sequence[str] = ()) -> dict[str, bytes]:
+    """results/<study>/comparisons.md (each comparison, then `more`) and charts/verdicts.png."""
+    judgeds = judged_comparisons(run)
+    lines = [
+        f"# {telling.study.capitalize()} compared: {run.title}",
+        "",
+        *comparison_lines(run, telling, judgeds),
+        *more,
+    ]
+    return {"comparisons.md": ("\n".join(lines) + "\n").encode(), "charts/verdicts.png": verdict_chart(run, judgeds)}
+
+
+def rounds_section(runs: Sequence[StudyRun], telling: Telling, more: Sequence[str] = ()) -> str:
+    """A study's part of results/README.md from its newest run in rounds: how it was measured, the chart, each
+    comparison, then `more`."""
+    newest = runs[0]
+    name = telling.study
+    return "\n".join(
+        [
+            f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Each comparison sets "
+            "alternatives against a reference, interleaved as its own note below says (blocks of warm servers "
+            "alternated in short slices, or a fresh start for every window in runs before blocks); in the study's "
+            "first comparison the reference also runs as an independent start of itself (the A/A control, which "
+            "calibrates the run). A ratio is paired within its block or round; its 95% interval is the t-interval "
+            "of the log ratios over blocks. Figures count OK responses only. Raw "
+            f"reports: [`runs/{newest.run_id}`](runs/{newest.run_id}).",
+            "",
+            f"![verdicts]({name}/charts/verdicts.png)",
+            "",
+            f"*Ratios to each comparison's reference with 95% intervals: {newest.title}.*",
+            "",
+            *comparison_lines(newest, telling, judged_comparisons(newest)),
+            *more,
+        ]
+    )
+
+
+def answer_opening(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) -> str:
+    """Where and how a run in rounds was measured, as its answer begins."""
+    topics = sorted({each.record.topic for each in judgeds} & telling.unpinned)
+    pinned = "the server pinned to one core" + (
+        f" except in the {', '.join(topics)} comparisons, where it may use every CPU" if topics else ""
+    )
+    return f"On {run.cpu_model} (run `{run.run_id}`, {pinned}), in interleaved rounds:"
+
+
+def told(run: StudyRun, telling: Telling, judged: Judged) -> str:
+    """A comparison's question and pick, then its reading in a sentence ("" where nothing was picked)."""
+    chosen = pick(judged)
+    if chosen is None:
+        return ""
+    over = pick_over(judged, *chosen, run.thresholds.tie)
+    settled = "" if over is None else f", {ratio_text(over[0])} × {chosen[1]} ({over[1]})"
+    return f"{telling.question(judged)} **{chosen[0]}**{settled}. {sentence(judged)}."
+
+
+def rounds_answer(run: StudyRun, telling: Telling) -> str:
+    """The pick of each comparison of a run in rounds, with the reading in a sentence."""
+    judgeds = judged_comparisons(run)
+    parts = [answer_opening(run, telling, judgeds), *(told(run, telling, judged) for judged in judgeds)]
+    return " ".join(part for part in parts if part)
+
+
+def across(judgeds: Sequence[Judged]) -> str:
+    """Comparisons of one shape (the same labels against the same reference, one per stack, say) told at once:
+    each label's lowest and highest ratio to the reference with their intervals, and how many of the comparisons
+    gave each verdict."""
+    found: dict[str, list[Outcome]] = {}
+    for judged in judgeds:
+        for outcome in judged.outcomes:
+            if not outcome.control:
+                found.setdefault(outcome.alternative, []).append(outcome)
+    parts = []
+    for label, outcomes in found.items():
+        ordered = sorted(outcomes, key=lambda each: each.ratio.value)
+        span = ratio_text(ordered[0].ratio)
+        if len(ordered) > 1:
+            span += f" to {ratio_text(ordered[-1].ratio)}"
+        verdicts = Counter(each.verdict for each in outcomes)
+        said = ", ".join(f"{count} {verdict}" for verdict, count in verdicts.most_common())
+        parts.append(f"{label} {span} ({said})")
+    return ", ".join(parts)
+
+
+def rounds_decisions(runs: Sequence[StudyRun], telling: Telling) -> list[Decision]:
+    """A row per comparison of the newest run, where it ran in rounds; each trusted unless an A/A control of the
+    run's study separated (one control, in its first comparison; runs before that had one in each), and carrying
+    how the widest control read: its noise floor."""
+    newest = runs[0]
+    judgeds = judged_comparisons(newest)
+    controls = [control.ratio for each in judgeds if (control := each.control)]
+    trusted = bool(controls) and not any(separated(control) for control in controls)
+    widest = max(controls, key=lambda each: each.half_width, default=None)
+    found = [telling.led(each, decision(telling.headline(each), each, newest, trusted, widest)) for each in judgeds]
+    return [each for each in found if each is not None]
+
+
+def in_rounds(run: StudyRun) -> bool:
+    """True when the run measured the study's comparisons in rounds (not its full matrix)."""
+    return bool(comparison_files(study_dir(run.run_dir, run.meta, run.study)))
+
+
+def with_rounds(
+    report: StudyReport, telling: Telling, checked: Callable[[StudyRun], tuple[str, list[str]]] | None = None
+) -> StudyReport:
+    """The report, telling a run in rounds by its comparisons and a run of the full matrix as before. `checked`: what
+    a run in rounds measured beside its comparisons (its checks), as a sentence for the answer and lines for the
+    section; ("", []) where it measured none."""
+    matrix_render, matrix_section, matrix_answer = report.render, report.section, report.answer
+
+    def told(run: StudyRun) -> tuple[str, list[str]]:
+        return checked(run) if checked is not None else ("", [])
+
+    def render(run: StudyRun) -> dict[str, bytes]:
+        return rounds_files(run, telling) if in_rounds(run) else matrix_render(run)
+
+    def section(runs: Sequence[StudyRun]) -> str:
+        if not in_rounds(runs[0]):
+            return matrix_section(runs)
+        lines = told(runs[0])[1]
+        return "\n".join([rounds_section(runs, telling), *(["", *lines] if lines else [])])
+
+    def answer(runs: Sequence[StudyRun]) -> str:
+        if not in_rounds(runs[0]):
+            return matrix_answer(runs)
+        sentence = told(runs[0])[0]
+        return " ".join(part for part in (rounds_answer(runs[0], telling), sentence) if part)
+
+    def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
+        return rounds_decisions(runs, telling) if in_rounds(runs[0]) else report.decisions(runs)
+
+    return replace(report, render=render, section=section, answer=answer, decisions=decisions)
+
+
+def _driver(run: StudyRun) -> str:
+    """The driver a study's run used (runs before drivers were recorded: ghz, the stacks study's)."""
+    return str(run.matrix.get("driver") or "ghz")
+
+
+def round_ms_per_call(cell: CellResult) -> float | None:
+    """The median over a cell's round windows of the server's CPU milliseconds per OK call."""
+    costs = sorted(
+        repeat.resources.cpu_seconds * 1000 / report.ok
+        for repeat, report in zip(cell.record.repeats, cell.reports, strict=True)
+        if repeat.role == "round" and repeat.resources.sampled and report.ok
+    )
+    return costs[len(costs) // 2] if costs else None
+
+
+def round_calls_per_core(cell: CellResult) -> Interval | None:
+    """OK calls per second of one busy server core (OK calls over the server's CPU seconds) over a cell's round
+    windows, with its 95% interval; None where no window was sampled."""
+    found = [
+        report.ok / repeat.resources.cpu_seconds
+        for repeat, report in zip(cell.record.repeats, cell.reports, strict=True)
+        if repeat.role == "round" and repeat.resources.sampled and repeat.resources.cpu_seconds > 0 and report.ok
+    ]
+    return interval(found) if found else None
+
+
+def same_workloads(runs: Sequence[StudyRun]) -> list[str]:
+    """Where two studies of one run measured the same cell in rounds (hello on aio-uvloop at c=50, by ghz in
+    one and by our driver in the other, say): each study's rate with its interval, and the ratio of the two
+    with Welch's interval. Inside the tie band they agree; else the table says they differ, by which driver
+    each was measured, and what the server's CPU per call was under each."""
+    found: dict[tuple[str, str], list[tuple[StudyRun, list[float], float | None]]] = {}
+    for run in runs:
+        for judged in judged_comparisons(run):
+            for label, cell in judged.cells.items():
+                rates = list(judged.rates.get(label, {}).values())
+                if len(rates) >= 2:
+                    found.setdefault((run.run_id, cell.record.key), []).append((run, rates, round_ms_per_call(cell)))
+    shared = {key: each for key, each in found.items() if len({run.study for run, _, _ in each}) >= 2}
+    if not shared:
+        return []
+    lines = [
+        "One workload measured by two studies of one run, each in its own rounds: their rates should agree "
+        "within the tie band; where they do not, the server's CPU per call under each driver says whether the "
+        "server did more work a call or waited.",
+        "",
+        *header(
+            [
+                "run",
+                "first study: OK calls/s [95% CI]",
+                "second study",
+                "second × first [95% CI]",
+                "verdict",
+                "server CPU ms per call: first, second",
+            ],
+            "cell",
+        ),
+    ]
+    for (run_id, key), ((first, mine, my_cost), (second, theirs, their_cost), *_) in shared.items():
+        ratio = unpaired_interval(mine, theirs)
+        outcome = verdict(ratio, first.thresholds.tie)
+        said = "agree" if outcome == TIE else f"{outcome}: by {_driver(second)} against {_driver(first)}"
+        lines.append(
+            row(
+                key,
+                [
+                    f"`{run_id}`",
+                    f"{first.study} ({_driver(first)}): {rate_text(interval(mine))}",
+                    f"{second.study} ({_driver(second)}): {rate_text(interval(theirs))}",
+                    ratio_text(ratio),
+                    said,
+                    ", ".join("—" if cost is None else f"{cost:.3f}" for cost in (my_cost, their_cost)),
+                ],
+            )
+        )
+    return [*lines, ""]
