@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.render.findings import comparison_view, stack_choices
+from harness.results.files import read_json, write_json_atomic
 from harness.results.records import load_study
 from harness.studies.judging import judged_comparisons
 from tests.runs import make_rounds_run, make_wire_run
@@ -44,3 +45,13 @@ def test_a_stacks_run_ranks_each_level_in_plaintext_without_the_floors_or_the_tw
         for ranked in by.values():
             assert [each["value"] for each in ranked] == sorted((each["value"] for each in ranked), reverse=True)
             assert all(each["rate_text"] and each["blocks"] >= 2 for each in ranked)
+
+
+@pytest.mark.parametrize("wire", ["tls", "mtls"])
+def test_a_run_made_over_tls_or_mutual_tls_ranks_its_stacks_over_tls(tmp_path: Path, wire: str) -> None:
+    """A stacks run made with --tls or --mtls (its wire recorded for the whole run): every level ranks under TLS."""
+    run_dir = make_rounds_run(tmp_path)
+    meta = read_json(run_dir / "run.json")
+    write_json_atomic(run_dir / "run.json", meta | {"wire": {"name": wire}})
+    choices = stack_choices(views_of(run_dir, "stacks"))
+    assert choices and all(key.endswith("+tls") for key in choices)

@@ -19,6 +19,7 @@ from harness.render.compare import compare_rows, ratio_changes
 from harness.render.decisions import Row, decision_rows
 from harness.results.records import DIRTY, StudyRun, comparison_files, is_aside, load_study, studies_in, study_dir
 from harness.run.machine import machine_class
+from harness.run.tls import MTLS, PLAINTEXT, TLS
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import is_floor, rate_text
 from harness.studies.judging import Judged, judged_by_workload, judged_comparisons, pooled_latency, windows_of
@@ -57,7 +58,7 @@ def comparison_view(run: StudyRun, judged: Judged, question: str) -> dict[str, A
     pickable: dict[str, list[str]] = {}
     for label in [record.reference, *(e.alternative for e in judged.outcomes if not e.control)]:
         if not is_floor(label):
-            pickable.setdefault(TLS if label.endswith(TLS_MARK) or wire == TLS else PLAINTEXT, []).append(label)
+            pickable.setdefault(TLS if encrypted(judged, label, wire) else PLAINTEXT, []).append(label)
     ranked = {group: _ranking(judged, labels, whole) for group, labels in pickable.items()}
     blocks = [
         {
@@ -92,6 +93,14 @@ def comparison_view(run: StudyRun, judged: Judged, question: str) -> dict[str, A
         "ranked": ranked,  # by wire: the fastest label, and each other's rate over it
         "absolute": absolute,  # each label's OK calls/s over its blocks and its latency, as this run's machine gave
     }
+
+
+def encrypted(judged: Judged, label: str, run_wire: str) -> bool:
+    """Whether a label was served over TLS, mutual or not: by its cell's wire, its name (the wire study's `+tls`), or,
+    for a run that recorded its wire for the whole run alone, the run's (`--tls`, `--mtls`)."""
+    cell = judged.cells.get(label)
+    served = cell.record.wire if cell is not None else PLAINTEXT
+    return served != PLAINTEXT or label.endswith(TLS_MARK) or run_wire in (TLS, MTLS)
 
 
 def _ranking(judged: Judged, labels: Sequence[str], whole: Mapping[str, float]) -> dict[str, Any]:
@@ -138,7 +147,7 @@ WORK = {
     "request-1MiB": "1 MiB requests",
 }
 WORK_STUDY = {"reply-64KiB": "wire", "reply-1MiB": "wire", "request-64KiB": "wire", "request-1MiB": "wire"}
-PLAINTEXT, TLS, TLS_MARK = "plaintext", "tls", "+tls"
+TLS_MARK = "+tls"
 
 
 def stack_choices(views: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, list[dict[str, Any]]]]:
