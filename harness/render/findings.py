@@ -22,7 +22,7 @@ from harness.run.machine import machine_class
 from harness.run.tls import MTLS, PLAINTEXT, TLS
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import is_floor, rate_text
-from harness.studies.judging import Judged, judged_by_workload, judged_comparisons, pooled_latency, windows_of
+from harness.studies.judging import Judged, absolute, judged_by_workload, judged_comparisons
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout, whose history tells a run's server code
 
@@ -118,18 +118,16 @@ def _ranking(judged: Judged, labels: Sequence[str], whole: Mapping[str, float]) 
 
 
 def _absolute(judged: Judged, label: str) -> dict[str, Any]:
-    """A label's OK calls/s (the geometric mean over its blocks, with its 95% interval) and its p50 and p99 in
-    milliseconds (every OK call of its slices pooled; None without histograms)."""
-    own = interval(list(judged.rates[label].values()))
-    windows = windows_of(judged, label)
-    latency = {p: pooled_latency(windows, p) for p in (50, 99)}
+    """A label's OK calls/s and its p50 and p99 in milliseconds (judging.absolute), as the page shows them."""
+    found = absolute(judged, label)
+    assert found is not None  # a label the view keeps ran its blocks
     return {
-        "blocks": len(judged.rates[label]),
-        "rate": own.value,
-        "rate_low": own.low,
-        "rate_high": own.high if math.isfinite(own.high) else None,
-        "rate_text": rate_text(own),
-        **{f"p{p}": None if found is None else round(found * 1000, 3) for p, found in latency.items()},
+        "blocks": found.blocks,
+        "rate": found.rate.value,
+        "rate_low": found.rate.low,
+        "rate_high": found.rate.high if math.isfinite(found.rate.high) else None,
+        "rate_text": rate_text(found.rate),
+        **{f"p{p}": None if at is None else round(at * 1000, 3) for p, at in ((50, found.p50), (99, found.p99))},
     }
 
 

@@ -18,7 +18,6 @@ from harness.method.verdicts import (
     Method,
     Outcome,
     calibration_text,
-    interval,
     log_spread,
     noise_floor,
     paired_ratios,
@@ -31,7 +30,7 @@ from harness.plan.servers import MINIMAL_SUFFIX
 from harness.render.summaries import chart_title, driver_share, figure, header, ms, not_ok_mark, png, rate, row, style
 from harness.results.records import StudyRun
 from harness.studies.base import SEPARATED, Decision
-from harness.studies.judging import Judged, pick_over, pooled_latency, windows_of
+from harness.studies.judging import Judged, absolute, pick_over, windows_of
 
 SPREAD_FOR_LOG = 20  # a panel whose ratios span more than this factor gets a log scale
 PANELS_A_ROW = 4  # the verdict chart's panels wrap into rows of this many
@@ -64,10 +63,9 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
     ]
     lines = header(labels, what)
     for label in [name for name, _ in judged.ranked] + ([record.control] if record.control else []):
-        found = judged.rates.get(label)
-        if not found:
+        own = absolute(judged, label)
+        if own is None:
             continue
-        own = interval(list(found.values()))
         outcome: Outcome | None = judged.outcome(label)
         mine = windows_of(judged, label)
         busy = [repeat.resources.average_cpu_percent / 100 for repeat, _ in mine if repeat.resources.sampled]
@@ -78,12 +76,12 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
             row(
                 f"**{name}**" if label == record.reference else name,
                 [
-                    rate_text(own) + not_ok_mark([report for _, report in mine]),
+                    rate_text(own.rate) + not_ok_mark([report for _, report in mine]),
                     "1 (reference)" if label == record.reference else ratio_text(outcome.ratio) if outcome else "—",
                     "—" if label == record.reference or outcome is None else f"**{outcome.verdict}**",
-                    ms(pooled_latency(mine, 50)),
-                    ms(pooled_latency(mine, 99)),
-                    str(len(judged.rates.get(label, {}))),
+                    ms(own.p50),
+                    ms(own.p99),
+                    str(own.blocks),
                     "—" if stop is None else f"{unit} {stop.round}, {stop.reason}",
                     f"{spread_between_rounds(judged.rates.get(label, {})):.1%}",
                     f"{min(busy):.0%}–{max(busy):.0%}" if busy else "not sampled",

@@ -85,6 +85,29 @@ def pooled_latency(windows: Sequence[tuple[Repeat, LoadReport]], p: float) -> fl
     return found.percentile(p) if found.count else None
 
 
+@dataclass(frozen=True)
+class Absolute:
+    """A label's own figures in a comparison, as its run's machine gave them: its OK calls/s over its blocks (the
+    geometric mean, with its 95% interval), and its p50 and p99 in seconds (every OK call of its slices pooled; None
+    without histograms)."""
+
+    rate: Interval
+    blocks: int
+    p50: float | None
+    p99: float | None
+
+
+def absolute(judged: Judged, label: str) -> Absolute | None:
+    """A label's own rate and latency in a judged comparison; None where it ran no block."""
+    found = judged.rates.get(label)
+    if not found:
+        return None
+    windows = windows_of(judged, label)
+    return Absolute(
+        interval(list(found.values())), len(found), pooled_latency(windows, 50), pooled_latency(windows, 99)
+    )
+
+
 def without_controls(result: CellResult) -> CellResult:
     """A cell without the A/A twin's windows (which stand in the reference's cell): the reference's own."""
     kept = [
