@@ -96,11 +96,10 @@ def comparison_view(run: StudyRun, judged: Judged, question: str) -> dict[str, A
 
 
 def encrypted(judged: Judged, label: str, run_wire: str) -> bool:
-    """Whether a label was served over TLS, mutual or not: by its cell's wire, its name (the wire study's `+tls`), or,
+    """Whether a label was served over TLS, mutual or not: by its cell's wire (the wire study's `+tls` labels), or,
     for a run that recorded its wire for the whole run alone, the run's (`--tls`, `--mtls`)."""
     cell = judged.cells.get(label)
-    served = cell.record.wire if cell is not None else PLAINTEXT
-    return served != PLAINTEXT or label.endswith(TLS_MARK) or run_wire in (TLS, MTLS)
+    return run_wire in (TLS, MTLS) or (cell is not None and cell.record.wire != PLAINTEXT)
 
 
 def _ranking(judged: Judged, labels: Sequence[str], whole: Mapping[str, float]) -> dict[str, Any]:
