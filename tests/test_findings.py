@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.render.findings import comparison_view, stack_choices
+from harness.render.findings import stack_choices
+from harness.render.views import comparison_view
 from harness.results.files import read_json, write_json_atomic
 from harness.results.records import load_study
 from harness.studies.judging import judged_comparisons

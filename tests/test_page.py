@@ -1,11 +1,12 @@
-"""report.html's charts as specifications, without a browser (tests/test_report_page.py draws them in one)."""
+"""The charts as specifications, without a browser (tests/test_report_page.py draws the page's in one): the page's
+forest plot, and the shapes the markdown charts share, rendered to PNG by vl-convert."""
 
 from __future__ import annotations
 
 import json
 import math
 
-from harness.render.vega import AXIS_PAD, forest, shown_interval
+from harness.render.vega import AXIS_PAD, Axis, Dash, bars, forest, lines, png, shown_interval
 
 
 def test_an_interval_past_the_axis_stops_at_its_edge_with_an_arrow() -> None:
@@ -29,3 +30,40 @@ def test_an_interval_past_the_axis_stops_at_its_edge_with_an_arrow() -> None:
     low, high = 0.8 / AXIS_PAD, 1.4 * AXIS_PAD  # the axis: the blocks' ratios, padded
     assert str(low) in spec and str(high) in spec
     assert math.isfinite(high)
+
+
+def layers(chart: object) -> list[dict[str, object]]:
+    spec = chart.to_dict()  # type: ignore[attr-defined]
+    return list(spec.get("layer", [spec]))
+
+
+def test_lines_draw_a_series_a_colour_in_its_order_dashes_by_their_field_and_bounds_as_rules() -> None:
+    rows = [
+        {"stack": stack, "wire": wire, "size": size, "rate": 10.0 * size, "low": 9.0 * size, "high": 11.0 * size}
+        for stack in ("zeta", "alpha")
+        for wire in ("plaintext", "TLS")
+        for size in (1, 1024)
+    ]
+    chart = lines(
+        rows,
+        Axis("size", "bytes", log=True, base=2),
+        Axis("rate", "MB/s"),
+        "stack",
+        dash=Dash("wire", "plaintext", "TLS"),
+        bounds=True,
+    )
+    spans, drawn = layers(chart)
+    assert spans["mark"] == {"type": "rule"} and spans["encoding"]["y2"] == {"field": "high"}  # type: ignore[index]
+    encoding = drawn["encoding"]
+    assert encoding["color"]["sort"] == ["zeta", "alpha"]  # type: ignore[index]
+    assert encoding["strokeDash"]["scale"] == {"domain": ["plaintext", "TLS"], "range": [[1, 0], [5, 3]]}  # type: ignore[index]
+    assert encoding["x"]["scale"] == {"type": "log", "base": 2, "nice": False}  # type: ignore[index]
+    assert png(chart, "a title").startswith(b"\x89PNG")
+
+
+def test_bars_on_a_log_axis_rise_from_the_power_of_ten_below_the_lowest() -> None:
+    rows = [{"stack": "a", "way": "shared", "rate": 3.5}, {"stack": "a", "way": "per call", "rate": 4200.0}]
+    (drawn,) = layers(bars(rows, Axis("stack", ""), Axis("rate", "calls/s", log=True), "way"))
+    assert drawn["encoding"]["y2"] == {"datum": 1}  # type: ignore[index]
+    (linear,) = layers(bars(rows, Axis("stack", ""), Axis("rate", "calls/s"), "way"))
+    assert "y2" not in linear["encoding"]  # type: ignore[operator]

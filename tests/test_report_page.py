@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from harness.render.browser import chromium, launched, opened, picture
-from harness.render.findings import comparison_id
 from harness.render.markdown import write_report
+from harness.render.views import comparison_id
 from harness.studies.judging import run_verdicts
 from tests.runs import (
     make_capacity_run,

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from harness.render.summaries import figure, png
+from harness.render.vega import Axis, lines, one_above_another, png, shaded
 
 SOAK_OBJECTS = 100  # a StreamObjects of batch 10 sends 10 messages
 RECOVERY_SECONDS = 2.0
@@ -162,38 +162,42 @@ def passed(report: dict[str, Any]) -> bool:
 
 
 def chart(report: dict[str, Any], title: str) -> bytes:
-    """OK calls per second per RPC, failed calls per second by code, and the server's RSS, fds and threads;
+    """OK calls per second per RPC, failed calls per second by code, and the server's RSS, fds, threads and CPU;
     fault windows shaded."""
-    drawing, (ok_axes, failed_axes, server_axes) = figure(3, 1, figsize=(11, 8.5), sharex=True)
     per_second = {int(second): rpcs for second, rpcs in report["per_second"].items()}
     span = range(int(report["seconds"]) + 1)
-    for rpc in NEEDS:
-        ok_axes.plot(span, [per_second.get(s, {}).get(rpc, {}).get("OK", 0) for s in span], label=rpc, linewidth=0.8)
+    ok = [
+        {"second": s, "rpc": rpc, "calls": per_second.get(s, {}).get(rpc, {}).get("OK", 0)}
+        for rpc in NEEDS
+        for s in span
+    ]
     codes = sorted({code for rpcs in per_second.values() for each in rpcs.values() for code in each if code != "OK"})
-    for code in codes:
-        counts = [sum(each.get(code, 0) for each in per_second.get(s, {}).values()) for s in span]
-        failed_axes.bar(span, counts, width=1.0, label=code, alpha=0.7)
+    failed = [
+        {"second": s, "code": code, "calls": sum(each.get(code, 0) for each in per_second.get(s, {}).values())}
+        for code in codes
+        for s in span
+    ]
     samples = report["server_samples"]
-    times = [sample["second"] for sample in samples]
-    server_axes.plot(times, [sample["rss_bytes"] / 2**20 for sample in samples], label="RSS (MiB)")
-    server_axes.plot(times, [sample["fds"] for sample in samples], label="open file descriptors")
-    server_axes.plot(times, [sample["threads"] for sample in samples], label="threads")
-    shares = cpu_shares(samples)
-    server_axes.plot(
-        [last for _, last, _ in shares], [100 * share for *_, share in shares], label="CPU (% of a core)", linewidth=0.6
-    )
-    for axes in (ok_axes, failed_axes, server_axes):
-        for fault in report["schedule"]:
-            axes.axvspan(fault["start"], fault["end"], color="red", alpha=0.12)
-        axes.grid(alpha=0.3)
-    for fault in report["schedule"]:
-        ok_axes.annotate(
-            fault["name"], (fault["start"], 1.0), xycoords=("data", "axes fraction"), fontsize=6, rotation=90, va="top"
+    server = [
+        {"second": sample["second"], "what": what, "value": value}
+        for sample in samples
+        for what, value in (
+            ("RSS (MiB)", sample["rss_bytes"] / 2**20),
+            ("open file descriptors", sample["fds"]),
+            ("threads", sample["threads"]),
         )
-    ok_axes.set(ylabel="OK calls/s", title=f"{report['server']}: soak under faults (shaded)")
-    failed_axes.set(ylabel="failed calls/s")
-    server_axes.set(xlabel="seconds", ylabel="server")
-    for axes in (ok_axes, failed_axes, server_axes):
-        if axes.get_legend_handles_labels()[0]:
-            axes.legend(fontsize="small", loc="upper right")
-    return png(drawing, title)
+    ] + [{"second": last, "what": "CPU (% of a core)", "value": 100 * share} for _, last, share in cpu_shares(samples)]
+    second = Axis("second", "seconds")
+    panels = [
+        shaded(report["schedule"], second, named=not index)
+        + lines(rows, second, Axis(field, label), series, title=heading, points=False, width=720, height=170)
+        for index, (rows, field, label, series, heading) in enumerate(
+            (
+                (ok, "calls", "OK calls/s", "rpc", f"{report['server']}: soak under faults (shaded)"),
+                (failed, "calls", "failed calls/s", "code", ""),
+                (server, "value", "server", "what", ""),
+            )
+        )
+        if rows
+    ]
+    return png(one_above_another(*panels), title)

@@ -14,120 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from harness.method.pooling import held_text, pooled, server_code
-from harness.method.verdicts import Interval, interval, noise_floor, paired_ratios, ratio_text, verdict
+from harness.method.verdicts import paired_ratios
 from harness.render.compare import compare_rows, ratio_changes
 from harness.render.decisions import Row, decision_rows
+from harness.render.views import comparison_view, machine_of
 from harness.results.records import DIRTY, StudyRun, comparison_files, is_aside, load_study, studies_in, study_dir
-from harness.run.machine import machine_class
-from harness.run.tls import MTLS, PLAINTEXT, TLS
+from harness.run.tls import TLS
 from harness.studies.base import Decision, StudyReport
-from harness.studies.comparing import is_floor, rate_text
-from harness.studies.judging import Judged, absolute, judged_by_workload, judged_comparisons
+from harness.studies.judging import judged_by_workload, judged_comparisons
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout, whose history tells a run's server code
-
-
-def comparison_id(study: str, run_id: str, workload: str) -> str:
-    """A comparison's id on the page and in its links: `stacks/20261125T173916Z/hello/c50`."""
-    return f"{study}/{run_id}/{workload}"
-
-
-def _ratio(found: Interval) -> dict[str, float | None]:
-    return {"value": found.value, "low": found.low, "high": found.high if math.isfinite(found.high) else None}
-
-
-def comparison_view(run: StudyRun, judged: Judged, question: str) -> dict[str, Any]:
-    """One comparison as the page draws it: each label's ratio to the reference with its 95% interval and
-    verdict, and each block's ratio (paired within the block), so that drift and outliers show."""
-    record = judged.record
-    reference = judged.rates.get(record.reference, {})
-    labels = [
-        {
-            **_ratio(each.ratio),
-            "label": each.alternative,
-            "verdict": each.verdict,
-            "control": each.control,
-            "blocks": each.ratio.rounds,
-            "text": ratio_text(each.ratio),
-        }
-        for each in judged.outcomes
-    ]
-    whole = {each.alternative: each.ratio.value for each in judged.outcomes}
-    # the labels a team could pick (neither the A/A twin nor a stack's floor), by the wire they served over
-    wire = str(run.meta.get("wire", {}).get("name", PLAINTEXT))
-    pickable: dict[str, list[str]] = {}
-    for label in [record.reference, *(e.alternative for e in judged.outcomes if not e.control)]:
-        if not is_floor(label):
-            pickable.setdefault(TLS if encrypted(judged, label, wire) else PLAINTEXT, []).append(label)
-    ranked = {group: _ranking(judged, labels, whole) for group, labels in pickable.items()}
-    blocks = [
-        {
-            "label": label,
-            "block": block,
-            "ratio": rate / reference[block],
-            "apart": rate / reference[block] / whole[label],
-        }
-        for label, rates in judged.rates.items()
-        if label in whole
-        for block, rate in sorted(rates.items())
-        if reference.get(block)
-    ]
-    control = judged.control
-    absolute = {label: _absolute(judged, label) for label, rates in judged.rates.items() if len(rates) >= 2}
-    return {
-        "id": comparison_id(run.study, run.run_id, record.workload),
-        "study": run.study,
-        "run": run.run_id,
-        "machine": run.cpu_model,
-        "class": machine_of(run.meta),
-        "workload": record.workload,
-        "scenario": record.topic,
-        "question": question,
-        "reference": record.reference,
-        "tie": record.method.tie,
-        "design": record.method.design,
-        "stacks": sorted({cell.record.server for cell in judged.cells.values()}),
-        "labels": labels,
-        "rounds": blocks,
-        "floor": None if control is None else noise_floor(control.ratio),
-        "ranked": ranked,  # by wire: the fastest label, and each other's rate over it
-        "absolute": absolute,  # each label's OK calls/s over its blocks and its latency, as this run's machine gave
-    }
-
-
-def encrypted(judged: Judged, label: str, run_wire: str) -> bool:
-    """Whether a label was served over TLS, mutual or not: by its cell's wire (the wire study's `+tls` labels), or,
-    for a run that recorded its wire for the whole run alone, the run's (`--tls`, `--mtls`)."""
-    cell = judged.cells.get(label)
-    return run_wire in (TLS, MTLS) or (cell is not None and cell.record.wire != PLAINTEXT)
-
-
-def _ranking(judged: Judged, labels: Sequence[str], whole: Mapping[str, float]) -> dict[str, Any]:
-    """The fastest of these labels (by its ratio to the reference), and each other's rate over it, paired by block,
-    with its 95% interval and verdict."""
-    best = max(labels, key=lambda label: whole.get(label, 1.0))
-    to_best = {
-        label: {**_ratio(found), "verdict": verdict(found, judged.record.method.tie), "text": ratio_text(found)}
-        for label in labels
-        if label != best
-        and len(ratios := paired_ratios(judged.rates, label, best)) >= 2
-        and (found := interval(ratios))
-    }
-    return {"best": best, "to_best": to_best}
-
-
-def _absolute(judged: Judged, label: str) -> dict[str, Any]:
-    """A label's OK calls/s and its p50 and p99 in milliseconds (judging.absolute), as the page shows them."""
-    found = absolute(judged, label)
-    assert found is not None  # a label the view keeps ran its blocks
-    return {
-        "blocks": found.blocks,
-        "rate": found.rate.value,
-        "rate_low": found.rate.low,
-        "rate_high": found.rate.high if math.isfinite(found.rate.high) else None,
-        "rate_text": rate_text(found.rate),
-        **{f"p{p}": None if at is None else round(at * 1000, 3) for p, at in ((50, found.p50), (99, found.p99))},
-    }
 
 
 # The work a team's handlers do, as the "which stack" view offers it: the scenario for each, and the study that
@@ -271,14 +167,6 @@ class Findings:
     def choices(self) -> dict[str, dict[str, list[dict[str, Any]]]]:
         """The "which stack for my service" view's data (stack_choices)."""
         return stack_choices(self.comparisons)
-
-
-def machine_of(meta: Mapping[str, Any]) -> str:
-    """The machine class runs are pooled within: the fingerprint's class, or for a run before fingerprints its CPU
-    model and count."""
-    found = machine_class(dict(meta.get("machine", {}).get("fingerprint", {})))
-    env = meta["environment"]
-    return found or f"{env['cpu_model']}, {env['cpu_count']} cores"
 
 
 Peers = list[tuple[str, dict[str, dict[str, dict[int, float]]]]]  # (day, workload -> label -> block -> rate)

@@ -6,10 +6,9 @@ holds at least 100 calls and p99.9 where it holds at least 1,000.
 
 from __future__ import annotations
 
-import io
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -219,48 +218,9 @@ def header(labels: Sequence[str], first: str = "") -> list[str]:
     return [row(first, labels), "|---|" + "---|" * len(labels)]
 
 
-def figure(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-    """A matplotlib figure and its axes (plt.subplots' arguments), drawn without a display."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt.subplots(*args, **kwargs)
-
-
-MARKERS = "osD^v<>pXh*P"
-
-
-def by_level(levels: Iterable[int], *panels: Any) -> None:
-    """Panels drawn against the concurrency levels: a tick at each, a light grid, the y axis from 0."""
-    ticks = sorted(levels)
-    for axes in panels:
-        axes.set_xticks(ticks)
-        axes.grid(alpha=0.3)
-        axes.set_ylim(bottom=0)
-
-
-def style(index: int) -> dict[str, Any]:
-    """The colour and marker of a chart's series number `index`: no two of the first 110 alike."""
-    return {"color": f"C{index % 10}", "marker": MARKERS[(index // 10 + index) % len(MARKERS)]}
-
-
 def chart_title(run: Any, what: str) -> str:
     """A chart's title: what it shows, its run and machine, and uncommitted code if so."""
     return f"{what}: run {run.run_id}, {run.cpu_model}" + (" (uncommitted code)" if run.uncommitted else "")
-
-
-def png(figure: Any, title: str) -> bytes:
-    """A matplotlib figure, titled with its run, as PNG bytes (no timestamp, so renders repeat exactly)."""
-    import matplotlib.pyplot as plt
-
-    figure.suptitle(title, fontsize="small")
-    figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=90, metadata={"Software": None})
-    plt.close(figure)
-    return buffer.getvalue()
 
 
 def percentile_label(p: float) -> str:

@@ -1,5 +1,5 @@
 """How a study tells its comparisons in rounds: a table per comparison (each alternative's rate and its ratio to
-the reference, with 95% intervals and the verdict), a chart with error bars, the sentence its answer carries, and
+the reference, with 95% intervals and the verdict), the sentence its answer carries, and
 its row of the decision table. Report-side: reads only the run's files."""
 
 from __future__ import annotations
@@ -27,13 +27,11 @@ from harness.method.verdicts import (
 )
 from harness.plan.matrix import SLOW_SLICE_CALLS
 from harness.plan.servers import MINIMAL_SUFFIX
-from harness.render.summaries import chart_title, driver_share, figure, header, ms, not_ok_mark, png, rate, row, style
+from harness.render.summaries import driver_share, header, ms, not_ok_mark, rate, row
 from harness.results.records import StudyRun
 from harness.studies.base import SEPARATED, Decision
 from harness.studies.judging import Judged, absolute, pick_over, windows_of
 
-SPREAD_FOR_LOG = 20  # a panel whose ratios span more than this factor gets a log scale
-PANELS_A_ROW = 4  # the verdict chart's panels wrap into rows of this many
 MOST_BLOCKS_SAID = 200  # what it would take to close a comparison is said up to this many blocks
 
 
@@ -214,42 +212,6 @@ def to_close(judged: Judged) -> str:
         f"({found.spread:.1%} a block) would take about {found.needed} blocks: {found.needed - found.has} more, "
         f"{found.minutes:.0f} min."
     )
-
-
-def verdict_chart(run: StudyRun, judgeds: Sequence[Judged]) -> bytes:
-    """Each comparison's ratios to its reference with their 95% intervals as error bars, on a log scale, the tie
-    band shaded; every label told apart by colour and marker."""
-    columns = min(len(judgeds), PANELS_A_ROW)
-    rows = math.ceil(len(judgeds) / columns)
-    drawing, axes = figure(rows, columns, figsize=(5.2 * columns, 4.6 * rows), squeeze=False)
-    panels = [panel for line in axes for panel in line]
-    for unused in panels[len(judgeds) :]:
-        unused.set_visible(False)
-    labels = sorted({outcome.alternative for judged in judgeds for outcome in judged.outcomes})  # one style each
-    for panel, judged in zip(panels, judgeds, strict=False):
-        outcomes = sorted(judged.outcomes, key=lambda each: (each.control, -each.ratio.value))
-        tie = judged.record.method.tie
-        panel.axhspan(1 - tie, 1 + tie, color="0.85", label=f"tie band 1 ± {tie:.0%}")
-        panel.axhline(1.0, color="0.4", linewidth=0.8)
-        for index, outcome in enumerate(outcomes):
-            high = outcome.ratio.high if math.isfinite(outcome.ratio.high) else outcome.ratio.value
-            panel.errorbar(
-                [index],
-                [outcome.ratio.value],
-                yerr=[[outcome.ratio.value - outcome.ratio.low], [high - outcome.ratio.value]],
-                linestyle="none",
-                capsize=4,
-                **style(labels.index(outcome.alternative)),
-                label=outcome.alternative + (" (A/A)" if outcome.control else ""),
-            )
-        panel.set_xticks(range(len(outcomes)), [each.alternative for each in outcomes], rotation=30, fontsize=7)
-        values = [each.ratio.low for each in outcomes if each.ratio.low > 0] + [each.ratio.value for each in outcomes]
-        if values and max(values) / min(values) > SPREAD_FOR_LOG:
-            panel.set_yscale("log")
-        panel.set(title=f"{judged.record.workload}: × {judged.record.reference}", ylabel="OK calls/s ratio, 95% CI")
-        panel.grid(axis="y", alpha=0.3)
-    axes[0][0].legend(fontsize=6)
-    return png(drawing, chart_title(run, "Ratios to the reference, 95% intervals"))
 
 
 def is_floor(label: str) -> bool:

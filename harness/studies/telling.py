@@ -18,10 +18,12 @@ from harness.method.verdicts import (
     unpaired_interval,
     verdict,
 )
-from harness.render.summaries import header, row
+from harness.render.summaries import chart_title, header, row
+from harness.render.vega import forest_layers, grid, png
+from harness.render.views import comparison_view
 from harness.results.records import CellResult, StudyRun, comparison_files, study_dir
 from harness.studies.base import Decision, StudyReport
-from harness.studies.comparing import comparison_table, decision, floors_table, pick, rate_text, sentence, verdict_chart
+from harness.studies.comparing import comparison_table, decision, floors_table, pick, rate_text, sentence
 from harness.studies.judging import Judged, judged_comparisons, pick_over
 
 
@@ -79,6 +81,21 @@ def comparison_lines(run: StudyRun, telling: Telling, judgeds: Sequence[Judged])
             lines += [note.text, ""]
         lines += [f"In a sentence: {sentence(judged)}.", ""]
     return lines
+
+
+CHARTS_A_ROW = 2  # the verdict chart's comparisons wrap into rows of this many
+
+
+def verdict_chart(run: StudyRun, judgeds: Sequence[Judged]) -> bytes:
+    """Each comparison's forest plot as the page draws it (each label's ratio to the reference with its 95%
+    interval, the tie band shaded, the blocks' ratios beside), titled with its workload and reference."""
+    charts = [
+        forest_layers(
+            comparison_view(run, judged, question=""), f"{judged.record.workload}: × {judged.record.reference}"
+        )
+        for judged in judgeds
+    ]
+    return png(grid(charts, CHARTS_A_ROW), chart_title(run, "Ratios to the reference, 95% intervals"))
 
 
 def rounds_files(run: StudyRun, telling: Telling, more: Sequence[str] = ()) -> dict[str, bytes]:

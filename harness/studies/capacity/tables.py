@@ -3,7 +3,8 @@ convoy check. Report-side: reads only the run's files."""
 
 from __future__ import annotations
 
-from harness.render.summaries import figure, header, ms, not_ok_mark, or_dash, png, rate, row
+from harness.render.summaries import header, ms, not_ok_mark, or_dash, rate, row
+from harness.render.vega import Axis, lines, png, rule, side_by_side
 from harness.results.records import StudyRun
 from harness.run.drivers.histogram import Latencies
 from harness.studies.capacity import (
@@ -133,9 +134,10 @@ def steps_table(stacks: list[CapacityCell]) -> list[str]:
 
 def chart(scenario_name: str, stacks: list[CapacityCell], title: str) -> bytes:
     """p50 and p99 against the offered rate, one line per stack, the SLO drawn."""
-    drawing, (median, tail) = figure(1, 2, figsize=(11, 4.4))
-    for each in stacks:
-        points = sorted(
+    points = [
+        {"stack": each.name, "offered": offered, **{f"p{p}": latency.percentile(p) * 1000 for p in (50, 99)}}
+        for each in stacks
+        for offered, latency in sorted(
             (
                 (report.offered_rps or 0.0, Latencies([report.histogram]))
                 for _, report in each.steps
@@ -143,23 +145,19 @@ def chart(scenario_name: str, stacks: list[CapacityCell], title: str) -> bytes:
             ),
             key=lambda point: point[0],
         )
-        if not points:
-            continue
-        rates = [offered for offered, _ in points]
-        median.plot(rates, [lat.percentile(50) * 1000 for _, lat in points], marker="o", label=each.name)
-        tail.plot(rates, [lat.percentile(99) * 1000 for _, lat in points], marker="o", label=each.name)
+    ]
     slo = stacks[0].slo if stacks else None
-    for axes, label in ((median, "p50"), (tail, "p99")):
-        if slo is not None:
-            axes.axhline(slo * 1000, color="red", linestyle="--", linewidth=1, label=f"SLO {slo * 1000:g} ms")
-        axes.set(
-            title=f"{scenario_name}: {label} against offered rate", xlabel="offered calls/s", ylabel=f"{label} (ms)"
+    panels = []
+    for label in ("p50", "p99"):
+        drawn = lines(
+            points,
+            Axis("offered", "offered calls/s", log=True),
+            Axis(label, f"{label} (ms)", log=True),
+            "stack",
+            title=f"{scenario_name}: {label} against offered rate",
         )
-        axes.set_xscale("log")
-        axes.set_yscale("log")
-        axes.grid(alpha=0.3)
-    tail.legend(fontsize="small")
-    return png(drawing, title)
+        panels.append(drawn if slo is None else drawn + rule(slo * 1000, f"SLO {slo * 1000:g} ms"))
+    return png(side_by_side(*panels), title)
 
 
 def convoy_rows(run: StudyRun) -> list[tuple[str, float, float | None, float, float | None]]:

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 from harness.plan.matrix import PER_CALL, PER_WORKER, SHARED, pool
 from harness.plan.servers import S3_PER_REQUEST
-from harness.render.summaries import chart_title, figure, header, or_dash, png, row
+from harness.render.summaries import chart_title, header, or_dash, row
+from harness.render.vega import Axis, bars, png, side_by_side
 from harness.results.records import CellRecord, Repeat, StudyRun
 from harness.studies.base import StudyReport
 from harness.studies.connections import (
@@ -104,38 +105,34 @@ def s3_table(run: StudyRun) -> list[str]:
 
 
 def chart(run: StudyRun) -> bytes:
-    """Calls/s by strategy and stack for each hello scenario, and S3 per process against per request."""
+    """Calls/s by strategy and stack for each hello scenario, and S3 per process against per request (log axes: a
+    per-request client serves a twentieth or less of a held one)."""
     cells = by_cell(run)
-    drawing, axes = figure(1, 3, figsize=(15, 4.6))
-    width = 0.8 / len(STRATEGIES)
-    for panel, each in zip(axes[:2], CLIENT_SCENARIOS, strict=True):
-        servers = [name for name in STACK_NAMES if any(key[:2] == (each.name, name) for key in cells)]
-        for index, strategy in enumerate(STRATEGIES):
-            heights = [
-                cells[key].report.ok_rps if (key := (each.name, server, strategy)) in cells else 0.0
-                for server in servers
-            ]
-            panel.bar([i + index * width for i in range(len(servers))], heights, width, label=STRATEGY_LABELS[strategy])
-        panel.set_xticks([i + 0.4 - width / 2 for i in range(len(servers))], servers, rotation=20, fontsize=8)
-        panel.set(title=f"{each.name} at {CLIENTS} clients", ylabel="OK calls/s")
-        panel.set_yscale("log")
-        panel.grid(axis="y", alpha=0.3)
-    axes[0].legend(fontsize=8)
-    panel = axes[2]
-    labels = [f"{server}\n{each.name}" for each in S3_SCENARIOS for server in STACK_NAMES]
-    for index, (suffix, label) in enumerate((("", "per process"), (S3_PER_REQUEST, "per request"))):
-        heights = [
-            cells[key].report.ok_rps if (key := (each.name, server + suffix, SHARED)) in cells else 0.0
-            for each in S3_SCENARIOS
-            for server in STACK_NAMES
-        ]
-        panel.bar([i + index * 0.4 for i in range(len(labels))], heights, 0.4, label=f"S3 client {label}")
-    panel.set_xticks([i + 0.2 for i in range(len(labels))], labels, rotation=60, fontsize=6)
-    panel.set(title=f"ListObjects at c={S3_CLIENTS_LEVEL}", ylabel="OK calls/s")
-    panel.set_yscale("log")  # a per-request client serves a twentieth or less of a held one
-    panel.legend(fontsize=8)
-    panel.grid(axis="y", alpha=0.3)
-    return png(drawing, chart_title(run, "Connections"))
+    rate = Axis("rate", "OK calls/s", log=True)
+    panels = [
+        bars(
+            [
+                {"stack": server, "strategy": STRATEGY_LABELS[strategy], "rate": cells[key].report.ok_rps}
+                for server in STACK_NAMES
+                for strategy in STRATEGIES
+                if (key := (each.name, server, strategy)) in cells
+            ],
+            Axis("stack", ""),
+            rate,
+            "strategy",
+            title=f"{each.name} at {CLIENTS} clients",
+        )
+        for each in CLIENT_SCENARIOS
+    ]
+    s3 = [
+        {"cell": f"{server} {each.name}", "client": f"S3 client {label}", "rate": cells[key].report.ok_rps}
+        for each in S3_SCENARIOS
+        for server in STACK_NAMES
+        for suffix, label in (("", "per process"), (S3_PER_REQUEST, "per request"))
+        if (key := (each.name, server + suffix, SHARED)) in cells
+    ]
+    panels.append(bars(s3, Axis("cell", ""), rate, "client", title=f"ListObjects at c={S3_CLIENTS_LEVEL}"))
+    return png(side_by_side(*panels), chart_title(run, "Connections"))
 
 
 def tables(run: StudyRun) -> list[str]:

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 from harness.method.verdicts import FASTER, SLOWER, TIE, UNRESOLVED, ratio_text
 from harness.plan.matrix import IN_FLIGHT
-from harness.render.summaries import chart_title, figure, header, png, row, style
+from harness.render.summaries import chart_title, header, row
+from harness.render.vega import Axis, Dash, lines, png
 from harness.results.records import StudyRun
 from harness.results.run_meta import Target
 from harness.studies.base import Decision, StudyReport
@@ -123,23 +124,27 @@ def h2load_runs(run: StudyRun) -> dict[str, tuple[Measured, Measured]]:
 
 
 def chart(run: StudyRun) -> bytes:
-    """Messages per second against client workers, one line per stack and shape."""
+    """Messages per second against client workers, one line per stack and shape (JSON over HTTP dashed)."""
     found = measured(run)
-    levels = levels_of(run)
-    drawing, axes = figure(figsize=(8, 5))
-    for index, (server, scenario) in enumerate(rows(run)):
-        points = [(level, found[key].report.ok_rps) for level in levels if (key := (scenario, server, level)) in found]
-        if points:
-            line = "--" if scenario in HTTP_SCENARIOS else "-"
-            label = f"{server} / {SHAPE_LABELS.get(scenario, scenario)}"
-            axes.plot(*zip(*points, strict=True), linestyle=line, label=label, **style(index))
-    axes.set_xlabel("client workers")
-    axes.set_ylabel("OK messages/s")
-    axes.set_yscale("log")
-    axes.set_xticks(levels)
-    axes.legend(fontsize=7, ncol=2)
-    axes.grid(True, alpha=0.3)
-    return png(drawing, chart_title(run, "Info flow by call shape"))
+    points = [
+        {
+            "label": f"{server} / {SHAPE_LABELS.get(scenario, scenario)}",
+            "over": "JSON over HTTP" if scenario in HTTP_SCENARIOS else "gRPC",
+            "workers": level,
+            "rate": found[key].report.ok_rps,
+        }
+        for server, scenario in rows(run)
+        for level in levels_of(run)
+        if (key := (scenario, server, level)) in found
+    ]
+    drawn = lines(
+        points,
+        Axis("workers", "client workers"),
+        Axis("rate", "OK messages/s", log=True),
+        "label",
+        dash=Dash("over", "gRPC", "JSON over HTTP"),
+    )
+    return png(drawn, chart_title(run, "Info flow by call shape"))
 
 
 def tables(run: StudyRun) -> list[str]:

@@ -22,11 +22,13 @@ from harness.method.verdicts import (
     unpaired_interval,
     verdict,
 )
-from harness.render.summaries import by_level, figure, header, png, rate, row, style
+from harness.render.summaries import header, rate, row
+from harness.render.vega import clients_layers, png, side_by_side
+from harness.render.views import absolute_row
 from harness.results.records import StudyRun
 from harness.studies.base import Decision
 from harness.studies.comparing import decision, distrust, is_floor, untrusted
-from harness.studies.judging import Judged, pick_over, pooled_latency, windows_of
+from harness.studies.judging import Judged, pick_over
 from harness.studies.telling import Telling
 
 MOTOR, PYMONGO = "Motor", "PyMongo's async client"
@@ -84,26 +86,17 @@ def across_levels(topic: str, levels: dict[int, Judged]) -> list[str]:
 
 
 def chart(topic: str, levels: dict[int, Judged], title: str) -> bytes:
-    """OK calls/s (with 95% intervals) and p99 latency against clients, one line per stack, as PNG."""
-    drawing, (throughput, latency) = figure(1, 2, figsize=(11, 4.4))
-    for index, stack in enumerate(stacks_of(levels)):
-        points = [(level, found, judged) for level, judged in levels.items() if (found := own_rate(judged, stack))]
-        if not points:
-            continue
-        xs = [level for level, _, _ in points]
-        values = [found.value for _, found, _ in points]
-        lows = [found.value - found.low for _, found, _ in points]
-        highs = [(found.high if math.isfinite(found.high) else found.value) - found.value for _, found, _ in points]
-        throughput.errorbar(xs, values, yerr=[lows, highs], capsize=3, label=stack, **style(index))
-        p99 = [(level, pooled_latency(windows_of(judged, stack), 99)) for level, _, judged in points]
-        shown = [(level, value * 1000) for level, value in p99 if value is not None]
-        if shown:
-            latency.plot(*zip(*shown, strict=True), label=stack, **style(index))
-    throughput.set(title=f"{topic}: OK calls/s, 95% CI", xlabel="clients", ylabel="OK calls/s")
-    latency.set(title=f"{topic}: p99 latency (every OK call pooled)", xlabel="clients", ylabel="p99 (ms)")
-    by_level(levels, throughput, latency)
-    throughput.legend(fontsize="small")
-    return png(drawing, title)
+    """OK calls/s (with 95% intervals) and p99 latency against clients, a line a stack, as the page's "which stack"
+    view draws them."""
+    by_clients = {
+        str(level): [
+            {"stack": stack, **absolute_row(judged, stack)} for stack in stacks_of(levels) if judged.rates.get(stack)
+        ]
+        for level, judged in levels.items()
+    }
+    rates = clients_layers(by_clients, "rate", f"{topic}: OK calls/s, 95% CI")
+    p99 = clients_layers(by_clients, "p99", f"{topic}: p99 latency (every OK call pooled)")
+    return png(side_by_side(rates, p99), title)
 
 
 # --- the decision rows ---------------------------------------------------------------------------------------

@@ -14,19 +14,17 @@ from harness.render.summaries import (
     SHOWN_PERCENTILES,
     TOO_FEW_NOTE,
     CellSummary,
-    by_level,
     driver_cpus,
-    figure,
     flag_notes,
     header,
     ms,
     percent,
     percentile_label,
-    png,
     rate,
     row,
     seconds,
 )
+from harness.render.vega import Axis, lines, png, side_by_side
 from harness.results.records import StudyRun
 from harness.studies.judging import without_controls
 
@@ -229,19 +227,15 @@ def reading(run: StudyRun, levels: Levels) -> list[str]:
 
 def chart(scenario: str, levels: Levels, servers: list[str], title: str) -> bytes:
     """OK requests/sec and p99 latency against concurrency, one line per server variant, as PNG."""
-    drawing, (throughput, latency) = figure(1, 2, figsize=(11, 4.4))
-    for name in servers:
-        points = [(level, levels[level][name]) for level in sorted(levels) if name in levels[level]]
-        points = [(level, s) for level, s in points if not s.failed]
-        if not points:
-            continue
-        throughput.plot([level for level, _ in points], [s.ok_rps for _, s in points], marker="o", label=name)
-        p99 = [(level, s.percentile(99)) for level, s in points]
-        shown = [(level, value * 1000) for level, value in p99 if value is not None]
-        if shown:
-            latency.plot(*zip(*shown, strict=True), marker="o", label=name)
-    throughput.set(title=f"{scenario}: OK requests/sec", xlabel="concurrency", ylabel="OK requests/sec")
-    latency.set(title=f"{scenario}: p99 latency (pooled)", xlabel="concurrency", ylabel="p99 (ms)")
-    by_level(levels, throughput, latency)
-    throughput.legend(fontsize="small")
-    return png(drawing, title)
+    points = [
+        {"server": name, "level": level, "rate": found.ok_rps, "p99": None if p99 is None else p99 * 1000}
+        for name in servers
+        for level in sorted(levels)
+        if (found := levels[level].get(name)) and not found.failed
+        for p99 in [found.percentile(99)]
+    ]
+    level = Axis("level", "concurrency")
+    rates = lines(points, level, Axis("rate", "OK requests/sec"), "server", title=f"{scenario}: OK requests/sec")
+    shown = [point for point in points if point["p99"] is not None]
+    p99 = lines(shown, level, Axis("p99", "p99 (ms)"), "server", title=f"{scenario}: p99 latency (pooled)")
+    return png(side_by_side(rates, p99), title)

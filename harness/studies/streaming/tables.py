@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.plan.matrix import BENCH_OBJECTS
-from harness.render.summaries import MIB, chart_title, figure, header, or_dash, png, row
+from harness.render.summaries import MIB, chart_title, header, or_dash, row
+from harness.render.vega import Axis, lines, png
 from harness.results.records import StudyRun
 from harness.run.drivers.report import FetchCounts, WatchOutcome
 from harness.studies.reading import (
@@ -221,20 +222,19 @@ def batch_table(run: StudyRun) -> list[str]:
 
 
 def batch_chart(run: StudyRun) -> bytes:
-    drawing, axes = figure(figsize=(7, 4.5))
-    for server, rates in batch_rates(run).items():
-        sizes = sorted(rates)
-        axes.plot(sizes, [rates[size] for size in sizes], marker="o", label=server)
-    axes.set(
-        xscale="log",
-        xlabel="objects per message (batch size)",
-        ylabel="OK calls/s",
+    points = [
+        {"server": server, "size": size, "rate": rate}
+        for server, rates in batch_rates(run).items()
+        for size, rate in sorted(rates.items())
+    ]
+    drawn = lines(
+        points,
+        Axis("size", "objects per message (batch size)", log=True),
+        Axis("rate", "OK calls/s"),
+        "server",
         title=f"StreamObjects of {BENCH_OBJECTS} objects at c={BATCH_LEVEL}",
     )
-    axes.grid(alpha=0.3)
-    axes.set_ylim(bottom=0)
-    axes.legend(fontsize="small")
-    return png(drawing, chart_title(run, "Batch size"))
+    return png(drawn, chart_title(run, "Batch size"))
 
 
 # --- watch ---------------------------------------------------------------------------------------------

@@ -7,11 +7,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from harness.method.verdicts import Interval, interval, ratio_text
 from harness.plan.matrix import SHARED
-from harness.render.summaries import CellSummary, chart_title, figure, header, ms, png, row, style
+from harness.render.summaries import CellSummary, chart_title, header, ms, row
+from harness.render.vega import BYTES, Axis, Dash, lines, png
 from harness.results.records import StudyRun
 from harness.run.tls import MTLS, TLS
 from harness.studies.base import Decision, StudyReport
@@ -117,40 +118,29 @@ def size_table(sized: Sequence[Sized], direction: str) -> list[str]:
 
 
 def size_chart(run: StudyRun, sized: Sequence[Sized]) -> bytes:
-    """MB/s against reply size, one line per stack and wire (a stack's colour and marker, TLS dashed), error
-    bars the 95% intervals; replies of 0 bytes move none and are left off the logarithmic axes."""
-    drawing, axes = figure(1, 1, figsize=(7.5, 4.8))
-    replies = [found for found in sized if SIZED[found.scenario][0] == REPLY and SIZED[found.scenario][1] > 0]
-    labels = dict.fromkeys(found.label for found in replies)
-    stacks = list(dict.fromkeys(label.split("+")[0] for label in labels))
-    for label in labels:
-        points = sorted(
-            (SIZED[found.scenario][1], found.rates)
-            for found in replies
-            if found.label == label and found.rates.value > 0
-        )
-        sizes = [size for size, _ in points]
-        values = [rates.value * size / MB for size, rates in points]
-        low = [(rates.value - rates.low) * size / MB for size, rates in points]
-        high = [
-            ((rates.high if math.isfinite(rates.high) else rates.value) - rates.value) * size / MB
-            for size, rates in points
-        ]
-        axes.errorbar(
-            sizes,
-            values,
-            yerr=[low, high],
-            capsize=3,
-            linestyle="--" if "+" in label else "-",
-            label=label,
-            **style(stacks.index(label.split("+")[0])),
-        )
-    axes.set_xscale("log", base=2)
-    axes.set_yscale("log")
-    axes.set(xlabel="reply payload, bytes", ylabel="MB/s of payload (OK calls only), 95% CI")
-    axes.grid(alpha=0.3)
-    axes.legend(fontsize=7)
-    return png(drawing, chart_title(run, f"Reply payload moved at {SIZE_LEVEL} workers"))
+    """MB/s against reply size, one line per stack and wire (a stack's colour, TLS dashed), each point's 95%
+    interval drawn; replies of 0 bytes move none and are left off the logarithmic axes."""
+    points: list[dict[str, Any]] = [
+        {
+            "stack": found.label.split("+")[0],
+            "wire": "TLS" if "+" in found.label else "plaintext",
+            "size": size,
+            "rate": found.rates.value * size / MB,
+            "low": found.rates.low * size / MB,
+            "high": (found.rates.high if math.isfinite(found.rates.high) else found.rates.value) * size / MB,
+        }
+        for found in sized
+        if SIZED[found.scenario][0] == REPLY and (size := SIZED[found.scenario][1]) > 0 and found.rates.value > 0
+    ]
+    drawn = lines(
+        sorted(points, key=lambda point: point["size"]),
+        Axis("size", "reply payload", log=True, base=2, ticks=sorted({p["size"] for p in points}), labels=BYTES),
+        Axis("rate", "MB/s of payload (OK calls only), 95% CI", log=True),
+        "stack",
+        dash=Dash("wire", "plaintext", "TLS"),
+        bounds=True,
+    )
+    return png(drawn, chart_title(run, f"Reply payload moved at {SIZE_LEVEL} workers"))
 
 
 def connection_costs(judgeds: Sequence[Judged]) -> list[str]:
