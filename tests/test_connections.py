@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.render.table import markdown, markdown_lines
 from harness.results.records import load_study
 from harness.studies.connections import report as connections
 from tests.runs import CONNECTION_WAYS, make_connections_run
@@ -14,7 +15,7 @@ def test_each_way_of_connecting_has_its_column_and_the_answer_divides_by_one_sha
     run = load_study(make_connections_run(tmp_path), "connections")
     cells = connections.by_cell(run)
     assert {key[2] for key in cells if key[0] == "hello"} == set(CONNECTION_WAYS)
-    table = "\n".join(connections.client_table(run, "hello"))
+    table = markdown(connections.client_table(run, "hello"))
     assert "| sync-w10 | 3,000, " in table and "1,500, " in table  # the median run of each way
     answer = connections.answer([run])
     assert "new per call 0.50x" in answer and "one per client 0.90x" in answer and "pool of 10 1.10x" in answer
@@ -25,7 +26,7 @@ def test_each_way_of_connecting_has_its_column_and_the_answer_divides_by_one_sha
 
 def test_the_s3_table_sets_per_request_beside_per_process(tmp_path: Path) -> None:
     run = load_study(make_connections_run(tmp_path), "connections")
-    (line,) = [each for each in connections.s3_table(run) if each.startswith("| sync-w10 ")]
+    (line,) = [each for each in markdown_lines(connections.s3_table(run)) if each.startswith("| sync-w10 ")]
     assert "| 400.0 | 100.0 **30 of 330 calls not OK (9%): Unavailable** | 0.25x |" in line
     files = connections.render(run)
     assert files["charts/connections.png"].startswith(b"\x89PNG")

@@ -17,6 +17,7 @@ from harness.plan.matrix import HELLO_WORK, Cell, scenario
 from harness.plan.options import RunOptions
 from harness.plan.pythons import NotFound, Prepared
 from harness.plan.servers import server_variant
+from harness.render.table import markdown
 from harness.results.records import StudyRun
 from harness.run.backends import Backends
 from harness.run.drivers.loadgen import loadgen_argv
@@ -148,7 +149,7 @@ def test_the_free_threaded_outcome_names_its_evidence(tmp_path: Path) -> None:
     assert "grpcio was compiled here with `-DCYTHON_FREETHREADING_COMPATIBLE=1`" in said
     assert "protobuf ran its pure-Python implementation" in said
     assert "3.11" not in said  # only free-threaded builds are told
-    table = "\n".join(interpreters_table(run))
+    table = markdown(interpreters_table(run))
     assert (
         "| 3.14t | 3.14.7 | — | — | sync off, rest off, async on | python | grpcio | connect: ImportError: no pyvoy |"
         in table

@@ -205,3 +205,23 @@ def test_the_tables_save_as_csv_and_json_from_the_page(browser: Any, results: Pa
     assert any(": against " in each for each in said) and any("the oldest run shown" in each for each in said)
     assert errors == [] and fetched == []
     page.close()
+
+
+def test_every_table_of_a_study_shows_the_rows_its_markdown_shows_and_saves_beside_it(
+    browser: Any, results: Path
+) -> None:
+    """Each study's tables from its newest run, drawn from the JSON written beside its markdown pages: the rows its
+    page holds, a CSV link that resolves to those rows, and the study filter keeps only that study's."""
+    page, errors, fetched = opened(browser, results / "report.html", "#study=stacks")
+    stacks = page.locator("details.tables[data-study='stacks']")
+    assert page.locator("details.tables[data-study='connections']").is_hidden()
+    stacks.locator("summary").click()
+    table, link = stacks.locator("table").first, stacks.locator("h4 a").first.get_attribute("href")
+    assert link is not None and link.startswith("stacks/tables/comparisons/")
+    shown = [[cell.inner_text() for cell in row.locator("td").all()] for row in table.locator("tbody tr").all()]
+    with (results / link).open(encoding="utf-8") as saved:
+        assert shown == list(csv.reader(saved))[1:]
+    markdown_page = (results / "stacks" / "comparisons.md").read_text()
+    assert all(f"| {row[0]} |" in markdown_page.replace("**", "") for row in shown)
+    assert errors == [] and fetched == []
+    page.close()

@@ -20,6 +20,7 @@ from harness.cli import main
 from harness.method.verdicts import Method
 from harness.render.decisions import decision_rows
 from harness.render.markdown import answer, write_report
+from harness.render.table import TABLES, markdown, markdown_lines
 from harness.results.files import write_json_atomic
 from harness.results.records import CellRecord, load_study
 from harness.results.run_meta import RunMeta, StudyEntry, Thresholds
@@ -69,6 +70,8 @@ def test_tables_and_answer_match_golden(name: str, tmp_path: Path) -> None:
     for relative, content in sorted(files.items()):
         if relative.endswith(".png"):
             assert content.startswith(b"\x89PNG")
+        elif TABLES in relative.split("/"):  # the tables the golden markdown shows, as data (tests/test_table.py)
+            assert relative.endswith((".csv", ".json"))
         elif name != "stacks":  # the stacks study's tables have golden tests of their own (test_report.py)
             check_golden(f"{name}/{relative}", content.decode())
     check_golden(f"{name}/answer.txt", answer(study(name), [run]) + "\n")
@@ -207,10 +210,10 @@ def test_a_finding_is_told_after_a_comparison_that_measured_what_it_explains(tmp
         "hello": Finding(("aio-uvloop", "sync-w10"), "Found of both."),
         "hello-wait": Finding(("aio-uvloop",), "Found on another topic."),
     }
-    told = "\n".join(comparison_lines(run, replace(TELLING, found=found), judged_comparisons(run)))
+    told = markdown(comparison_lines(run, replace(TELLING, found=found), judged_comparisons(run)))
     assert "Found of both." in told and "Found on another topic." not in told
     unmeasured = {"hello": Finding(("aio-uvloop", "connect-pyvoy"), "Found of one not measured.")}
-    told = "\n".join(comparison_lines(run, replace(TELLING, found=unmeasured), judged_comparisons(run)))
+    told = markdown(comparison_lines(run, replace(TELLING, found=unmeasured), judged_comparisons(run)))
     assert "Found of one not measured." not in told
 
 
@@ -238,7 +241,7 @@ def test_a_run_made_aside_is_shown_on_its_study_s_page_and_decides_nothing(tmp_p
 def test_a_comparison_of_ways_to_connect_is_told_by_its_labels_and_joins_the_decision_table(tmp_path: Path) -> None:
     run = load_study(make_connections_rounds_run(tmp_path), "connections")
     files = study("connections").render(run)
-    assert set(files) == {"comparisons.md", "charts/verdicts.png"}
+    assert {"comparisons.md", "charts/verdicts.png", "tables/comparisons.json"} <= set(files)
     check_golden("connections/rounds-comparisons.md", files["comparisons.md"].decode())
     check_golden("connections/rounds-answer.txt", answer(study("connections"), [run]) + "\n")
     write_report(tmp_path)
@@ -290,7 +293,7 @@ def test_one_workload_measured_by_two_studies_of_a_run_is_set_side_by_side(tmp_p
     noise = {"unary": [1.0, 1.01, 0.99, 1.0, 1.02], "unary~aa": [0.99, 1.0, 1.01, 1.02, 0.99]}
     noise["stream"] = [1.0, 1.0, 0.99, 1.01, 1.0]
     write_rounds(run_dir / "streaming", "one-message/aio-uvloop/c50", cells, {"unary": 3100, "stream": 2900}, noise, {})
-    lines = same_workloads([load_study(run_dir, "stacks"), load_study(run_dir, "streaming")])
+    lines = markdown_lines(same_workloads([load_study(run_dir, "stacks"), load_study(run_dir, "streaming")]))
     (shared,) = [line for line in lines if line.startswith("| hello/aio-uvloop/c50 |")]
     assert "stacks (ghz): 3," in shared and "streaming (loadgen): 3," in shared
     assert shared.endswith("| 0.80 [0.65, 0.98] | unresolved: by loadgen against ghz | 0.244, 0.310 |")

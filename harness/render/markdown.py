@@ -17,7 +17,7 @@ from harness.method.soak_verdict import SOAK_DOC, load_line
 from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, GLOSSARY
 from harness.render.findings import Findings, findings, matrix_run, only_in_matrix
 from harness.render.page import page
-from harness.render.summaries import header, row
+from harness.render.table import Block, Table, markdown, written_tables
 from harness.results.files import read_json, write_bytes_atomic, write_text_atomic
 from harness.results.records import StudyRun, all_runs, is_aside, load_study, studies_in
 from harness.results.run_meta import Thresholds
@@ -88,27 +88,21 @@ def decide(found: Findings) -> list[str]:
     lines = ["## Decide", ""]
     if not found.rows:
         return [*lines, "No comparison has run yet: `python -m harness run-all`.", ""]
-    lines += [
-        verdicts_line(),
-        "",
-        *header(DECISION_COLUMNS, "question"),
-    ]
+    table = Table("decisions", ["question", *DECISION_COLUMNS])
     for each in found.rows:
         runs = ", ".join(f"`{run}` ({machine})" for run, machine in each.evidence)
-        lines.append(
-            row(
-                each.question,
-                [
-                    f"**{each.lead}**",
-                    each.sure,
-                    each.avoid,
-                    each.floor,
-                    "yes" if each.trusted else f"**no**: {each.why}",
-                    f"[{each.study}]({each.study}/README.md), {runs}",
-                ],
-            )
+        table.add(
+            each.question,
+            [
+                f"**{each.lead}**",
+                each.sure,
+                each.avoid,
+                each.floor,
+                "yes" if each.trusted else f"**no**: {each.why}",
+                f"[{each.study}]({each.study}/README.md), {runs}",
+            ],
         )
-    return [*lines, ""]
+    return [*lines, verdicts_line(), "", *table.markdown(), ""]
 
 
 def answers(found: Findings, chosen: dict[StudyReport, list[StudyRun]]) -> list[str]:
@@ -201,15 +195,13 @@ MATRIX = "matrix"  # under results/<study>/: the files of the study's newest ful
 ASIDE = "aside"  # under results/<study>/: a folder of each run made --aside
 
 
-def relocated(markdown: str, study: str, folder: str = "", depth: int = 1) -> str:
+def relocated(text: str, study: str, folder: str = "", depth: int = 1) -> str:
     """Markdown written for results/README.md, with its links made relative to a page `depth` folders below
     results/ whose files are under `folder`."""
     inside = f"]({folder}/" if folder else "]("
     up = "../" * depth
     return (
-        markdown.replace(f"]({study}/", inside)
-        .replace("](runs/", f"]({up}runs/")
-        .replace(f"](#{study})", "](README.md)")
+        text.replace(f"]({study}/", inside).replace("](runs/", f"]({up}runs/").replace(f"](#{study})", "](README.md)")
     )
 
 
@@ -262,12 +254,13 @@ def soak_section(out_dir: Path) -> list[str]:
 def summary(found: Findings, chosen: dict[StudyReport, list[StudyRun]], runs: Sequence[Path], soak: bool) -> str:
     """results/README.md: the decision table, the short answers, and links to each study's page, the soak, the
     page and the runs."""
-    lines = [
+    lines: list[Block] = [
         "# Results",
         "",
         "Rendered by `python -m harness report` from the raw files under [`runs/`](runs); no figure here is typed by "
         "hand. Explore the same findings in a browser, offline: [`report.html`](report.html) (filters, every "
-        "comparison's forest plot and blocks, each run's provenance).",
+        "comparison's forest plot and blocks, every study's tables, each run's provenance). Each table is also saved "
+        "as CSV beside its page, under `tables/`.",
         "",
         *decide(found),
         *answers(found, chosen),
@@ -284,7 +277,7 @@ def summary(found: Findings, chosen: dict[StudyReport, list[StudyRun]], runs: Se
         "",
         f"Runs: {len(runs)} under [`runs/`](runs), the newest `{runs[-1].name}`.",
     ]
-    return "\n".join(lines) + "\n"
+    return markdown(lines) + "\n"
 
 
 def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
@@ -303,6 +296,9 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
     matrices = {each: matrix_run(each, metas, study_runs[0]) for each, study_runs in chosen.items()}
     asides = {each: asides_of(each, metas, study_runs[0]) for each, study_runs in chosen.items()}
     written = []
+    study_tables: dict[
+        str, list[dict[str, Any]]
+    ] = {}  # each study's tables from its newest run, as report.html shows them
     for each, study_runs in chosen.items():
         folder = out_dir / each.name
         if folder.is_dir():
@@ -310,6 +306,7 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
         matrix = matrices[each]
         matrix_section = "" if matrix is None else each.section([matrix])
         files = {**each.render(study_runs[0])}
+        study_tables[each.name] = written_tables(files)
         if matrix is not None:
             files |= {f"{MATRIX}/{name}": content for name, content in each.render(matrix).items()}
             files.setdefault(f"{MATRIX}/README.md", relocated(matrix_section, each.name, depth=2).encode())
@@ -331,7 +328,10 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
         write_text_atomic(path, relocated("\n".join(soak), "soak") + "\n")
         written.append(path)
     found = findings(chosen, metas, matrices, asides)
-    for name, text in (("README.md", summary(found, chosen, runs, bool(soak))), ("report.html", page(found))):
+    for name, text in (
+        ("README.md", summary(found, chosen, runs, bool(soak))),
+        ("report.html", page(found, study_tables)),
+    ):
         path = out_dir / name
         write_text_atomic(path, text)
         written.append(path)

@@ -12,7 +12,7 @@ import html
 import json
 import re
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -287,13 +287,41 @@ def _exports(found: Findings) -> str:
     )
 
 
+INLINE = ((re.compile(r"\*\*(.+?)\*\*"), r"<b>\1</b>"), (re.compile(r"`(.+?)`"), r"<code>\1</code>"))
+LINK = re.compile(r"\[([^\]]+)\]\([^)]+\)")
+
+
+def _inline(text: str) -> str:
+    """A markdown table cell as HTML: bold and code kept, a link's text alone."""
+    shown = _cell(LINK.sub(r"\1", text))
+    for pattern, replacement in INLINE:
+        shown = pattern.sub(replacement, shown)
+    return shown
+
+
+def _study_tables(study: str, tables: Sequence[dict[str, Any]]) -> str:
+    """A study's tables, folded: each under its name, with its page and its CSV."""
+    drawn = [
+        f"<h4>{_cell(table['name'])} · <a href='{study}/{table['csv']}'>CSV</a> · on "
+        f"<a href='{study}/{table['page']}'>{_cell(table['page'])}</a></h4>"
+        + _table(
+            table["columns"],
+            "".join("<tr>" + "".join(f"<td>{_inline(cell)}</td>" for cell in row) + "</tr>" for row in table["rows"]),
+        )
+        for table in tables
+    ]
+    count = f"{len(tables)} table" + ("s" if len(tables) != 1 else "")
+    return f"<details class='tables' data-study='{study}'><summary>{study}: {count}</summary>{''.join(drawn)}</details>"
+
+
 def _select(key: str, values: list[str]) -> str:
     options = "".join(f'<option value="{_cell(v)}">{_cell(v)}</option>' for v in values)
     return f'<label>{key} <select id="f-{key}"><option value="">all</option>{options}</select></label>'
 
 
-def page(found: Findings) -> str:
-    """The whole page, its scripts and data inside it."""
+def page(found: Findings, tables: Mapping[str, Sequence[dict[str, Any]]] | None = None) -> str:
+    """The whole page, its scripts and data inside it; `tables`: each study's tables (written_tables), drawn under
+    "Every table"."""
     views = found.comparisons
     drawn = [*views, *found.asides]
     all_stacks = sorted({base_stack(stack) for v in drawn for stack in v["stacks"]})
@@ -338,6 +366,10 @@ def page(found: Findings) -> str:
         _glossary(),
         "<h2>The comparisons</h2>",
         *[_card(view, index) for index, view in enumerate(views)],
+        "<h2>Every table</h2>",
+        "<p>Each study's tables from its newest run: the rows its markdown pages show, each saved beside them as "
+        "CSV (and all of a page's as JSON).</p>",
+        *[_study_tables(study, found_tables) for study, found_tables in (tables or {}).items() if found_tables],
         "<h2>Runs aside</h2>",
         "<p>Runs made for one question (<code>run-all --aside</code>): a narrow comparison, or a fix measured before "
         "and after. They decide no row and no study's answer.</p>"

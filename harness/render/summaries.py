@@ -210,14 +210,6 @@ def percent(value: float | None) -> str:
     return "not measured" if value is None else f"{value:.0%}"
 
 
-def row(label: str, cells: Sequence[str]) -> str:
-    return f"| {label} | " + " | ".join(cells) + " |"
-
-
-def header(labels: Sequence[str], first: str = "") -> list[str]:
-    return [row(first, labels), "|---|" + "---|" * len(labels)]
-
-
 def chart_title(run: Any, what: str) -> str:
     """A chart's title: what it shows, its run and machine, and uncommitted code if so."""
     return f"{what}: run {run.run_id}, {run.cpu_model}" + (" (uncommitted code)" if run.uncommitted else "")

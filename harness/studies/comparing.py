@@ -27,7 +27,8 @@ from harness.method.verdicts import (
 )
 from harness.plan.matrix import SLOW_SLICE_CALLS
 from harness.plan.servers import MINIMAL_SUFFIX
-from harness.render.summaries import driver_share, header, ms, not_ok_mark, rate, row
+from harness.render.summaries import driver_share, ms, not_ok_mark, rate
+from harness.render.table import Block, Table
 from harness.results.records import StudyRun
 from harness.studies.base import SEPARATED, Decision
 from harness.studies.judging import Judged, absolute, pick_over, windows_of
@@ -40,7 +41,7 @@ def rate_text(found: Interval) -> str:
     return f"{rate(found.value)} [{rate(found.low)}, {high}]"
 
 
-def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -> list[str]:
+def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -> list[Block]:
     """One row per label: its OK calls/s (geometric mean over its blocks, 95% interval), its ratio to the
     reference (paired by block) with the verdict, its p50 and p99 latency (every OK call of its slices pooled), how
     many blocks it ran and why it stopped, the server's CPU and the driver's (highest over the slices); then how it
@@ -59,7 +60,7 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
         "server CPU",
         "driver CPU",
     ]
-    lines = header(labels, what)
+    table = Table(f"comparison {record.workload}", [what, *labels])
     for label in [name for name, _ in judged.ranked] + ([record.control] if record.control else []):
         own = absolute(judged, label)
         if own is None:
@@ -70,24 +71,22 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
         drivers = [share for repeat, _ in mine if (share := driver_share(repeat, run.meta)) is not None]
         stop = record.stopped.get(label)
         name = f"{label} (A/A control)" if label == record.control else label
-        lines.append(
-            row(
-                f"**{name}**" if label == record.reference else name,
-                [
-                    rate_text(own.rate) + not_ok_mark([report for _, report in mine]),
-                    "1 (reference)" if label == record.reference else ratio_text(outcome.ratio) if outcome else "—",
-                    "—" if label == record.reference or outcome is None else f"**{outcome.verdict}**",
-                    ms(own.p50),
-                    ms(own.p99),
-                    str(own.blocks),
-                    "—" if stop is None else f"{unit} {stop.round}, {stop.reason}",
-                    f"{spread_between_rounds(judged.rates.get(label, {})):.1%}",
-                    f"{min(busy):.0%}–{max(busy):.0%}" if busy else "not sampled",
-                    f"{max(drivers):.0%}" if drivers else "—",
-                ],
-            )
+        table.add(
+            f"**{name}**" if label == record.reference else name,
+            [
+                rate_text(own.rate) + not_ok_mark([report for _, report in mine]),
+                "1 (reference)" if label == record.reference else ratio_text(outcome.ratio) if outcome else "—",
+                "—" if label == record.reference or outcome is None else f"**{outcome.verdict}**",
+                ms(own.p50),
+                ms(own.p99),
+                str(own.blocks),
+                "—" if stop is None else f"{unit} {stop.round}, {stop.reason}",
+                f"{spread_between_rounds(judged.rates.get(label, {})):.1%}",
+                f"{min(busy):.0%}–{max(busy):.0%}" if busy else "not sampled",
+                f"{max(drivers):.0%}" if drivers else "—",
+            ],
         )
-    return [*lines, "", *measured_how(judged)]
+    return [table, "", *measured_how(judged)]
 
 
 def slices_text(method: Method) -> str:
@@ -230,18 +229,18 @@ def pick(judged: Judged) -> tuple[str, str] | None:
     return (ranked[0], ranked[1]) if len(ranked) >= 2 else None
 
 
-def floors_table(judged: Judged) -> list[str]:
+def floors_table(judged: Judged) -> list[Block]:
     """Each of our servers against its floor (the stack's own hello example), paired by block: a tie says our code
     costs nothing the stack does not; a slower one, what it costs."""
     tie = judged.record.method.tie
-    lines = []
+    columns = ["ours", "its floor", "ours × its floor [95% CI]", "verdict", "what ours costs a call"]
+    table = Table(f"floors {judged.record.workload}", columns)
     for label in [judged.record.reference, *judged.record.alternatives]:
         floor = label + MINIMAL_SUFFIX
         if floor in judged.rates and (found := pick_over(judged, label, floor, tie)):
-            lines.append(row(label, [floor, ratio_text(found[0]), f"**{found[1]}**", ours_cost(found[0])]))
-    if not lines:
+            table.add(label, [floor, ratio_text(found[0]), f"**{found[1]}**", ours_cost(found[0])])
+    if not table.rows:
         return []
-    heading = header(["its floor", "ours × its floor [95% CI]", "verdict", "what ours costs a call"], "ours")
     said = (
         "Each of our servers against its floor (the stack's own hello example, servers/minimal.py), paired by block. "
         "What ours adds to a call, and what it buys: the scenario's hello (reading `work`, `delay_ms` and "
@@ -250,7 +249,7 @@ def floors_table(judged: Judged) -> list[str]:
         "services cost a call nothing. A floor serves with its stack's defaults (connectrpc's gzip among them). "
         "What ours costs is the share of its floor's rate it gives up, read from the interval: at most its low end."
     )
-    return [said, "", *heading, *lines, ""]
+    return [said, "", table, ""]
 
 
 def ours_cost(found: Interval) -> str:

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.plan.matrix import SHARED
-from harness.render.summaries import driver_share, header, not_ok_mark, or_dash, row, spread
+from harness.render.summaries import driver_share, not_ok_mark, or_dash, spread
+from harness.render.table import Block, Table, markdown
 from harness.results.files import read_json
 from harness.results.records import (
     CellResult,
@@ -165,39 +166,38 @@ def trouble(run: StudyRun) -> str:
     return " ".join(parts)
 
 
-def study_readme(study: str, heading: str, lines: Sequence[str]) -> bytes:
+def study_readme(study: str, heading: str, lines: Sequence[Block]) -> bytes:
     """results/<study>/README.md: the heading and the section's lines, its links made relative to it."""
-    text = "\n".join([heading, "", *lines]).replace(f"]({study}/", "](")
+    text = markdown([heading, "", *lines]).replace(f"]({study}/", "](")
     return (text + "\n").encode()
 
 
 def driver_cross_check_table(
     run: StudyRun, pairs: dict[str, tuple[Measured, Measured]], unit: str = "OK calls/s", checker: str = "ghz"
-) -> list[str]:
+) -> list[Block]:
     """Our driver's median run against the checker's (ghz, h2load) on the same server start, per stack: rates,
     their difference, what each run cost the server per call, the TCP segments a call took, and each driver's own
     CPU."""
     labels = [f"loadgen {unit}", f"{checker} {unit}", "difference", f"server CPU per call: loadgen / {checker}"]
-    lines = header([*labels, f"TCP segments per call: loadgen / {checker}", "loadgen CPU", f"{checker} CPU"], "stack")
+    columns = [*labels, f"TCP segments per call: loadgen / {checker}", "loadgen CPU", f"{checker} CPU"]
+    table = Table(f"loadgen-against-{checker}", ["stack", *columns])
     for server, (mine, theirs) in pairs.items():
         ours_rps, ghz_rps = mine.report.ok_rps, theirs.report.ok_rps
         costs = mine.server_ms_per_call, theirs.server_ms_per_call
         segments = mine.segments_per_call, theirs.segments_per_call
-        lines.append(
-            row(
-                server,
-                [
-                    f"{ours_rps:,.0f}",
-                    f"{ghz_rps:,.0f}",
-                    f"{ours_rps / ghz_rps - 1:+.1%}",
-                    "—" if None in costs else f"{costs[0]:.3f} / {costs[1]:.3f} ms",
-                    "—" if None in segments else f"{segments[0]:.2f} / {segments[1]:.2f}",
-                    or_dash(mine.driver_cpu(run.meta), ".0%"),
-                    or_dash(theirs.driver_cpu(run.meta), ".0%"),
-                ],
-            )
+        table.add(
+            server,
+            [
+                f"{ours_rps:,.0f}",
+                f"{ghz_rps:,.0f}",
+                f"{ours_rps / ghz_rps - 1:+.1%}",
+                "—" if None in costs else f"{costs[0]:.3f} / {costs[1]:.3f} ms",
+                "—" if None in segments else f"{segments[0]:.2f} / {segments[1]:.2f}",
+                or_dash(mine.driver_cpu(run.meta), ".0%"),
+                or_dash(theirs.driver_cpu(run.meta), ".0%"),
+            ],
         )
-    return lines
+    return [table]
 
 
 def cross_check_gaps(mine: Measured, theirs: Measured) -> dict[str, float]:
@@ -302,11 +302,11 @@ def cross_checked_targets(
     return found
 
 
-def newest_run_section(runs: Sequence[StudyRun], tables: Callable[[StudyRun], list[str]], driver: str) -> str:
+def newest_run_section(runs: Sequence[StudyRun], tables: Callable[[StudyRun], list[Block]], driver: str) -> str:
     """A study's part of results/README.md: its newest run, what drove it, where its raw reports are, and its
     tables."""
     newest = runs[0]
-    return "\n".join(
+    return markdown(
         [
             f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Driven by {driver}; "
             f"raw reports: [`runs/{newest.run_id}`](runs/{newest.run_id}).",

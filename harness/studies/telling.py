@@ -18,7 +18,8 @@ from harness.method.verdicts import (
     unpaired_interval,
     verdict,
 )
-from harness.render.summaries import chart_title, header, row
+from harness.render.summaries import chart_title
+from harness.render.table import Block, Table, markdown, page_files
 from harness.render.vega import forest_layers, grid, png
 from harness.render.views import comparison_view
 from harness.results.records import CellResult, StudyRun, comparison_files, study_dir
@@ -69,10 +70,10 @@ class Telling:
         return made if made is None or lead is None else replace(made, lead=lead(judged, made))
 
 
-def comparison_lines(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) -> list[str]:
+def comparison_lines(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) -> list[Block]:
     """Every comparison of a run in rounds: its question, what it measures, its table, the reading in a
     sentence."""
-    lines: list[str] = []
+    lines: list[Block] = []
     for judged in judgeds:
         lines += [f"### {judged.record.workload}: {telling.question(judged)}", ""]
         lines += [f"{telling.description(judged)}.", "", *comparison_table(run, judged, telling.what), ""]
@@ -98,24 +99,25 @@ def verdict_chart(run: StudyRun, judgeds: Sequence[Judged]) -> bytes:
     return png(grid(charts, CHARTS_A_ROW), chart_title(run, "Ratios to the reference, 95% intervals"))
 
 
-def rounds_files(run: StudyRun, telling: Telling, more: Sequence[str] = ()) -> dict[str, bytes]:
-    """results/<study>/comparisons.md (each comparison, then `more`) and charts/verdicts.png."""
+def rounds_files(run: StudyRun, telling: Telling, more: Sequence[Block] = ()) -> dict[str, bytes]:
+    """results/<study>/comparisons.md (each comparison, then `more`), its tables beside it (tables/, CSV and JSON),
+    and charts/verdicts.png."""
     judgeds = judged_comparisons(run)
-    lines = [
+    lines: list[Block] = [
         f"# {telling.study.capitalize()} compared: {run.title}",
         "",
         *comparison_lines(run, telling, judgeds),
         *more,
     ]
-    return {"comparisons.md": ("\n".join(lines) + "\n").encode(), "charts/verdicts.png": verdict_chart(run, judgeds)}
+    return {**page_files("comparisons.md", lines), "charts/verdicts.png": verdict_chart(run, judgeds)}
 
 
-def rounds_section(runs: Sequence[StudyRun], telling: Telling, more: Sequence[str] = ()) -> str:
+def rounds_section(runs: Sequence[StudyRun], telling: Telling, more: Sequence[Block] = ()) -> str:
     """A study's part of results/README.md from its newest run in rounds: how it was measured, the chart, each
     comparison, then `more`."""
     newest = runs[0]
     name = telling.study
-    return "\n".join(
+    return markdown(
         [
             f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Each comparison sets "
             "alternatives against a reference, interleaved as its own note below says (blocks of warm servers "
@@ -201,14 +203,14 @@ def in_rounds(run: StudyRun) -> bool:
 
 
 def with_rounds(
-    report: StudyReport, telling: Telling, checked: Callable[[StudyRun], tuple[str, list[str]]] | None = None
+    report: StudyReport, telling: Telling, checked: Callable[[StudyRun], tuple[str, list[Block]]] | None = None
 ) -> StudyReport:
     """The report, telling a run in rounds by its comparisons and a run of the full matrix as before. `checked`: what
     a run in rounds measured beside its comparisons (its checks), as a sentence for the answer and lines for the
     section; ("", []) where it measured none."""
     matrix_render, matrix_section, matrix_answer = report.render, report.section, report.answer
 
-    def told(run: StudyRun) -> tuple[str, list[str]]:
+    def told(run: StudyRun) -> tuple[str, list[Block]]:
         return checked(run) if checked is not None else ("", [])
 
     def render(run: StudyRun) -> dict[str, bytes]:
@@ -218,7 +220,7 @@ def with_rounds(
         if not in_rounds(runs[0]):
             return matrix_section(runs)
         lines = told(runs[0])[1]
-        return "\n".join([rounds_section(runs, telling), *(["", *lines] if lines else [])])
+        return markdown([rounds_section(runs, telling), *(["", *lines] if lines else [])])
 
     def answer(runs: Sequence[StudyRun]) -> str:
         if not in_rounds(runs[0]):
@@ -258,7 +260,7 @@ def round_calls_per_core(cell: CellResult) -> Interval | None:
     return interval(found) if found else None
 
 
-def same_workloads(runs: Sequence[StudyRun]) -> list[str]:
+def same_workloads(runs: Sequence[StudyRun]) -> list[Block]:
     """Where two studies of one run measured the same cell in rounds (hello on aio-uvloop at c=50, by ghz in
     one and by our driver in the other, say): each study's rate with its interval, and the ratio of the two
     with Welch's interval. Inside the tie band they agree; else the table says they differ, by which driver
@@ -273,38 +275,36 @@ def same_workloads(runs: Sequence[StudyRun]) -> list[str]:
     shared = {key: each for key, each in found.items() if len({run.study for run, _, _ in each}) >= 2}
     if not shared:
         return []
-    lines = [
+    intro = (
         "One workload measured by two studies of one run, each in its own rounds: their rates should agree "
         "within the tie band; where they do not, the server's CPU per call under each driver says whether the "
-        "server did more work a call or waited.",
-        "",
-        *header(
-            [
-                "run",
-                "first study: OK calls/s [95% CI]",
-                "second study",
-                "second × first [95% CI]",
-                "verdict",
-                "server CPU ms per call: first, second",
-            ],
+        "server did more work a call or waited."
+    )
+    table = Table(
+        "same workloads",
+        [
             "cell",
-        ),
-    ]
+            "run",
+            "first study: OK calls/s [95% CI]",
+            "second study",
+            "second × first [95% CI]",
+            "verdict",
+            "server CPU ms per call: first, second",
+        ],
+    )
     for (run_id, key), ((first, mine, my_cost), (second, theirs, their_cost), *_) in shared.items():
         ratio = unpaired_interval(mine, theirs)
         outcome = verdict(ratio, first.thresholds.tie)
         said = "agree" if outcome == TIE else f"{outcome}: by {_driver(second)} against {_driver(first)}"
-        lines.append(
-            row(
-                key,
-                [
-                    f"`{run_id}`",
-                    f"{first.study} ({_driver(first)}): {rate_text(interval(mine))}",
-                    f"{second.study} ({_driver(second)}): {rate_text(interval(theirs))}",
-                    ratio_text(ratio),
-                    said,
-                    ", ".join("—" if cost is None else f"{cost:.3f}" for cost in (my_cost, their_cost)),
-                ],
-            )
+        table.add(
+            key,
+            [
+                f"`{run_id}`",
+                f"{first.study} ({_driver(first)}): {rate_text(interval(mine))}",
+                f"{second.study} ({_driver(second)}): {rate_text(interval(theirs))}",
+                ratio_text(ratio),
+                said,
+                ", ".join("—" if cost is None else f"{cost:.3f}" for cost in (my_cost, their_cost)),
+            ],
         )
-    return [*lines, ""]
+    return [intro, "", table, ""]

@@ -8,6 +8,7 @@ from typing import Any
 
 from harness.plan.matrix import scenario
 from harness.render.summaries import rate
+from harness.render.table import Block, markdown, page_files
 from harness.results.records import CellRecord, Repeat, StudyRun
 from harness.results.run_meta import Target
 from harness.studies.base import Decision, StudyReport
@@ -65,13 +66,14 @@ def _steps_text(settings: dict[str, Any]) -> str:
 
 
 def render(run: StudyRun) -> dict[str, bytes]:
-    """results/capacity/<scenario>.md with every step, and results/capacity/charts/<scenario>.png."""
+    """results/capacity/<scenario>.md with every step (its tables beside it, under tables/), and
+    results/capacity/charts/<scenario>.png."""
     files: dict[str, bytes] = {}
     settings = run.settings
     for scenario_name, stacks in by_scenario(run).items():
         if scenario_name not in settings["slo_seconds"]:
             continue
-        lines = [
+        lines: list[Block] = [
             f"# Capacity, {scenario_name}: {run.title}",
             "",
             f"{scenario(scenario_name).description}. Open loop (ghz --async --rps, {WORKERS} workers taking the "
@@ -89,7 +91,7 @@ def render(run: StudyRun) -> dict[str, bytes]:
             "",
             *steps_table(stacks),
         ]
-        files[f"{scenario_name}.md"] = ("\n".join(lines) + "\n").encode()
+        files |= page_files(f"{scenario_name}.md", lines)
         files[f"charts/{scenario_name}.png"] = chart(scenario_name, stacks, run.title.replace("`", ""))
     return files
 
@@ -97,7 +99,7 @@ def render(run: StudyRun) -> dict[str, bytes]:
 def section(runs: Sequence[StudyRun]) -> str:
     newest = runs[0]
     settings = newest.settings
-    lines = [
+    lines: list[Block] = [
         f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Open loop: calls start "
         f"at a fixed rate whether or not earlier ones finished; the search brackets the highest rate with no "
         f"failed call and p99 within the SLO (doubling, then bisection to {settings['precision']:.0%}); "
@@ -116,7 +118,7 @@ def section(runs: Sequence[StudyRun]) -> str:
         lines += [f"Every step: [{scenario_name}]({NAME}/{scenario_name}.md).", ""]
     if convoy_rows(newest):
         lines += ["### Closed loop against open loop", "", f"*{newest.title}.*", "", *convoy_table(newest), ""]
-    return "\n".join(lines)
+    return markdown(lines)
 
 
 def _convoy_verdict(run: StudyRun) -> str:

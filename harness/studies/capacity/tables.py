@@ -3,7 +3,8 @@ convoy check. Report-side: reads only the run's files."""
 
 from __future__ import annotations
 
-from harness.render.summaries import header, ms, not_ok_mark, or_dash, rate, row
+from harness.render.summaries import ms, not_ok_mark, or_dash, rate
+from harness.render.table import Block, Table
 from harness.render.vega import Axis, lines, png, rule, side_by_side
 from harness.results.records import StudyRun
 from harness.run.drivers.histogram import Latencies
@@ -26,13 +27,15 @@ def _closed_text(cell: CapacityCell) -> str:
     return "—" if closed is None else f"{rate(closed[1].ok_rps)} (p99 {ms(p99(closed[1]))}){not_ok_mark([closed[1]])}"
 
 
-def capacity_table(scenario_name: str, stacks: list[CapacityCell]) -> list[str]:
+def capacity_table(scenario_name: str, stacks: list[CapacityCell]) -> list[Block]:
     """One row per stack: capacity at SLO (held to failed), the worst p99 held there, the saturation throughput,
     their ratio, the closed loop, and the steps each search took."""
     measured = [each for each in stacks if not each.failed]
     slo = stacks[0].slo if stacks else None
-    lines = header(
+    table = Table(
+        f"{scenario_name} capacity",
         [
+            "stack",
             f"capacity at p99 ≤ {ms(slo)}: held to failed (calls/s)",
             "p99 there",
             "saturation (OK calls/s, any latency)",
@@ -40,33 +43,32 @@ def capacity_table(scenario_name: str, stacks: list[CapacityCell]) -> list[str]:
             f"closed loop c={WORKERS}: OK calls/s",
             "steps: SLO, saturation",
         ],
-        "stack",
     )
     for each in measured:
         best = each.at_capacity
-        lines.append(
-            row(
-                each.name + (" **driver-busy**" if each.driver_busy else ""),
-                [
-                    each.capacity_text,
-                    ms(p99(best[1])) if best else "—",
-                    rate(each.saturation) if each.saturation else "—",
-                    share_of(each.capacity, each.saturation),
-                    _closed_text(each),
-                    f"{len(each.steps)}, {len(each.saturation_steps)}",
-                ],
-            )
+        table.add(
+            each.name + (" **driver-busy**" if each.driver_busy else ""),
+            [
+                each.capacity_text,
+                ms(p99(best[1])) if best else "—",
+                rate(each.saturation) if each.saturation else "—",
+                share_of(each.capacity, each.saturation),
+                _closed_text(each),
+                f"{len(each.steps)}, {len(each.saturation_steps)}",
+            ],
         )
-    lines += [
+    failed = [
         f"- {each.name}: {each.result.record.status}: {each.result.record.reason}" for each in stacks if each.failed
     ]
-    return lines
+    return [table, *failed]
 
 
-def knee_table(stacks: list[CapacityCell]) -> list[str]:
+def knee_table(stacks: list[CapacityCell]) -> list[Block]:
     """Per stack, the first failing rate against low load: CPU, CPU per call, GC, loop lag, context switches."""
-    lines = header(
+    table = Table(
+        "knee",
         [
+            "stack",
             "knee (calls/s)",
             "server CPU",
             "CPU ms per call (low load)",
@@ -75,28 +77,24 @@ def knee_table(stacks: list[CapacityCell]) -> list[str]:
             "loop lag, mean",
             "wake-ups ≥ 50 ms late",
         ],
-        "stack",
     )
     for each in stacks:
         knee, low = each.pressure(each.knee), each.pressure(each.low_load)
         if knee is None:
             continue
-        lines.append(
-            row(
-                each.name,
-                [
-                    rate(knee.offered),
-                    f"{knee.cpu_share:.0%}",
-                    f"{knee.cpu_ms_per_call:.2f} ({or_dash(low.cpu_ms_per_call if low else None, '.2f')})",
-                    f"{or_dash(knee.switches_per_call, '.1f')} "
-                    f"({or_dash(low.switches_per_call if low else None, '.1f')})",
-                    or_dash(knee.gc_ms_per_second, ".1f"),
-                    "—" if knee.lag_ms is None else f"{knee.lag_ms:.1f} ms",
-                    or_dash(knee.late_50ms_share, ".0%"),
-                ],
-            )
+        table.add(
+            each.name,
+            [
+                rate(knee.offered),
+                f"{knee.cpu_share:.0%}",
+                f"{knee.cpu_ms_per_call:.2f} ({or_dash(low.cpu_ms_per_call if low else None, '.2f')})",
+                f"{or_dash(knee.switches_per_call, '.1f')} ({or_dash(low.switches_per_call if low else None, '.1f')})",
+                or_dash(knee.gc_ms_per_second, ".1f"),
+                "—" if knee.lag_ms is None else f"{knee.lag_ms:.1f} ms",
+                or_dash(knee.late_50ms_share, ".0%"),
+            ],
         )
-    return lines
+    return [table]
 
 
 KNEE_NOTE = (
@@ -106,30 +104,28 @@ KNEE_NOTE = (
 )
 
 
-def steps_table(stacks: list[CapacityCell]) -> list[str]:
+def steps_table(stacks: list[CapacityCell]) -> list[Block]:
     """Every step of every stack, in the order tried: the SLO search's, then the saturation search's."""
     labels = ["search", "offered calls/s", "OK calls/s", "non-OK", "p50", "p99", "server CPU", "held"]
-    lines = header(labels, "stack")
+    table = Table("steps", ["stack", *labels])
     for each in stacks:
         searched = [("SLO", pair, each.holds(pair[1])) for pair in each.steps]
         searched += [("saturation", pair, kept_up(pair[1])) for pair in each.saturation_steps]
         for search, (repeat, report), ok in searched:
-            lines.append(
-                row(
-                    each.name,
-                    [
-                        search,
-                        rate(report.offered_rps or 0.0),
-                        rate(report.ok_rps),
-                        str(report.non_ok),
-                        ms(Latencies([report.histogram]).percentile(50) if report.histogram else None),
-                        ms(p99(report)),
-                        f"{repeat.resources.average_cpu_percent:.0f}%" if repeat.resources.sampled else "not sampled",
-                        "yes" if ok else "no",
-                    ],
-                )
+            table.add(
+                each.name,
+                [
+                    search,
+                    rate(report.offered_rps or 0.0),
+                    rate(report.ok_rps),
+                    str(report.non_ok),
+                    ms(Latencies([report.histogram]).percentile(50) if report.histogram else None),
+                    ms(p99(report)),
+                    f"{repeat.resources.average_cpu_percent:.0f}%" if repeat.resources.sampled else "not sampled",
+                    "yes" if ok else "no",
+                ],
             )
-    return lines
+    return [table]
 
 
 def chart(scenario_name: str, stacks: list[CapacityCell], title: str) -> bytes:
@@ -177,26 +173,25 @@ def convoy_rows(run: StudyRun) -> list[tuple[str, float, float | None, float, fl
     return found
 
 
-def convoy_table(run: StudyRun) -> list[str]:
-    lines = header(
+def convoy_table(run: StudyRun) -> list[Block]:
+    table = Table(
+        "convoy",
         [
+            "s3-unary-100ms, OK calls/s",
             f"closed loop c={WORKERS}",
             f"closed loop c={WORKERS}, {JITTER_MS} ms jitter",
             "open loop, capacity at SLO",
             "CPU bound at low load",
         ],
-        "s3-unary-100ms, OK calls/s",
     )
     for name, closed, jittered, capacity, bound in convoy_rows(run):
-        lines.append(
-            row(
-                name,
-                [
-                    rate(closed),
-                    "—" if jittered is None else rate(jittered),
-                    rate(capacity),
-                    rate(bound) if bound else "—",
-                ],
-            )
+        table.add(
+            name,
+            [
+                rate(closed),
+                "—" if jittered is None else rate(jittered),
+                rate(capacity),
+                rate(bound) if bound else "—",
+            ],
         )
-    return lines
+    return [table]

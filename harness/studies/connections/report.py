@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 from harness.plan.matrix import PER_CALL, PER_WORKER, SHARED, pool
 from harness.plan.servers import S3_PER_REQUEST
-from harness.render.summaries import chart_title, header, or_dash, row
+from harness.render.summaries import chart_title, or_dash
+from harness.render.table import Block, Table
 from harness.render.vega import Axis, bars, png, side_by_side
 from harness.results.records import CellRecord, Repeat, StudyRun
 from harness.studies.base import StudyReport
@@ -60,18 +61,18 @@ def by_cell(run: StudyRun) -> dict[tuple[str, str, str], Measured]:
     }
 
 
-def client_table(run: StudyRun, scenario_name: str) -> list[str]:
+def client_table(run: StudyRun, scenario_name: str) -> list[Block]:
     cells = by_cell(run)
     labels = [f"{STRATEGY_LABELS[each]}: calls/s, p99" for each in STRATEGIES]
-    lines = header([*labels, "server CPU (lowest–highest)", "driver CPU"], "stack")
+    table = Table(f"{scenario_name} by way", ["stack", *labels, "server CPU (lowest–highest)", "driver CPU"])
     servers = [name for name in STACK_NAMES if any(key[1] == name and key[0] == scenario_name for key in cells)]
     for server in servers:
         runs = [cells.get((scenario_name, server, each)) for each in STRATEGIES]
         values = ["—" if each is None else f"{each.report.ok_rps:,.0f}{each.not_ok}, {_p99(each)}" for each in runs]
         busy = [each.server_cpu for each in runs if each is not None]
         cpu = f"{min(busy):.0%}–{max(busy):.0%}" if busy else "—"
-        lines.append(row(server, [*values, cpu, busiest_driver(run, runs)]))
-    return lines
+        table.add(server, [*values, cpu, busiest_driver(run, runs)])
+    return [table]
 
 
 def _p99(each: Measured) -> str:
@@ -79,12 +80,12 @@ def _p99(each: Measured) -> str:
     return "—" if p99 is None else f"{p99 * 1000:,.1f} ms"
 
 
-def s3_table(run: StudyRun) -> list[str]:
+def s3_table(run: StudyRun) -> list[Block]:
     cells = by_cell(run)
     labels = []
     for each in S3_SCENARIOS:
         labels += [f"{each.name}: per process", "per request", "ratio", "server CPU ms per call (process / request)"]
-    lines = header(labels, "stack")
+    table = Table("S3 client", ["stack", *labels])
     for server in STACK_NAMES:
         values: list[str] = []
         for each in S3_SCENARIOS:
@@ -100,8 +101,8 @@ def s3_table(run: StudyRun) -> list[str]:
                 " / ".join(or_dash(None if each is None else each.server_ms_per_call, ".2f") for each in (held, fresh)),
             ]
         if any(value != "—" for value in values):
-            lines.append(row(server, values))
-    return lines
+            table.add(server, values)
+    return [table]
 
 
 def chart(run: StudyRun) -> bytes:
@@ -135,8 +136,8 @@ def chart(run: StudyRun) -> bytes:
     return png(side_by_side(*panels), chart_title(run, "Connections"))
 
 
-def tables(run: StudyRun) -> list[str]:
-    lines = [
+def tables(run: StudyRun) -> list[Block]:
+    lines: list[Block] = [
         "### Client side: how clients hold connections",
         "",
         f"![connections]({NAME}/charts/connections.png)",

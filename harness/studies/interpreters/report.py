@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from harness.method.verdicts import ratio_text
-from harness.render.summaries import header, row
+from harness.render.table import Block, Table, row
 from harness.results.records import CellResult, StudyRun
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import rate_text
@@ -36,13 +36,13 @@ OFFICIAL_BUILDS = (
 )
 
 
-def interpreters_table(run: StudyRun) -> list[str]:
+def interpreters_table(run: StudyRun) -> list[Block]:
     """How each compared interpreter was found or built, and what it could run."""
     found: dict[str, Any] = run.meta.get("interpreters", {})
     if not found:
         return []
     heads = ["version", "from", "configured", "GIL after import", "protobuf", "compiled here", "could not run"]
-    lines = header(heads, "interpreter")
+    table = Table("interpreters", ["interpreter", *heads])
     for name, about in found.items():
         gil = about.get("gil_enabled_after_import", {})
         gil_text = ", ".join(f"{module.removeprefix('servers.')} {'on' if on else 'off'}" for module, on in gil.items())
@@ -54,26 +54,24 @@ def interpreters_table(run: StudyRun) -> list[str]:
         unavailable = "; ".join(
             f"{module.removeprefix('servers.')}: {why}" for module, why in about.get("unavailable", {}).items()
         )
-        lines.append(
-            row(
-                name,
-                [
-                    str(about.get("version", "—")),
-                    str(about.get("origin", "—")),
-                    f"`{flags}`" if flags else "—",
-                    gil_text or "—",
-                    str(about.get("protobuf_implementation") or "—"),
-                    ", ".join(about.get("compiled_here", ())) or "—",
-                    unavailable[:400] or "—",
-                ],
-            )
+        table.add(
+            name,
+            [
+                str(about.get("version", "—")),
+                str(about.get("origin", "—")),
+                f"`{flags}`" if flags else "—",
+                gil_text or "—",
+                str(about.get("protobuf_implementation") or "—"),
+                ", ".join(about.get("compiled_here", ())) or "—",
+                unavailable[:400] or "—",
+            ],
         )
     return [
         "Interpreters compared (each server in a virtualenv of the same pinned packages; protobuf is the "
         "implementation it ran, upb in C or pure Python where no wheel has upb; compiled here, the packages pip "
         "built from source for want of a wheel):",
         "",
-        *lines,
+        table,
         "",
         OFFICIAL_BUILDS,
         "",
@@ -105,11 +103,11 @@ def _core_use(cell: CellResult) -> list[str] | None:
     ]
 
 
-def cores_table(judgeds: Sequence[Judged]) -> list[str]:
+def cores_table(judgeds: Sequence[Judged]) -> list[Block]:
     """Per cores comparison and label: OK calls/s per busy server core, cores busy, and the processes' shares of
     the calls and of the CPU."""
     heads = ["OK calls/s per busy core [95% CI]", "server cores busy", "calls by process", "CPU by process"]
-    lines = header(heads, "stack, serving")
+    table = Table("cores", ["stack, serving", *heads])
     for judged in judgeds:
         if judged.record.topic != "cores":
             continue
@@ -117,8 +115,8 @@ def cores_table(judgeds: Sequence[Judged]) -> list[str]:
         for label, cell in judged.cells.items():
             measured = _core_use(cell)
             if measured is not None:
-                lines.append(row(f"{stack}, {label}", measured))
-    if len(lines) <= 2:
+                table.add(f"{stack}, {label}", measured)
+    if not table.rows:
         return []
     return [
         f"How the cores served hello-work at {CORES_LEVEL} workers, the server free to use every CPU, over each "
@@ -127,7 +125,7 @@ def cores_table(judgeds: Sequence[Judged]) -> list[str]:
         "process tree, a launcher included), the busiest first. SO_REUSEPORT spreads connections, not calls: one "
         "shared connection goes to one process.",
         "",
-        *lines,
+        table,
         "",
     ]
 
@@ -135,9 +133,9 @@ def cores_table(judgeds: Sequence[Judged]) -> list[str]:
 def render(run: StudyRun) -> dict[str, bytes]:
     if in_rounds(run):
         return rounds_files(run, TELLING, [*interpreters_table(run), *cores_table(judged_comparisons(run))])
-    lines = header(["OK calls/s"], "cell")
-    lines += [row(each.result.record.key, [f"{each.report.ok_rps:,.0f}{each.not_ok}"]) for each in medians(run)]
-    return {"README.md": study_readme(NAME, f"# Interpreters: {run.title}", [*lines, "", *interpreters_table(run)])}
+    cells = [row(each.result.record.key, [f"{each.report.ok_rps:,.0f}{each.not_ok}"]) for each in medians(run)]
+    blocks = [Table("cells", ["cell", "OK calls/s"], cells), "", *interpreters_table(run)]
+    return {"README.md": study_readme(NAME, f"# Interpreters: {run.title}", blocks)}
 
 
 def section(runs: Sequence[StudyRun]) -> str:

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 from harness.method.verdicts import FASTER, SLOWER, TIE, UNRESOLVED, ratio_text
 from harness.plan.matrix import IN_FLIGHT
-from harness.render.summaries import chart_title, header, row
+from harness.render.summaries import chart_title
+from harness.render.table import Block, Table
 from harness.render.vega import Axis, Dash, lines, png
 from harness.results.records import StudyRun
 from harness.results.run_meta import Target
@@ -76,11 +77,11 @@ def levels_of(run: StudyRun) -> list[int]:
     return sorted({result.record.concurrency for result in run.cells})
 
 
-def shape_table(run: StudyRun) -> list[str]:
+def shape_table(run: StudyRun) -> list[Block]:
     found = measured(run)
     levels = levels_of(run)
     labels = [f"{workers(level)}: {what}" for level in levels for what in ("msgs/s", "p50 / p99", "server CPU")]
-    lines = header([*labels, "driver CPU"], "stack / shape")
+    table = Table("shapes", ["stack / shape", *labels, "driver CPU"])
     for server, scenario in rows(run):
         values: list[str] = []
         driven = [found.get((scenario, server, level)) for level in levels]
@@ -94,8 +95,8 @@ def shape_table(run: StudyRun) -> list[str]:
                 "—" if p50 is None or p99 is None else f"{p50 * 1000:.2f} / {p99 * 1000:.2f} ms",
                 f"{each.server_cpu:.0%}",
             ]
-        lines.append(row(f"{server} / {SHAPE_LABELS.get(scenario, scenario)}", [*values, busiest_driver(run, driven)]))
-    return lines
+        table.add(f"{server} / {SHAPE_LABELS.get(scenario, scenario)}", [*values, busiest_driver(run, driven)])
+    return [table]
 
 
 def best(run: StudyRun, level: int, scenarios: Sequence[str]) -> tuple[str, str, float] | None:
@@ -114,7 +115,7 @@ def cross_check_runs(run: StudyRun) -> dict[str, tuple[Measured, Measured]]:
     return cross_check_pairs(run, UNARY.name, CROSS_CHECK_WORKERS, GRPC_SERVERS)
 
 
-def cross_check_table(run: StudyRun) -> list[str]:
+def cross_check_table(run: StudyRun) -> list[Block]:
     return driver_cross_check_table(run, cross_check_runs(run), "msgs/s")
 
 
@@ -147,7 +148,7 @@ def chart(run: StudyRun) -> bytes:
     return png(drawn, chart_title(run, "Info flow by call shape"))
 
 
-def tables(run: StudyRun) -> list[str]:
+def tables(run: StudyRun) -> list[Block]:
     lines = [
         "### Messages per second by call shape",
         "",

@@ -22,7 +22,8 @@ from harness.method.verdicts import (
     unpaired_interval,
     verdict,
 )
-from harness.render.summaries import header, rate, row
+from harness.render.summaries import rate
+from harness.render.table import Block, Table
 from harness.render.vega import clients_layers, png, side_by_side
 from harness.render.views import absolute_row
 from harness.results.records import StudyRun
@@ -59,16 +60,12 @@ def own_rate(judged: Judged, label: str) -> Interval | None:
     return interval(list(found.values())) if found else None
 
 
-def across_levels(topic: str, levels: dict[int, Judged]) -> list[str]:
+def across_levels(topic: str, levels: dict[int, Judged]) -> list[Block]:
     """One table for a scenario across its levels: each stack's OK calls/s [95% CI], then over the reference with the
     verdict, per level."""
     stacks = stacks_of(levels)
     reference = next(iter(levels.values())).record.reference
-    lines = [
-        f"**{topic} across levels**: OK calls/s [95% CI] and × {reference} [95% CI] with the verdict, by clients.",
-        "",
-        *header([f"c={level}" for level in levels], "stack"),
-    ]
+    table = Table(f"{topic} across levels", ["stack", *[f"c={level}" for level in levels]])
     for stack in stacks:
         cells = []
         for judged in levels.values():
@@ -81,8 +78,13 @@ def across_levels(topic: str, levels: dict[int, Judged]) -> list[str]:
             high = rate(found.high) if math.isfinite(found.high) else "∞"
             against = "reference" if stack == reference else against
             cells.append(f"{rate(found.value)} [{rate(found.low)}, {high}] {against}")
-        lines.append(row(stack, cells))
-    return [*lines, ""]
+        table.add(stack, cells)
+    return [
+        f"**{topic} across levels**: OK calls/s [95% CI] and × {reference} [95% CI] with the verdict, by clients.",
+        "",
+        table,
+        "",
+    ]
 
 
 def chart(topic: str, levels: dict[int, Judged], title: str) -> bytes:

@@ -7,10 +7,9 @@ from collections.abc import Sequence
 
 from harness.plan.matrix import S3_LATENCY_MS
 from harness.render.summaries import (
-    header,
     rate,
-    row,
 )
+from harness.render.table import Block, Table
 from harness.results.records import StudyRun
 from harness.studies.stacks.tables import (
     grouped,
@@ -18,7 +17,7 @@ from harness.studies.stacks.tables import (
 )
 
 
-def side_by_side(runs: Sequence[StudyRun], scenario: str) -> list[str]:
+def side_by_side(runs: Sequence[StudyRun], scenario: str) -> list[Block]:
     """One scenario at its highest level on each machine: OK req/s and the ratio to the baseline stack."""
     per_run = [(run, grouped(run).get(scenario, {})) for run in runs]
     per_run = [(run, levels) for run, levels in per_run if levels]
@@ -32,8 +31,7 @@ def side_by_side(runs: Sequence[StudyRun], scenario: str) -> list[str]:
     labels = []
     for run, _ in per_run:
         labels += [f"{run.cpu_model} (`{run.run_id}`)", f"× {baseline}"]
-    lines = [f"Side by side, c={level}, one machine per column pair (compare ranks, not absolute figures):", ""]
-    lines += header(labels, "OK req/s")
+    table = Table(f"{scenario} by machine", ["OK req/s", *labels])
     for name in servers:
         cells = []
         for _, levels in per_run:
@@ -44,8 +42,13 @@ def side_by_side(runs: Sequence[StudyRun], scenario: str) -> list[str]:
                 continue
             ratio = summary.ok_rps / base.ok_rps if base and not base.failed and base.ok_rps else None
             cells += [rate(summary.ok_rps), "—" if ratio is None else f"{ratio:.2f}"]
-        lines.append(row(name, cells))
-    return [*lines, ""]
+        table.add(name, cells)
+    return [
+        f"Side by side, c={level}, one machine per column pair (compare ranks, not absolute figures):",
+        "",
+        table,
+        "",
+    ]
 
 
 SCALING_SCENARIOS = ("hello", f"s3-unary-{S3_LATENCY_MS}ms")
@@ -58,9 +61,9 @@ def processes_of(run: StudyRun, server: str) -> tuple[str, int]:
     return (server.removesuffix(f"-p{count}"), count) if count > 1 else (server, 1)
 
 
-def scaling(run: StudyRun) -> list[str]:
+def scaling(run: StudyRun) -> list[Block]:
     """Calls/s by process count for each stack whose multi-process variant was measured (given the CPUs)."""
-    lines: list[str] = []
+    lines: list[Block] = []
     for scenario, levels in grouped(run).items():
         if scenario not in SCALING_SCENARIOS:
             continue
@@ -76,12 +79,12 @@ def scaling(run: StudyRun) -> list[str]:
             continue
         labels = ["1 process", *[f"{count} processes (×)" for count in counts]]
         lines += [f"Scaling, {scenario} at c={top}: OK calls/s by server processes, speed-up over one.", ""]
-        lines += header(labels, "stack")
+        table = Table(f"{scenario} scaling", ["stack", *labels])
         for base, rates in measured.items():
             cells = [rate(rates[1])]
             cells += [f"{rate(rates[c])} (×{rates[c] / rates[1]:.2f})" if c in rates else "—" for c in counts]
-            lines.append(row(base, cells))
-        lines.append("")
+            table.add(base, cells)
+        lines += [table, ""]
     return lines
 
 

@@ -9,12 +9,11 @@ from typing import Any
 from harness.plan.matrix import S3_LATENCY_MS, SHARED
 from harness.render.summaries import (
     CellSummary,
-    header,
     not_ok_mark,
     rate,
-    row,
     spread,
 )
+from harness.render.table import Block, Table, markdown, page_files
 from harness.results.records import StudyRun
 from harness.results.run_meta import Target
 from harness.studies.base import Decision, StudyReport
@@ -65,7 +64,7 @@ def render(run: StudyRun) -> dict[str, bytes]:
         servers = servers_in(run, levels)
         for level, by_server in levels.items():
             ordered = {name: by_server[name] for name in servers if name in by_server}
-            files[table_file(scenario, level)] = cell_table(run, scenario, level, ordered).encode()
+            files |= page_files(table_file(scenario, level), cell_table(run, scenario, level, ordered))
         if not judged:
             files[f"charts/{scenario}.png"] = chart(scenario, levels, servers, plain_title)
     for way in ways_of_connecting(run):
@@ -73,8 +72,7 @@ def render(run: StudyRun) -> dict[str, bytes]:
             servers = servers_in(run, levels)
             for level, by_server in levels.items():
                 ordered = {name: by_server[name] for name in servers if name in by_server}
-                table = cell_table(run, scenario, level, ordered, way)
-                files[table_file(scenario, level, way)] = table.encode()
+                files |= page_files(table_file(scenario, level, way), cell_table(run, scenario, level, ordered, way))
     return files
 
 
@@ -158,11 +156,11 @@ FOUND = {
 TELLING = Telling(NAME, QUESTIONS, description, "stack", found=FOUND, leads={"hello-wait": async_pays})
 
 
-def brief_lines(run: StudyRun, folder: str) -> list[str]:
+def brief_lines(run: StudyRun, folder: str) -> list[Block]:
     """The brief's tables of a run in rounds: for each scenario its table across levels and its chart, then links
     to each level's tables (every scenario's comparison at that level)."""
     topics = by_topic(judged_comparisons(run))
-    lines: list[str] = []
+    lines: list[Block] = []
     for topic, levels in topics.items():
         if len(levels) < 2:
             continue
@@ -187,20 +185,23 @@ def brief_lines(run: StudyRun, folder: str) -> list[str]:
 
 
 def brief_files(run: StudyRun) -> dict[str, bytes]:
-    """results/stacks/brief/level-<N>.md (each scenario's comparison at N, as comparisons.md tells it) and
+    """results/stacks/brief/README.md (the brief's tables across levels, as results/README.md shows them),
+    brief/level-<N>.md (each scenario's comparison at N, as comparisons.md tells it), their tables beside them, and
     charts/<scenario>-by-clients.png (rate and p99 against clients per stack)."""
     judgeds = judged_comparisons(run)
     topics = by_topic(judgeds)
     files: dict[str, bytes] = {}
+    if across := brief_lines(run, "../"):
+        files |= page_files(f"{BRIEF_FOLDER}/README.md", across)
     title = run.title.replace("`", "")
     for topic, levels in topics.items():
         if len(levels) >= 2:
             files[f"charts/{topic}-by-clients.png"] = brief_chart(topic, levels, title)
     for level in sorted({level for found in topics.values() for level in found}):
         at = [found[level] for found in topics.values() if level in found]
-        lines = [f"# The brief's matrix at {level} clients: {run.title}", ""]
+        lines: list[Block] = [f"# The brief's matrix at {level} clients: {run.title}", ""]
         lines += comparison_lines(run, TELLING, at)
-        files[f"{BRIEF_FOLDER}/level-{level}.md"] = ("\n".join(lines) + "\n").encode()
+        files |= page_files(f"{BRIEF_FOLDER}/level-{level}.md", lines)
     return files
 
 
@@ -222,7 +223,7 @@ def section(runs: Sequence[StudyRun]) -> str:
     newest = runs[0]
     if in_rounds(newest):
         return rounds_section(runs)
-    lines = [
+    lines: list[Block] = [
         f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Each cell: a discarded "
         f"warm-up, then {newest.matrix['repeats']} ghz runs in count mode sized to last a few seconds, on one "
         "server start per variant and scenario. Figures are OK responses per second (failed calls never count), "
@@ -245,20 +246,21 @@ def section(runs: Sequence[StudyRun]) -> str:
             other = grouped(newest, way).get(scenario, {})
             columns += [(level, way, other[level]) for level in sorted(other)]
         labels = [f"c={level}" + ("" if way == SHARED else f", {connection_label(way)}") for level, way, _ in columns]
-        lines += header(labels, "OK req/s (efficiency)" if bounded else "OK req/s")
+        table = Table(f"{scenario} by level", ["OK req/s (efficiency)" if bounded else "OK req/s", *labels])
+        lines.append(table)
         for name in servers:
             row_cells = []
             for _, _, by_server in columns:
                 s = by_server.get(name)
                 row_cells.append("—" if s is None else s.result.record.status if s.failed else _summary_cell(s))
-            lines.append(row(name, row_cells))
+            table.add(name, row_cells)
         links = ", ".join(
             f"[{label}]({NAME}/{table_file(scenario, level, way)})"
             for label, (level, way, _) in zip(labels, columns, strict=True)
         )
         lines += ["", f"Full tables: {links}.", "", *reading(newest, levels), ""]
         lines += side_by_side(runs, scenario)
-    return "\n".join(lines)
+    return markdown(lines)
 
 
 def _best(run: StudyRun, levels: Levels, async_stack: bool) -> tuple[str, CellSummary] | None:

@@ -16,14 +16,13 @@ from harness.render.summaries import (
     CellSummary,
     driver_cpus,
     flag_notes,
-    header,
     ms,
     percent,
     percentile_label,
     rate,
-    row,
     seconds,
 )
+from harness.render.table import Block, Table, row
 from harness.render.vega import Axis, lines, png, side_by_side
 from harness.results.records import StudyRun
 from harness.studies.judging import without_controls
@@ -104,7 +103,7 @@ def ways_of_connecting(run: StudyRun) -> list[str]:
 
 def cell_table(
     run: StudyRun, scenario: str, concurrency: int, summaries: dict[str, CellSummary], connections: str = SHARED
-) -> str:
+) -> list[Block]:
     """The original study's per-concurrency table: one column per server variant."""
     servers = list(summaries)
     codes = sorted({code for s in summaries.values() for code in s.status_counts() if code != "OK"})
@@ -122,7 +121,34 @@ def cell_table(
     latency = latency_label(list(summaries.values()))
     percentiles = [p for p, _ in SHOWN_PERCENTILES]
     measured = [s for s in summaries.values() if not s.failed]
-    lines = [
+    table = Table(
+        f"{scenario} c{concurrency}" + ("" if connections == SHARED else f" {connections}"),
+        ["", *servers],
+        [
+            row("Count", column(lambda s: f"{sum(r.count for r in s.reports):,}")),
+            row("OK", column(lambda s: f"{s.status_counts().get('OK', 0):,}")),
+            *[row(code, column(_status_count(code))) for code in codes],
+            row("Total", column(lambda s: seconds(median_of(s, "total")))),
+            row("Slowest", column(lambda s: ms(median_of(s, "slowest")))),
+            row("Fastest", column(lambda s: ms(median_of(s, "fastest")))),
+            row("Average", column(lambda s: ms(median_of(s, "average")))),
+            row(
+                "Requests/sec (OK only)",
+                column(lambda s: f"{rate(s.ok_rps)} ({rate(s.ok_rps_range[0])}–{rate(s.ok_rps_range[1])})"),
+            ),
+            *[row(percentile_label(p), column(_latency_at(p))) for p in percentiles],
+            row("Server CPU, average", column(_if_sampled(lambda s: f"{s.cpu_average:.0f}%"))),
+            row("Server CPU, peak", column(_if_sampled(lambda s: f"{s.cpu_peak:.0f}%"))),
+            row("Server RSS, peak", column(_if_sampled(lambda s: f"{s.rss_peak / MIB:.0f} MiB"))),
+            row(f"Driver CPU, peak (of its {driver_cpus(run.meta)})", column(lambda s: percent(s.driver_cpu))),
+            row(
+                "Noise",
+                column(lambda s: f"**noisy** ({s.spread:.0%})" if s.noisy else f"ok ({s.spread:.0%})"),
+            ),
+            row("Flags", column(lambda s: ", ".join(f"**{flag}**" for flag in s.flags) or "none")),
+        ],
+    )
+    lines: list[Block] = [
         f"# {scenario}, concurrency {concurrency}"
         + ("" if connections == SHARED else f", {connection_label(connections)}")
         + (f" ({latency})" if latency else "")
@@ -139,31 +165,10 @@ def cell_table(
         )
         + "**Requests/sec counts OK responses only**: median (lowest–highest run).",
         "",
-        *header(servers),
-        row("Count", column(lambda s: f"{sum(r.count for r in s.reports):,}")),
-        row("OK", column(lambda s: f"{s.status_counts().get('OK', 0):,}")),
-        *[row(code, column(_status_count(code))) for code in codes],
-        row("Total", column(lambda s: seconds(median_of(s, "total")))),
-        row("Slowest", column(lambda s: ms(median_of(s, "slowest")))),
-        row("Fastest", column(lambda s: ms(median_of(s, "fastest")))),
-        row("Average", column(lambda s: ms(median_of(s, "average")))),
-        row(
-            "Requests/sec (OK only)",
-            column(lambda s: f"{rate(s.ok_rps)} ({rate(s.ok_rps_range[0])}–{rate(s.ok_rps_range[1])})"),
-        ),
-        *[row(percentile_label(p), column(_latency_at(p))) for p in percentiles],
-        row("Server CPU, average", column(_if_sampled(lambda s: f"{s.cpu_average:.0f}%"))),
-        row("Server CPU, peak", column(_if_sampled(lambda s: f"{s.cpu_peak:.0f}%"))),
-        row("Server RSS, peak", column(_if_sampled(lambda s: f"{s.rss_peak / MIB:.0f} MiB"))),
-        row(f"Driver CPU, peak (of its {driver_cpus(run.meta)})", column(lambda s: percent(s.driver_cpu))),
-        row(
-            "Noise",
-            column(lambda s: f"**noisy** ({s.spread:.0%})" if s.noisy else f"ok ({s.spread:.0%})"),
-        ),
-        row("Flags", column(lambda s: ", ".join(f"**{flag}**" for flag in s.flags) or "none")),
+        table,
     ]
     if any(summary.bounds for summary in summaries.values()):
-        lines += [
+        table.rows += [
             row("Call alone (c=1, average)", column(lambda s: ms(s.result.probe.average) if s.result.probe else "—")),
             row("Wait bound, min(c, slots) / latency", bound_column(lambda b: _bound(b.wait))),
             row("CPU bound, CPUs / CPU s per call", bound_column(lambda b: _bound(b.cpu))),
@@ -179,7 +184,7 @@ def cell_table(
     ]
     if notes or failures:
         lines += ["", *notes, *failures]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def reading(run: StudyRun, levels: Levels) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.plan.matrix import WIDE_OBJECTS, WIDE_PREFIXES
+from harness.render.table import Block
 from harness.results.records import StudyRun
 from harness.results.run_meta import Target
 from harness.run.drivers.report import WatchOutcome
@@ -64,8 +65,8 @@ GO_BATCH_SPEEDUP = 1.75  # a listing with 10 items a message against 1 a message
 # --- the study's files, section and answer ---------------------------------------------------------------
 
 
-def tables(run: StudyRun) -> list[str]:
-    lines: list[str] = []
+def tables(run: StudyRun) -> list[Block]:
+    lines: list[Block] = []
     for latency_ms in FETCH_LATENCIES_MS:
         lines += [
             f"### Fetch all {WIDE_OBJECTS:,} objects, S3 {latency_ms} ms away",
@@ -265,7 +266,7 @@ REPORT = StudyReport(
 )
 
 
-def checked(run: StudyRun) -> tuple[str, list[str]]:
+def checked(run: StudyRun) -> tuple[str, list[Block]]:
     """A run in blocks' cross-check of our driver (measured before its comparisons): a sentence, and its table."""
     pairs = cross_check_runs(run)
     if not pairs:

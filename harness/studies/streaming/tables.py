@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.plan.matrix import BENCH_OBJECTS
-from harness.render.summaries import MIB, chart_title, header, or_dash, row
+from harness.render.summaries import MIB, chart_title, or_dash
+from harness.render.table import Block, Table
 from harness.render.vega import Axis, lines, png
 from harness.results.records import StudyRun
 from harness.run.drivers.report import FetchCounts, WatchOutcome
@@ -124,7 +125,7 @@ def fetch_cells(run: StudyRun) -> list[FetchCell]:
     ]
 
 
-def fetch_table(run: StudyRun, latency_ms: int) -> list[str]:
+def fetch_table(run: StudyRun, latency_ms: int) -> list[Block]:
     labels = [
         "time to fetch all, 1 client",
         f"fetch-alls/s, {FETCH_CLIENTS[-1]} clients (of CPU bound)",
@@ -134,39 +135,37 @@ def fetch_table(run: StudyRun, latency_ms: int) -> list[str]:
         f"server CPU, {FETCH_CLIENTS[-1]} clients",
         "driver CPU",
     ]
-    lines = header(labels, "stack / pattern")
+    table = Table(f"fetch {latency_ms} ms", ["stack / pattern", *labels])
     for each in fetch_cells(run):
         if each.latency_ms != latency_ms:
             continue
         messages = each.messages
-        lines.append(
-            row(
-                f"{each.server} / {each.pattern}",
-                [
-                    or_dash(each.seconds, ".2f")
-                    + (" s" if each.seconds is not None else "")
-                    + (each.alone.not_ok if each.alone else ""),
-                    or_dash(each.rate, ".2f")
-                    + ("" if each.of_cpu_bound is None else f" ({each.of_cpu_bound:.0%})")
-                    + (each.together.not_ok if each.together else ""),
-                    "—" if messages is None else f"{messages[0]:g} / {messages[1]:g}",
-                    or_dash(each.cpu_per_fetch, ".2f") + (" s" if each.cpu_per_fetch is not None else ""),
-                    each.bound,
-                    "—" if each.together is None else f"{each.together.server_cpu:.0%}",
-                    busiest_driver(run, [each.alone, each.together]),
-                ],
-            )
+        table.add(
+            f"{each.server} / {each.pattern}",
+            [
+                or_dash(each.seconds, ".2f")
+                + (" s" if each.seconds is not None else "")
+                + (each.alone.not_ok if each.alone else ""),
+                or_dash(each.rate, ".2f")
+                + ("" if each.of_cpu_bound is None else f" ({each.of_cpu_bound:.0%})")
+                + (each.together.not_ok if each.together else ""),
+                "—" if messages is None else f"{messages[0]:g} / {messages[1]:g}",
+                or_dash(each.cpu_per_fetch, ".2f") + (" s" if each.cpu_per_fetch is not None else ""),
+                each.bound,
+                "—" if each.together is None else f"{each.together.server_cpu:.0%}",
+                busiest_driver(run, [each.alone, each.together]),
+            ],
         )
-    return lines
+    return [table]
 
 
 # --- stream for a unary reply, cross-check, batch size ---------------------------------------------------
 
 
-def unary_table(run: StudyRun) -> list[str]:
+def unary_table(run: StudyRun) -> list[Block]:
     found = measured(run)
     labels = [f"c={level}: {name}" for level in UNARY_LEVELS for name in ("SayHello", "SayHelloStream", "stream/unary")]
-    lines = header([*labels, "driver CPU"], "stack (OK calls/s)")
+    table = Table("stream for a unary reply", ["stack (OK calls/s)", *labels, "driver CPU"])
     for server in servers_of(run):
         values = []
         driven = [found.get((each.name, server, level)) for each in (HELLO, HELLO_STREAM) for level in UNARY_LEVELS]
@@ -177,8 +176,8 @@ def unary_table(run: StudyRun) -> list[str]:
                 "—" if stream is None else f"{stream.report.ok_rps:,.0f}{stream.not_ok}",
                 "—" if unary is None or stream is None else f"{stream.report.ok_rps / unary.report.ok_rps:.2f}",
             ]
-        lines.append(row(server, [*values, busiest_driver(run, driven)]))
-    return lines
+        table.add(server, [*values, busiest_driver(run, driven)])
+    return [table]
 
 
 def cross_check_runs(run: StudyRun) -> dict[str, tuple[Measured, Measured]]:
@@ -190,7 +189,7 @@ def cross_check_runs(run: StudyRun) -> dict[str, tuple[Measured, Measured]]:
     )
 
 
-def cross_check_table(run: StudyRun) -> list[str]:
+def cross_check_table(run: StudyRun) -> list[Block]:
     return driver_cross_check_table(run, cross_check_runs(run))
 
 
@@ -207,9 +206,10 @@ def batch_rates(run: StudyRun) -> dict[str, dict[int, float]]:
     }
 
 
-def batch_table(run: StudyRun) -> list[str]:
+def batch_table(run: StudyRun) -> list[Block]:
     found = measured(run)
-    lines = header([f"batch {size}" for size in BATCH_SIZES] + ["10 over 1", "driver CPU"], "stack (OK calls/s)")
+    labels = [f"batch {size}" for size in BATCH_SIZES] + ["10 over 1", "driver CPU"]
+    table = Table("batch size", ["stack (OK calls/s)", *labels])
     for server, rates in batch_rates(run).items():
         gain = rates[10] / rates[1] if rates.get(1) and 10 in rates else None
         driven = [found.get((f"batch-{size}", server, BATCH_LEVEL)) for size in BATCH_SIZES]
@@ -217,8 +217,8 @@ def batch_table(run: StudyRun) -> list[str]:
             or_dash(rates.get(size), ",.1f") + (each.not_ok if each else "")
             for size, each in zip(BATCH_SIZES, driven, strict=True)
         ]
-        lines.append(row(server, [*cells, or_dash(gain, ".2f"), busiest_driver(run, driven)]))
-    return lines
+        table.add(server, [*cells, or_dash(gain, ".2f"), busiest_driver(run, driven)])
+    return [table]
 
 
 def batch_chart(run: StudyRun) -> bytes:
@@ -240,7 +240,7 @@ def batch_chart(run: StudyRun) -> bytes:
 # --- watch ---------------------------------------------------------------------------------------------
 
 
-def watch_table(run: StudyRun) -> list[str]:
+def watch_table(run: StudyRun) -> list[Block]:
     found = measured(run)
     labels = [
         "created within 1 s",
@@ -252,31 +252,29 @@ def watch_table(run: StudyRun) -> list[str]:
         "server RSS",
         "driver CPU",
     ]
-    lines = header(labels, "stack / streams")
+    table = Table("watch", ["stack / streams", *labels])
     for server in servers_of(run):
         for streams in WATCH_STREAMS:
             each = found.get((WATCH.name, server, streams))
             if each is None:
-                lines.append(row(f"{server} / {streams:,}", ["failed"] + [""] * (len(labels) - 1)))
+                table.add(f"{server} / {streams:,}", ["failed"] + [""] * (len(labels) - 1))
                 continue
             outcome = WatchOutcome.from_json(each.raw)
             window = each.report.total
-            lines.append(
-                row(
-                    f"{server} / {streams:,}",
-                    [
-                        f"{outcome.established:,}",
-                        f"{outcome.established_late:,} / {outcome.not_established:,}",
-                        f"{each.report.ok_rps:,.0f} ({outcome.expected_readings / window:,.0f}){each.not_ok}",
-                        _ms(each.report.percentiles.get(50)),
-                        _ms(each.report.percentiles.get(99)),
-                        f"{each.server_cpu:.0%}",
-                        f"{each.repeat.resources.peak_rss_bytes / MIB:,.0f} MiB",
-                        or_dash(each.driver_cpu(run.meta), ".0%"),
-                    ],
-                )
+            table.add(
+                f"{server} / {streams:,}",
+                [
+                    f"{outcome.established:,}",
+                    f"{outcome.established_late:,} / {outcome.not_established:,}",
+                    f"{each.report.ok_rps:,.0f} ({outcome.expected_readings / window:,.0f}){each.not_ok}",
+                    _ms(each.report.percentiles.get(50)),
+                    _ms(each.report.percentiles.get(99)),
+                    f"{each.server_cpu:.0%}",
+                    f"{each.repeat.resources.peak_rss_bytes / MIB:,.0f} MiB",
+                    or_dash(each.driver_cpu(run.meta), ".0%"),
+                ],
             )
-    return lines
+    return [table]
 
 
 def _ms(value: float | None) -> str:

@@ -11,7 +11,8 @@ from typing import Any, NamedTuple
 
 from harness.method.verdicts import Interval, interval, ratio_text
 from harness.plan.matrix import SHARED
-from harness.render.summaries import CellSummary, chart_title, header, ms, row
+from harness.render.summaries import CellSummary, chart_title, ms
+from harness.render.table import Block, Table, markdown
 from harness.render.vega import BYTES, Axis, Dash, lines, png
 from harness.results.records import StudyRun
 from harness.run.tls import MTLS, TLS
@@ -87,7 +88,7 @@ def _moved(sized: Sized) -> str:
     return f"{moved}, {per_mb}, {ms(sized.p99)}"
 
 
-def size_table(sized: Sequence[Sized], direction: str) -> list[str]:
+def size_table(sized: Sequence[Sized], direction: str) -> list[Block]:
     """MB/s of reply (or request) payload by stack and wire (rows) and size (columns), with the server's CPU per
     MB and p99."""
     names = [
@@ -98,13 +99,13 @@ def size_table(sized: Sequence[Sized], direction: str) -> list[str]:
     if not names:
         return []
     heads = [f"{size_label(SIZED[name][1])}: MB/s [95% CI], server CPU ms per MB, p99" for name in names]
-    lines = header(heads, "stack")
+    table = Table(f"{direction} sizes", ["stack", *heads])
     for label in dict.fromkeys(found.label for found in sized if found.scenario in names):
         values = []
         for name in names:
             match = [found for found in sized if (found.scenario, found.label) == (name, label)]
             values.append(_moved(match[0]) if match else "—")
-        lines.append(row(label, values))
+        table.add(label, values)
     return [
         f"{direction.capitalize()} payload moved, at {SIZE_LEVEL} workers (loadgen) on one connection per HTTP/2 "
         "stack (one per worker for REST on HTTP/1.1), by stack in plaintext and over TLS: the OK calls/s times the "
@@ -112,7 +113,7 @@ def size_table(sized: Sequence[Sized], direction: str) -> list[str]:
         "milliseconds per MB moved (median over its windows), and the p99 latency of the OK calls of all its "
         "windows; at 0 bytes, calls/s and CPU per call.",
         "",
-        *lines,
+        table,
         "",
     ]
 
@@ -143,14 +144,14 @@ def size_chart(run: StudyRun, sized: Sequence[Sized]) -> bytes:
     return png(drawn, chart_title(run, f"Reply payload moved at {SIZE_LEVEL} workers"))
 
 
-def connection_costs(judgeds: Sequence[Judged]) -> list[str]:
+def connection_costs(judgeds: Sequence[Judged]) -> list[Block]:
     """What each way of holding connections under TLS cost the server: its CPU per OK call and the OK calls one
     busy core served, so that a new connection per call says how many handshakes one core completes, and the
     difference from plaintext what the handshake alone costs."""
     found = next((each for each in judgeds if each.record.topic == "connections-tls"), None)
     if found is None:
         return []
-    lines = header(["server CPU ms per call", "OK calls per busy server core [95% CI]"], "way")
+    table = Table("connection costs", ["way", "server CPU ms per call", "OK calls per busy server core [95% CI]"])
     costs = {}
     for label, _ in found.ranked:
         cell = found.cells[label]
@@ -158,8 +159,8 @@ def connection_costs(judgeds: Sequence[Judged]) -> list[str]:
         if cost is None or per_core is None:
             continue
         costs[label] = cost
-        lines.append(row(label, [f"{cost:.3f}", rate_text(per_core)]))
-    if len(lines) <= 2:
+        table.add(label, [f"{cost:.3f}", rate_text(per_core)])
+    if not table.rows:
         return []
     plaintext, tls = NEW_CONNECTIONS
     handshake = costs[tls] - costs[plaintext] if {plaintext, tls} <= costs.keys() else 0.0
@@ -176,12 +177,12 @@ def connection_costs(judgeds: Sequence[Judged]) -> list[str]:
         "handshake: per busy core, these are the connections one core completes, however busy the driver "
         f"was.{alone}",
         "",
-        *lines,
+        table,
         "",
     ]
 
 
-def _more(judgeds: Sequence[Judged], sized: Sequence[Sized], charts: str) -> list[str]:
+def _more(judgeds: Sequence[Judged], sized: Sequence[Sized], charts: str) -> list[Block]:
     """Beside a run's comparisons: what connections cost the server, then the payload moved at each size (its
     chart in the directory `charts`, as the page that shows it links to it)."""
     return [
@@ -201,20 +202,18 @@ def render(run: StudyRun) -> dict[str, bytes]:
     return {**rounds_files(run, TELLING, _more(judgeds, sized, "charts")), "charts/sizes.png": size_chart(run, sized)}
 
 
-def matrix_tables(run: StudyRun) -> list[str]:
+def matrix_tables(run: StudyRun) -> list[Block]:
     """A --full run: each cell's median OK calls/s."""
-    lines = header(["OK calls/s", "handshake"], "cell")
+    table = Table("cells", ["cell", "OK calls/s", "handshake"])
     for each in medians(run):
-        lines.append(
-            row(each.result.record.key, [f"{each.report.ok_rps:,.0f}{each.not_ok}", each.result.record.tls or "—"])
-        )
-    return [*lines, "", *failed_cells(run)]
+        table.add(each.result.record.key, [f"{each.report.ok_rps:,.0f}{each.not_ok}", each.result.record.tls or "—"])
+    return [table, "", *failed_cells(run)]
 
 
 def section(runs: Sequence[StudyRun]) -> str:
     newest = runs[0]
     if not in_rounds(newest):
-        return "\n".join(matrix_tables(newest))
+        return markdown(matrix_tables(newest))
     judgeds = judged_comparisons(newest)
     return rounds_section(runs, TELLING, _more(judgeds, _sized(newest, judgeds), f"{NAME}/charts"))
 
