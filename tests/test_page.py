@@ -6,7 +6,18 @@ from __future__ import annotations
 import json
 import math
 
-from harness.render.vega import AXIS_PAD, Axis, Dash, bars, forest, lines, png, shown_interval
+from harness.render.vega import (
+    AXIS_PAD,
+    Axis,
+    Dash,
+    bars,
+    clients_layers,
+    forest,
+    lines,
+    png,
+    shown_interval,
+    side_by_side,
+)
 
 
 def test_an_interval_past_the_axis_stops_at_its_edge_with_an_arrow() -> None:
@@ -67,3 +78,10 @@ def test_bars_on_a_log_axis_rise_from_the_power_of_ten_below_the_lowest() -> Non
     assert drawn["encoding"]["y2"] == {"datum": 1}  # type: ignore[index]
     (linear,) = layers(bars(rows, Axis("stack", ""), Axis("rate", "calls/s"), "way"))
     assert "y2" not in linear["encoding"]  # type: ignore[operator]
+
+
+def test_a_chart_with_nothing_measured_renders_a_panel_that_says_so() -> None:
+    """Every cell of a scenario failed or was skipped (a --target that serves hello alone): its chart still draws."""
+    rate, level = Axis("rate", "OK calls/s", log=True), Axis("level", "clients")
+    empty = side_by_side(lines([], level, rate, "server", title="s3-unary"), bars([], level, rate, "way"))
+    assert png(side_by_side(empty, clients_layers({"2": []}, "rate")), "a title").startswith(b"\x89PNG")

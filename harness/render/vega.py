@@ -102,7 +102,10 @@ def lines(
     height: int = 260,
 ) -> Any:
     """One line per value of `series` (its colour), `y` against `x`, each row a point (unless not `points`); with
-    `bounds`, each point's 95% interval drawn as a rule from its row's `low` to its `high`."""
+    `bounds`, each point's 95% interval drawn as a rule from its row's `low` to its `high`. No rows: a panel that
+    says so."""
+    if not rows:
+        return nothing(title, width, height)
     base = alt.Chart(_data(rows), title=title or alt.Undefined).encode(x=x.encoding(alt.X), color=_series(rows, series))
     strokes = {}
     if dash is not None:
@@ -117,6 +120,17 @@ def lines(
     if bounds:
         drawn = base.mark_rule().encode(y=alt.Y("low:Q", scale=y.scale()), y2="high:Q", **strokes) + drawn
     return drawn.properties(width=width, height=height)
+
+
+def nothing(title: str, width: int = 380, height: int = 260) -> Any:
+    """A panel with nothing to draw (every cell failed or was skipped), saying so."""
+    said = _data([{"said": "nothing measured to draw"}])
+    return (
+        alt.Chart(said, title=title or alt.Undefined)
+        .mark_text()
+        .encode(text="said:N")
+        .properties(width=width, height=height)
+    )
 
 
 def shaded(spans: Sequence[dict[str, Any]], x: Axis, named: bool = False) -> Any:
@@ -137,7 +151,10 @@ def one_above_another(*charts: Any) -> Any:
 
 def bars(rows: Sequence[dict[str, Any]], x: Axis, y: Axis, group: str, *, title: str = "", width: int = 380) -> Any:
     """Bars of `y` for each value of `x` (a category), side by side by `group` (its colour); on a logarithmic `y`,
-    each bar rises from the power of its base at or below the lowest value (a log axis has no zero)."""
+    each bar rises from the power of its base at or below the lowest value (a log axis has no zero). No rows: a
+    panel that says so."""
+    if not rows:
+        return nothing(title, width)
     lowest = min((row[y.field] for row in rows if row[y.field] > 0), default=None)
     bottom = {"y2": alt.datum(y.base ** math.floor(math.log(lowest, y.base)))} if y.log and lowest else {}
     return (
@@ -281,6 +298,8 @@ def clients_layers(by_clients: dict[str, list[dict[str, Any]]], measure: str, ti
         for each in ranked
         if each.get(field) is not None
     ]
+    if not rows:
+        return nothing(title, 520)
     axis = alt.Scale(type="log", zero=False, nice=False)
     x = alt.X("clients:O", sort=sorted({row["clients"] for row in rows}), title="clients (calls in flight)")
     base = alt.Chart(_data(rows), title=title or alt.Undefined).encode(x=x, color=alt.Color("stack:N", title=None))

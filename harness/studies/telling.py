@@ -20,7 +20,7 @@ from harness.method.verdicts import (
 )
 from harness.render.summaries import chart_title
 from harness.render.table import Block, Table, markdown, page_files
-from harness.render.vega import forest_layers, grid, png
+from harness.render.vega import forest_layers, grid, nothing, png
 from harness.render.views import comparison_view
 from harness.results.records import CellResult, StudyRun, comparison_files, study_dir
 from harness.studies.base import Decision, StudyReport
@@ -96,7 +96,8 @@ def verdict_chart(run: StudyRun, judgeds: Sequence[Judged]) -> bytes:
         )
         for judged in judgeds
     ]
-    return png(grid(charts, CHARTS_A_ROW), chart_title(run, "Ratios to the reference, 95% intervals"))
+    drawn = grid(charts, CHARTS_A_ROW) if charts else nothing("no comparison measured")
+    return png(drawn, chart_title(run, "Ratios to the reference, 95% intervals"))
 
 
 def rounds_files(run: StudyRun, telling: Telling, more: Sequence[Block] = ()) -> dict[str, bytes]:
