@@ -31,7 +31,7 @@ class Table:
     rows: list[list[str]] = field(default_factory=list)
 
     def add(self, label: str, cells: Sequence[str]) -> None:
-        self.rows.append([label, *cells])
+        self.rows.append(row(label, cells))
 
     def markdown(self) -> list[str]:
         return [_line(self.columns), "|---|" + "---|" * (len(self.columns) - 1), *(_line(each) for each in self.rows)]

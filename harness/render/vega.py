@@ -31,9 +31,8 @@ def _data(values: Sequence[dict[str, Any]]) -> Any:
 
 
 def png(chart: Any, title: str) -> bytes:
-    """A chart (Altair's, or its specification) as PNG, titled with its run: the same bytes every time."""
-    spec = chart if isinstance(chart, dict) else chart.to_dict()
-    return bytes(vl_convert.vegalite_to_png({**spec, "title": {"text": title, "fontSize": 11}}, scale=1))
+    """An Altair chart as PNG, titled with its run: the same bytes every time."""
+    return bytes(vl_convert.vegalite_to_png({**chart.to_dict(), "title": {"text": title, "fontSize": 11}}, scale=1))
 
 
 def side_by_side(*charts: Any) -> Any:
