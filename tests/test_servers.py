@@ -235,3 +235,29 @@ def test_sigterm_lets_a_running_stream_finish(server: Server) -> None:
     assert len(rest) + 1 == LARGE_OBJECTS
     assert [first.objects[0].key, rest[-1].objects[0].key] == ["obj-00000", f"obj-{LARGE_OBJECTS - 1:05d}"]
     assert server.child.process.wait(timeout=15) == 0, server.child.log_tail()
+
+
+def test_the_grpc_aio_server_registers_no_method_and_resolves_every_one_generically() -> None:
+    """grpc.aio waits on one pending request per registered method each time a call arrives (servers.aio
+    GenericHandlersOnly): ours registers none, and its generic handlers still find every method it serves."""
+    from servers.aio import CallsInFlight, add_services
+
+    server: Any = grpc.aio.server()
+    registered: list[str] = []
+    server.add_registered_method_handlers = lambda service, handlers: registered.append(service)
+    generic: list[Any] = []
+    server.add_generic_rpc_handlers = generic.extend
+    add_services(server, scenarios=Any, calls=CallsInFlight(None))  # type: ignore[arg-type]  # stored, not called
+    assert registered == []
+
+    class Call(grpc.HandlerCallDetails):
+        def __init__(self, method: str) -> None:
+            self.method, self.invocation_metadata = method, ()
+
+    methods = [
+        f"/{service.full_name}/{method.name}"
+        for service in bench_pb2.DESCRIPTOR.services_by_name.values()
+        for method in service.methods
+    ]
+    methods += ["/grpc.health.v1.Health/Check", "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"]
+    assert all(any(handler.service(Call(method)) for handler in generic) for method in methods)

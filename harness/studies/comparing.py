@@ -246,7 +246,9 @@ def floors_table(judged: Judged) -> list[Block]:
         "What ours adds to a call, and what it buys: the scenario's hello (reading `work`, `delay_ms` and "
         "`reply_bytes`), domain errors mapped to statuses with one log line, and on the event loops a call limit and "
         "count (the drain on SIGTERM, RESOURCE_EXHAUSTED past `--max-concurrent-rpcs`); the health and reflection "
-        "services cost a call nothing. A floor serves with its stack's defaults (connectrpc's gzip among them). "
+        "services cost a call nothing (on grpc.aio, where every registered method costs every call, ours registers "
+        "none and serves them all by generic handlers). A floor serves with its stack's defaults (connectrpc's gzip "
+        "among them). "
         "What ours costs is the share of its floor's rate it gives up, read from the interval: at most its low end."
     )
     return [said, "", table, ""]
