@@ -40,7 +40,10 @@ GLOSSARY = (
     ("ghz, loadgen, h2load", "the load generators: ghz (gRPC), our Go loadgen (gRPC, REST, Connect), h2load (HTTP/2)"),
     ("c50, 50 clients", "calls in flight at once (the brief's levels: 2, 10, 25, 50)"),
     ("shared, per-worker, pool-10, per-call", "clients on one connection, one each, a pool of 10, a new one a call"),
-    ("+tls, p2, @3.14t", "over TLS; two server processes sharing the port; on the free-threaded Python 3.14"),
+    (
+        "+tls, p1, p2, @3.14t",
+        "over TLS; one server process, or two sharing the port; on the free-threaded Python 3.14",
+    ),
     ("× [95% CI]", "one rate over another, and the range that holds the true ratio with 95% confidence"),
     ("block", "one round in which every alternative serves a short slice, in a shuffled order"),
     ("tie", "the interval lies within ±5% of 1: either will do"),
