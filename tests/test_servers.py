@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import time
 from collections.abc import Callable
@@ -242,12 +243,16 @@ def test_the_grpc_aio_server_registers_no_method_and_resolves_every_one_generica
     GenericHandlersOnly): ours registers none, and its generic handlers still find every method it serves."""
     from servers.aio import CallsInFlight, add_services
 
-    server: Any = grpc.aio.server()
     registered: list[str] = []
-    server.add_registered_method_handlers = lambda service, handlers: registered.append(service)
     generic: list[Any] = []
-    server.add_generic_rpc_handlers = generic.extend
-    add_services(server, scenarios=Any, calls=CallsInFlight(None))  # type: ignore[arg-type]  # stored, not called
+
+    async def build() -> None:  # grpc.aio makes its server on the running loop
+        server: Any = grpc.aio.server()
+        server.add_registered_method_handlers = lambda service, handlers: registered.append(service)
+        server.add_generic_rpc_handlers = generic.extend
+        add_services(server, scenarios=Any, calls=CallsInFlight(None))  # type: ignore[arg-type]  # stored only
+
+    asyncio.run(build())
     assert registered == []
 
     class Call(grpc.HandlerCallDetails):
