@@ -24,7 +24,6 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from harness.method.pilot import measure_noise
 from harness.method.soak_verdict import load_line, passed
 from harness.method.verdicts import ratio_text
 from harness.plan import pythons
@@ -33,9 +32,11 @@ from harness.plan.options import RunOptions
 from harness.plan.servers import MINIMAL_VARIANTS, REST_VARIANTS, SERVER_VARIANTS, ServerVariant
 from harness.render.compare import compare
 from harness.render.markdown import write_report
+from harness.render.soak import draw_soak
 from harness.results.provenance import cpu_model
 from harness.results.records import CellRecord, all_runs, resolve_run
 from harness.run.backends import seed_bucket, start_backends
+from harness.run.pilot import measure_noise
 from harness.run.runner import failed_gates, run_all
 from harness.run.soak import soak
 from harness.run.tools import ensure_all
@@ -237,6 +238,7 @@ def noise_command(
 def soak_command(variants: list[ServerVariant], minutes: float, out_dir: Path, server_cpus: tuple[int, ...]) -> int:
     """Soak each variant in turn, print every criterion, re-render the summary; 1 if any criterion failed."""
     run_dir, reports = soak(variants, minutes, out_dir, server_cpus)
+    draw_soak(run_dir)
     for each in reports:
         print(
             f"{each['server']}: {'PASS' if passed(each) else 'FAIL'} in {each['seconds'] / 60:.1f} min, "

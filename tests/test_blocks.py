@@ -122,10 +122,11 @@ def test_the_design_weighs_restarts_against_slices() -> None:
 def test_a_comparison_s_cycles_fit_the_pilot_and_a_slow_one_runs_one_unmirrored_cycle() -> None:
     from pathlib import Path
 
-    from harness.method.pilot import Pilot, fitted
+    from harness.method.pilot import Pilot
     from harness.plan.matrix import scenario
     from harness.plan.options import RunOptions
     from harness.plan.servers import server_variant
+    from harness.run.pilot import fitted
     from harness.studies.planning import between_servers
 
     pilot = Pilot(

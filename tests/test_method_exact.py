@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from harness.method.noise import Costs, Design, Noise, choose_design, components, drift, expected_half_width
-from harness.method.pilot import pilot_seconds
+from harness.method.pilot import LONGEST_SLICE, Pilot, one_server_drift, pilot_seconds
 from harness.method.pooling import Pooled, change_between, held_text, pooled, run_estimate, typical_spread
 from harness.method.rounds import Entrant, Race, Rounds, block_rates, budget_shares, estimated_end, run_race, run_rounds
 from harness.method.verdicts import (
@@ -651,6 +651,36 @@ def test_a_budget_is_shared_by_the_estimates() -> None:
 def test_the_pilot_takes_its_45_seconds_or_a_twentieth_of_a_short_budget() -> None:
     assert pilot_seconds(None) == pilot_seconds(28 * 60) == pilot_seconds(900) == 45.0
     assert pilot_seconds(600) == 30.0 and pilot_seconds(45) == 2.25
+
+
+def pilot_costing(slice_seconds: float, overhead: float) -> Pilot:
+    noise = Noise(10, 0.1, 0.2, 0.05, 0.05, 0.02, 3)
+    return Pilot("pilot/hello/c50", "blocks", 45.0, 2, slice_seconds, noise, Costs(1.0, 1.0, overhead), None, None)
+
+
+@pytest.mark.parametrize(
+    ("slice_seconds", "overhead", "expected"),
+    [(1.0, 0.03, 1.0), (1.0, 0.3, 1.5), (1.0, 0.123, 1.0), (0.5, 0.124, 0.62), (1.0, 2.0, LONGEST_SLICE)],
+)
+def test_a_run_s_slice_lasts_five_times_what_it_costs_beyond_its_load(
+    slice_seconds: float, overhead: float, expected: float
+) -> None:
+    """The pilot's slice, longer where its overhead passes a fifth of it, at most LONGEST_SLICE, to 0.01 s."""
+    assert pilot_costing(slice_seconds, overhead).slice_for_run == expected
+
+
+def test_one_server_s_drift_is_the_root_mean_square_over_blocks_of_its_series_drift() -> None:
+    """Both servers' slices of a block are one series in the order they ran; blocks too short give none."""
+    rng = random.Random(3)
+    reference = {b: [(2 * i, 100 * math.exp(rng.gauss(0, 0.1))) for i in range(8)] for b in (1, 2)}
+    twin = {b: [(2 * i + 1, 100 * math.exp(rng.gauss(0, 0.1))) for i in range(8)] for b in (1, 2)}
+    lag = 5  # 10 s at slices 2 s apart
+    sds = []
+    for block in (1, 2):
+        logs = np.log([rate for _, rate in sorted(reference[block] + twin[block])])
+        sds.append(np.std(logs[lag:] - logs[:-lag], ddof=1))
+    assert one_server_drift(reference, twin, 2.0) == pytest.approx(math.sqrt((sds[0] ** 2 + sds[1] ** 2) / 2))
+    assert one_server_drift({1: reference[1][:3]}, {1: twin[1][:3]}, 2.0) is None  # 6 slices: one change of 10 s
 
 
 def test_the_estimated_end_takes_a_comparison_without_blocks_at_the_mean_block() -> None:

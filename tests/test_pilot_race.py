@@ -9,9 +9,10 @@ import math
 from dataclasses import replace
 
 from harness.method.noise import Costs
-from harness.method.pilot import RUN_SECONDS, Pilot, pilot_method, pilot_of
+from harness.method.pilot import RUN_SECONDS, Pilot, pilot_method
 from harness.method.rounds import Entrant, Race, Rounds, budget_shares, run_race, run_rounds
 from harness.method.verdicts import ComparisonRecord, Method, block_rate, judge
+from harness.run.pilot import pilot_of
 from harness.studies.judging import Judged
 from tests.synthetic import Clock, Lab, Machine
 

@@ -11,7 +11,6 @@ from pathlib import Path
 import grpc
 import pytest
 
-from harness.method.blocks import window_cpus
 from harness.plan import pythons
 from harness.plan.matrix import HELLO_WORK, Cell, scenario
 from harness.plan.options import RunOptions
@@ -20,6 +19,7 @@ from harness.plan.servers import server_variant
 from harness.render.table import markdown
 from harness.results.records import StudyRun
 from harness.run.backends import Backends
+from harness.run.blocks import window_cpus
 from harness.run.drivers.loadgen import loadgen_argv
 from harness.run.serving import running_server
 from harness.studies.interpreters import CORES_LEVEL, LEVEL, REFERENCE

@@ -13,6 +13,7 @@ from harness.results import provenance
 from harness.results.files import write_json_atomic
 from harness.results.provenance import environment
 from harness.results.records import (
+    DIRTY,
     CellRecord,
     Repeat,
     ResourceUsage,
@@ -116,9 +117,9 @@ def test_a_checkout_is_dirty_for_changed_code_but_not_for_rendered_results(
     git("commit", "-q", "-m", "one")
     monkeypatch.setattr(provenance, "ROOT", tmp_path)
     (tmp_path / "results" / "README.md").write_text("rendered by the run before\n")
-    assert not provenance.git_commit().endswith(provenance.DIRTY)
+    assert not provenance.git_commit().endswith(DIRTY)
     (tmp_path / "code.py").write_text("two\n")
-    assert provenance.git_commit().endswith(provenance.DIRTY)
+    assert provenance.git_commit().endswith(DIRTY)
 
 
 def test_backend_description_never_holds_credentials() -> None:

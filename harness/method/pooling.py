@@ -10,16 +10,12 @@ from __future__ import annotations
 
 import math
 import statistics
-import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from scipy import stats
 
 from harness.method.verdicts import Interval
-from harness.results.records import DIRTY
 
 
 @dataclass(frozen=True)
@@ -102,34 +98,3 @@ def held_text(found: Pooled, days: int) -> str:
     apart = math.expm1(found.tau)
     said += f", runs apart by ±{apart:.0%}" if apart >= 0.005 else ", runs agree"  # "±0%" says they agree
     return said + (" (the runs disagree)" if found.disagree else "")
-
-
-def server_code(meta: Mapping[str, Any], root: Path) -> str:
-    """What identifies the code a run's servers ran: the git trees of servers/, scenarios/ and protos/ at the run's
-    commit (as recorded, or read from the checkout's history for a run that recorded none); "" for a run made from
-    uncommitted code or a commit this checkout does not hold."""
-    env = meta.get("environment", {})
-    if recorded := env.get("server_code"):
-        return str(recorded)
-    commit = str(env.get("git_commit", ""))
-    if not commit or commit.endswith(DIRTY) or commit == "unknown":
-        return ""
-    return code_at(commit, root)
-
-
-def code_at(commit: str, root: Path) -> str:
-    """The git trees of the server-side code at a commit, joined; "" where git cannot tell."""
-    try:
-        trees = subprocess.run(
-            ["git", "rev-parse", *(f"{commit}:{folder}" for folder in SERVER_CODE)],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.split()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-    return "+".join(tree[:12] for tree in trees)
-
-
-SERVER_CODE = ("servers", "scenarios", "protos")  # what a run's servers are made of

@@ -9,8 +9,6 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from harness.render.vega import Axis, lines, one_above_another, png, shaded
-
 SOAK_OBJECTS = 100  # a StreamObjects of batch 10 sends 10 messages
 RECOVERY_SECONDS = 2.0
 BASELINE = (5.0, 20.0)  # seconds into the load: its file descriptors and threads before any fault
@@ -159,45 +157,3 @@ def _threads_grown(report: dict[str, Any]) -> tuple[str, int]:
 
 def passed(report: dict[str, Any]) -> bool:
     return all(check["passed"] for check in report["verdict"].values())
-
-
-def chart(report: dict[str, Any], title: str) -> bytes:
-    """OK calls per second per RPC, failed calls per second by code, and the server's RSS, fds, threads and CPU;
-    fault windows shaded."""
-    per_second = {int(second): rpcs for second, rpcs in report["per_second"].items()}
-    span = range(int(report["seconds"]) + 1)
-    ok = [
-        {"second": s, "rpc": rpc, "calls": per_second.get(s, {}).get(rpc, {}).get("OK", 0)}
-        for rpc in NEEDS
-        for s in span
-    ]
-    codes = sorted({code for rpcs in per_second.values() for each in rpcs.values() for code in each if code != "OK"})
-    failed = [
-        {"second": s, "code": code, "calls": sum(each.get(code, 0) for each in per_second.get(s, {}).values())}
-        for code in codes
-        for s in span
-    ]
-    samples = report["server_samples"]
-    server = [
-        {"second": sample["second"], "what": what, "value": value}
-        for sample in samples
-        for what, value in (
-            ("RSS (MiB)", sample["rss_bytes"] / 2**20),
-            ("open file descriptors", sample["fds"]),
-            ("threads", sample["threads"]),
-        )
-    ] + [{"second": last, "what": "CPU (% of a core)", "value": 100 * share} for _, last, share in cpu_shares(samples)]
-    second = Axis("second", "seconds")
-    panels = [
-        shaded(report["schedule"], second, named=not index)
-        + lines(rows, second, Axis(field, label), series, title=heading, points=False, width=720, height=170)
-        for index, (rows, field, label, series, heading) in enumerate(
-            (
-                (ok, "calls", "OK calls/s", "rpc", f"{report['server']}: soak under faults (shaded)"),
-                (failed, "calls", "failed calls/s", "code", ""),
-                (server, "value", "server", "what", ""),
-            )
-        )
-        if rows
-    ]
-    return png(one_above_another(*panels), title)

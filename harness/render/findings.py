@@ -13,11 +13,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness.method.pooling import held_text, pooled, server_code
+from harness.method.pooling import held_text, pooled
 from harness.method.verdicts import paired_ratios
 from harness.render.compare import compare_rows, ratio_changes
 from harness.render.decisions import Row, decision_rows
 from harness.render.views import comparison_view, machine_of
+from harness.results.code import server_code
 from harness.results.records import DIRTY, StudyRun, comparison_files, is_aside, load_study, studies_in, study_dir
 from harness.run.tls import TLS
 from harness.studies.base import Decision, StudyReport

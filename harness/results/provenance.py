@@ -12,10 +12,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from harness.method.pooling import code_at
+from harness.results.code import code_at
+from harness.results.records import DIRTY
 from harness.run.tools import ROOT, Tool, ensure_tool
 
-DIRTY = "+dirty"  # a commit with this suffix: the run was made from code that was not committed
+
 RESULTS = "results"  # the rendered output, which does not make a checkout dirty
 
 
@@ -71,7 +72,7 @@ def environment(tools: dict[str, str]) -> dict[str, Any]:
     commit = git_commit()
     return {
         "git_commit": commit,
-        # The git trees of the servers' code (harness.method.pooling): runs that share it, on one machine class, pool.
+        # The git trees of the servers' code (harness.results.code): runs that share it, on one machine class, pool.
         "server_code": "" if DIRTY in commit or commit == "unknown" else code_at(commit, ROOT),
         "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.method.blocks import RunProgress, StudyEnvironment, counted, holdable
 from harness.method.verdicts import HELD
 from harness.plan.matrix import Cell
 from harness.plan.options import RunOptions
@@ -25,6 +24,7 @@ from harness.plan.pythons import DEFAULT_PYTHONS, prepare
 from harness.plan.servers import REST_VARIANTS, SERVER_VARIANTS
 from harness.results.records import CellRecord, StudyRun, load_cells, save_cell
 from harness.results.run_meta import RunMeta, StudyEntry
+from harness.run.blocks import RunProgress, StudyEnvironment, counted, holdable
 from harness.run.drivers.registry import DRIVERS
 from harness.run.drivers.report import DriverError
 from harness.run.measure import CellContext, failure_reason

@@ -14,8 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.method.blocks import ComparisonMeasurement, RunProgress, StudyEnvironment
-from harness.method.pilot import Pilot, fitted, pilot_seconds, run_pilot
+from harness.method.pilot import Pilot, pilot_seconds
 from harness.method.rounds import LEAST_BLOCKS, Entrant, Race, budget_shares, estimated_end, run_race
 from harness.method.verdicts import BLOCKS, HELD, Method
 from harness.plan.matrix import BUCKET_PREFIXES
@@ -23,6 +22,7 @@ from harness.plan.options import RunOptions
 from harness.results.provenance import environment, tool_version
 from harness.results.run_meta import RunMeta, StudyEntry, Thresholds
 from harness.run.backends import LatencyRoutes, seed_bucket, start_backends, toxiproxy
+from harness.run.blocks import ComparisonMeasurement, RunProgress, StudyEnvironment
 from harness.run.cells import (
     Chosen,
     chosen_studies,
@@ -38,6 +38,7 @@ from harness.run.cells import (
 from harness.run.drivers.registry import DRIVERS
 from harness.run.machine import fingerprint, speed, steal_share, steal_ticks
 from harness.run.measure import CellContext
+from harness.run.pilot import fitted, run_pilot
 from harness.run.processes import off_cpus
 from harness.run.tls import MTLS, PLAIN, PLAINTEXT, TLS, Wire, make_certificates
 from harness.run.tools import TOXIPROXY, ensure_tool

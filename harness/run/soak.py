@@ -44,9 +44,9 @@ import grpc
 import psutil
 import pymongo
 
-from harness.method.soak_verdict import NEEDS, SOAK_OBJECTS, chart, load_summary, verdict
+from harness.method.soak_verdict import NEEDS, SOAK_OBJECTS, load_summary, verdict
 from harness.plan.servers import ServerVariant
-from harness.results.files import write_bytes_atomic, write_json_atomic
+from harness.results.files import write_json_atomic
 from harness.results.provenance import environment
 from harness.run.backends import (
     Toxiproxy,
@@ -361,7 +361,8 @@ def soak_one(variant: ServerVariant, seconds: float, server_cpus: Sequence[int])
 def soak(
     variants: Sequence[ServerVariant], minutes: float, out_dir: Path, server_cpus: Sequence[int]
 ) -> tuple[Path, list[dict[str, Any]]]:
-    """Each variant in turn; writes soak/<run>/run.json, <server>.json and <server>.png under out_dir."""
+    """Each variant in turn; writes soak/<run>/run.json and <server>.json under out_dir (harness.render.soak draws
+    each server's chart from it)."""
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     run_dir = out_dir / "soak" / run_id
     meta: dict[str, Any] = {
@@ -380,8 +381,6 @@ def soak(
             for variant in variants:
                 report = soak_one(variant, minutes * 60, server_cpus)
                 write_json_atomic(run_dir / f"{variant.name}.json", report)
-                title = f"soak {run_id}, {meta['environment']['cpu_model']}"
-                write_bytes_atomic(run_dir / f"{variant.name}.png", chart(report, title))
                 reports.append(report)
         meta["status"] = "complete"
     finally:
