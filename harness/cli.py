@@ -184,6 +184,14 @@ def parser() -> argparse.ArgumentParser:
     ver.add_argument("--json", action="store_true", help="a JSON list, one object per alternative")
     ver.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results directory (default: results/)")
 
+    val = commands.add_parser(
+        "validate",
+        help="how often 2-3 blocks' intervals, plain and moderated, hold the rest of the committed many-block runs",
+    )
+    val.add_argument("--draws", type=int, default=200, help="draws of blocks per run (default: %(default)s)")
+    val.add_argument("--seed", type=int, default=0, help="the draws' seed (default: %(default)s)")
+    val.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results directory (default: results/)")
+
     cmp = commands.add_parser("compare", help="compare two runs cell by cell (OK calls/s, p99, significance)")
     cmp.add_argument("run_a", help="a run id under OUT/runs, or a run directory")
     cmp.add_argument("run_b", help="a run id under OUT/runs, or a run directory")
@@ -335,6 +343,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands.report(args.out.resolve(), args.run)
         if args.command == "verdicts":
             return commands.verdicts_command(args.out.resolve(), args.run, args.json)
+        if args.command == "validate":
+            if args.draws < 1:
+                root.error(f"--draws must be at least 1, got {args.draws}")
+            return commands.validate_command(args.out.resolve(), args.draws, args.seed)
         if args.command == "compare":
             return commands.compare_command(args.out.resolve(), args.run_a, args.run_b)
         if args.command == "studies":

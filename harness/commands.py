@@ -25,6 +25,7 @@ from rich.progress import (
 )
 
 from harness.method.soak_verdict import load_line, passed
+from harness.method.validation import LEAST_BLOCKS, ManyBlocks, coverage
 from harness.method.verdicts import ratio_text
 from harness.plan import pythons
 from harness.plan.matrix import SCENARIOS, Cell
@@ -41,7 +42,7 @@ from harness.run.runner import failed_gates, run_all
 from harness.run.soak import soak
 from harness.run.tools import ensure_all
 from harness.studies import DEFAULT_STUDIES, STUDIES, plan
-from harness.studies.judging import run_verdicts
+from harness.studies.judging import many_blocks, run_verdicts
 from scenarios.config import BackendConfig
 from servers.common import StopSignal
 
@@ -250,6 +251,31 @@ def soak_command(variants: list[ServerVariant], minutes: float, out_dir: Path, s
         write_report(out_dir)
     print(f"reports: {run_dir}")
     return 0 if all(passed(each) for each in reports) else 1
+
+
+def validate_command(out_dir: Path, draws: int, seed: int) -> int:
+    """How often plain and moderated intervals from 2 or 3 blocks of the committed many-block runs hold the mean of
+    the blocks left out, and how wide they are (harness.method.validation)."""
+    runs = {run.name: comparisons for run in all_runs(out_dir) if (comparisons := many_blocks(run))}
+    if not runs:
+        raise FileNotFoundError(f"no run under {out_dir / 'runs'} has a comparison of {LEAST_BLOCKS} blocks or more")
+    print(
+        f"Runs with a comparison of {LEAST_BLOCKS} blocks or more: {len(runs)}; {draws} draws of 2 and of 3 blocks "
+        "each. held: the interval holds the mean of the blocks left out; compatible: the two are within both their "
+        "errors (an exact 95% interval: 95%)."
+    )
+    head = ("runs", "blocks", "intervals", "method", "held", "compatible", "half-width")
+    lines = []
+    chosen: list[tuple[str, list[list[ManyBlocks]]]] = [(name, [each]) for name, each in runs.items()]
+    for name, drawn_from in [*chosen, ("all", list(runs.values()))]:
+        for drawn in (2, 3):
+            for each in coverage(drawn_from, drawn, draws, seed):
+                figures = (f"{each.held:.1%}", f"{each.compatible:.1%}", f"±{each.half_width:.1%}")
+                lines.append((name, str(drawn), str(each.intervals), each.method, *figures))
+    widths = [max(len(line[i]) for line in (head, *lines)) for i in range(len(head))]
+    for line in (head, *lines):
+        print("  ".join(value.ljust(width) for value, width in zip(line, widths, strict=True)).rstrip())
+    return 0
 
 
 def report(out_dir: Path, run: Path | None) -> int:

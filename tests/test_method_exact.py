@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from harness.method.moderation import NO_PRIOR, Prior
 from harness.method.noise import Costs, Design, Noise, choose_design, components, drift, expected_half_width
 from harness.method.pilot import LONGEST_SLICE, Pilot, one_server_drift, pilot_seconds
 from harness.method.pooling import Pooled, change_between, held_text, pooled, run_estimate, typical_spread
@@ -426,17 +427,18 @@ def test_an_outcome_s_json_is_what_verdicts_json_prints() -> None:
     outcome = Outcome(
         "stacks", "hello/c50", "a", "ref", Interval(1.23456, 1.12346, math.inf, 4), "faster", Interval(1, 1, 1, 4), True
     )
+    bounds = {"ratio": 1.2346, "low": 1.1235, "high": None, "freedom": 3.0}
     assert outcome.to_json() == {
         "study": "stacks",
         "workload": "hello/c50",
         "alternative": "a",
         "reference": "ref",
-        "ratio": 1.2346,
-        "low": 1.1235,
-        "high": None,
+        **bounds,
         "verdict": "faster",
         "rounds": 4,
         "control": True,
+        "plain": {**bounds, "verdict": "faster"},
+        "moderated": {**bounds, "verdict": "faster", "prior": NO_PRIOR.to_json()},
     }
     assert (
         Outcome("s", "w", "a", "r", Interval(0.5, 0.44444, 0.55556, 2), "slower", Interval(1, 1, 1, 2)).to_json()[
@@ -444,6 +446,23 @@ def test_an_outcome_s_json_is_what_verdicts_json_prints() -> None:
         ]
         == 0.5556
     )
+    prior = Prior(6.0, 0.01, "stacks/hello", 27, 8.0)
+    moderated = Interval(1.1, 1.0, 1.21, 3, 8.0)
+    both = Outcome(
+        "s",
+        "w",
+        "a",
+        "r",
+        moderated,
+        "unresolved",
+        Interval(1, 1, 1, 3),
+        False,
+        Interval(1.1, 0.5, 2.4, 3),
+        "unresolved",
+        prior,
+    ).to_json()
+    assert both["freedom"] == 8.0 and both["plain"]["freedom"] == 2.0 and both["plain"]["low"] == 0.5
+    assert both["moderated"]["prior"] == {"group": "stacks/hello", "rows": 27, "d0": 6.0, "s0": 0.1, "cap": 8.0}
 
 
 def test_the_noise_floor_reads_from_the_a_a_control() -> None:

@@ -25,6 +25,8 @@ from typing import Any
 
 from scipy import stats
 
+from harness.method.moderation import NO_PRIOR, Prior, moderated, quantile
+
 FASTER, SLOWER, TIE, UNRESOLVED = "faster", "slower", "tie", "unresolved"
 CONTROL_SUFFIX = "~aa"  # the A/A twin's label: the reference's, with this suffix
 
@@ -91,12 +93,20 @@ class Method:
 
 @dataclass(frozen=True)
 class Interval:
-    """The geometric mean of paired ratios (or of rates) with its confidence interval, from `rounds` values."""
+    """The geometric mean of paired ratios (or of rates) with its confidence interval, from `rounds` values; the
+    degrees of freedom of its spread (None: its own rounds less one; more where the spread was moderated by its
+    run's other rows, harness.method.moderation; inf where the spread is taken as known)."""
 
     value: float
     low: float
     high: float
     rounds: int
+    freedom: float | None = None
+
+    @property
+    def degrees(self) -> float:
+        """The degrees of freedom its spread was estimated on."""
+        return float(self.rounds - 1) if self.freedom is None else self.freedom
 
     @property
     def half_width(self) -> float:
@@ -118,16 +128,22 @@ def t_half_width(spread: float, n: int, confidence: float = 0.95) -> float:
     return float(stats.t.ppf((1 + confidence) / 2, n - 1)) * spread / math.sqrt(n)
 
 
-def interval(values: Sequence[float], confidence: float = 0.95) -> Interval:
-    """The t-interval of the mean of log(values), back on the ratio scale; values must be positive."""
+def interval(values: Sequence[float], confidence: float = 0.95, prior: Prior = NO_PRIOR) -> Interval:
+    """The t-interval of the mean of log(values), back on the ratio scale; values must be positive. With a prior
+    (harness.method.moderation), the spread is the moderated one, on the prior's degrees of freedom and the
+    values' own."""
     if not values or min(values) <= 0:
         raise ValueError(f"an interval needs positive values, got {list(values)}")
     logs = [math.log(value) for value in values]
     mean = sum(logs) / len(logs)
     if len(logs) < 2:
         return Interval(math.exp(mean), 0.0, math.inf, len(logs))
-    half = t_half_width(log_spread(values), len(logs), confidence)
-    return Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half), len(logs))
+    if prior.freedom <= 0:
+        half = t_half_width(log_spread(values), len(logs), confidence)
+        return Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half), len(logs))
+    found = moderated(logs, prior)
+    half = quantile(confidence, found.freedom) * found.error
+    return Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half), len(logs), found.freedom)
 
 
 def unpaired_interval(before: Sequence[float], after: Sequence[float], confidence: float = 0.95) -> Interval:
@@ -193,12 +209,15 @@ PESSIMISM = 0.2  # "precise" judges the half-width by the spread that is exceede
 
 
 def pessimistic_half_width(ratio: Interval) -> float:
-    """The half-width with the spread taken at its upper 1 - PESSIMISM bound (chi-square on rounds - 1 degrees of
-    freedom). Stopping once the interval merely looks narrow stops most often where the spread was underestimated
-    by chance, and the intervals so stopped cover less than they claim; judged by this bound they do not."""
-    freedom = ratio.rounds - 1
-    if freedom < 1:
+    """The half-width with the spread taken at its upper 1 - PESSIMISM bound (chi-square on the spread's degrees of
+    freedom: rounds - 1, more where moderated; a spread taken as known is left as it is). Stopping once the interval
+    merely looks narrow stops most often where the spread was underestimated by chance, and the intervals so stopped
+    cover less than they claim; judged by this bound they do not."""
+    freedom = ratio.degrees
+    if freedom < 1 or ratio.rounds < 2:
         return math.inf
+    if math.isinf(freedom):
+        return ratio.half_width
     return ratio.half_width * math.sqrt(freedom / float(stats.chi2.ppf(PESSIMISM, freedom)))
 
 
@@ -241,38 +260,74 @@ class Outcome:
     verdict: str
     own: Interval  # the alternative's own rate (geometric mean over its rounds) with its interval
     control: bool = False  # True for the A/A twin
+    # The interval from its own blocks alone (the plain t-interval); `ratio` is moderated where its run gave a prior.
+    plain: Interval | None = None
+    plain_verdict: str = ""
+    prior: Prior = NO_PRIOR
 
     def to_json(self) -> dict[str, Any]:
-        """The shape `python -m harness verdicts --json` prints."""
+        """The shape `python -m harness verdicts --json` prints: the ratio with its (moderated) interval and verdict,
+        and the plain interval beside it."""
+        plain, plain_verdict = (self.plain, self.plain_verdict) if self.plain else (self.ratio, self.verdict)
         return {
             "study": self.study,
             "workload": self.workload,
             "alternative": self.alternative,
             "reference": self.reference,
-            "ratio": round(self.ratio.value, 4),
-            "low": round(self.ratio.low, 4),
-            "high": round(self.ratio.high, 4) if math.isfinite(self.ratio.high) else None,
+            **interval_json(self.ratio),
             "verdict": self.verdict,
             "rounds": self.ratio.rounds,
             "control": self.control,
+            "plain": {**interval_json(plain), "verdict": plain_verdict},
+            "moderated": {**interval_json(self.ratio), "verdict": self.verdict, "prior": self.prior.to_json()},
         }
 
 
+def interval_json(found: Interval) -> dict[str, Any]:
+    """An interval as the JSON exports give it: the ratio, its bounds (None: unbounded) and its degrees of freedom."""
+    return {
+        "ratio": round(found.value, 4),
+        "low": round(found.low, 4),
+        "high": round(found.high, 4) if math.isfinite(found.high) else None,
+        "freedom": None if math.isinf(found.degrees) else round(found.degrees, 2),
+    }
+
+
 def judge(
-    study: str, workload: str, reference: str, rates: Mapping[str, Mapping[int, float]], method: Method
+    study: str,
+    workload: str,
+    reference: str,
+    rates: Mapping[str, Mapping[int, float]],
+    method: Method,
+    prior: Prior = NO_PRIOR,
 ) -> list[Outcome]:
     """Every alternative of a comparison (the A/A twin last, where there is one) against the reference, from
-    rates by round."""
+    rates by round; each interval moderated by the prior its run gave the comparison (harness.method.moderation),
+    the plain one kept beside it. The A/A twin is judged the same way: it calibrates the moderated intervals, and
+    one that separates under them fails its study."""
     found = []
     control = control_of(reference)
     for label in [each for each in rates if each not in (reference, control)] + [control]:
         ratios = paired_ratios(rates, label, reference)
         if not ratios:
             continue
-        ratio = interval(ratios, method.confidence)
+        ratio = interval(ratios, method.confidence, prior)
+        plain = interval(ratios, method.confidence)
         own = interval([rate for rate in rates[label].values() if rate > 0], method.confidence)  # a ratio's own
         found.append(
-            Outcome(study, workload, label, reference, ratio, verdict(ratio, method.tie), own, label == control)
+            Outcome(
+                study,
+                workload,
+                label,
+                reference,
+                ratio,
+                verdict(ratio, method.tie),
+                own,
+                label == control,
+                plain,
+                verdict(plain, method.tie),
+                prior,
+            )
         )
     return found
 

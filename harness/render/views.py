@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.method.verdicts import Interval, interval, noise_floor, paired_ratios, ratio_text, verdict
+from harness.method.verdicts import Interval, noise_floor, ratio_text, verdict
 from harness.results.records import StudyRun
 from harness.run.machine import machine_class
 from harness.run.tls import MTLS, PLAINTEXT, TLS
@@ -105,9 +105,7 @@ def _ranking(judged: Judged, labels: Sequence[str], whole: Mapping[str, float]) 
     to_best = {
         label: {**_ratio(found), "verdict": verdict(found, judged.record.method.tie), "text": ratio_text(found)}
         for label in labels
-        if label != best
-        and len(ratios := paired_ratios(judged.rates, label, best)) >= 2
-        and (found := interval(ratios))
+        if label != best and (found := judged.paired(label, best)) is not None
     }
     return {"best": best, "to_best": to_best}
 

@@ -16,7 +16,6 @@ from harness.results.code import code_at
 from harness.results.records import DIRTY
 from harness.run.tools import ROOT, Tool, ensure_tool
 
-
 RESULTS = "results"  # the rendered output, which does not make a checkout dirty
 
 

@@ -9,6 +9,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.method.moderation import quantile
 from harness.method.verdicts import (
     BLOCKS,
     HELD,
@@ -23,7 +24,6 @@ from harness.method.verdicts import (
     paired_ratios,
     ratio_text,
     spread_between_rounds,
-    t_half_width,
 )
 from harness.plan.matrix import SLOW_SLICE_CALLS
 from harness.plan.servers import MINIMAL_SUFFIX
@@ -156,11 +156,12 @@ def measured_how(judged: Judged) -> list[str]:
     return [" ".join(lines)]
 
 
-def blocks_to_close(spread: float, target: float, confidence: float = 0.95) -> int:
+def blocks_to_close(spread: float, target: float, confidence: float = 0.95, prior_freedom: float = 0.0) -> int:
     """The blocks a ratio whose log ratios scatter by `spread` (sd across blocks) needs for its interval's
-    half-width to reach log(1 + target); at most MOST_BLOCKS_SAID (then "more")."""
+    half-width to reach log(1 + target), its spread known on its blocks less one degrees of freedom and the prior's
+    (harness.method.moderation); at most MOST_BLOCKS_SAID (then "more")."""
     for blocks in range(2, MOST_BLOCKS_SAID + 1):
-        if t_half_width(spread, blocks, confidence) <= math.log1p(target):
+        if quantile(confidence, blocks - 1 + prior_freedom) * spread / math.sqrt(blocks) <= math.log1p(target):
             return blocks
     return MOST_BLOCKS_SAID + 1
 
@@ -189,8 +190,9 @@ def closing(judged: Judged) -> Closing | None:
     ratios = paired_ratios(judged.rates, widest.alternative, record.reference)
     if len(ratios) < 2:
         return None
-    spread = log_spread(ratios)
-    needed = blocks_to_close(spread, record.method.tie)
+    variance, _ = judged.prior.posterior(log_spread(ratios) ** 2, len(ratios) - 1)
+    spread = math.sqrt(variance)
+    needed = blocks_to_close(spread, record.method.tie, prior_freedom=judged.prior.freedom)
     minutes = record.wall_seconds / len(record.orders) * max(0, needed - len(ratios)) / 60
     return Closing(widest.alternative, spread, needed, len(ratios), minutes)
 

@@ -3,11 +3,15 @@ latency, its verdicts, and one label over another. Report-side: reads only the r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
+from harness.method.moderation import NO_PRIOR, Prior, Row, row_priors
 from harness.method.noise import Noise, components
+from harness.method.validation import LEAST_BLOCKS, ManyBlocks
 from harness.method.verdicts import (
     BLOCKS,
     ComparisonRecord,
@@ -45,6 +49,13 @@ class Judged:
     outcomes: list[Outcome]
     cells: dict[str, CellResult]  # label -> its cell (the A/A twin's windows are in the reference's)
     slices: dict[str, dict[int, list[tuple[int, float]]]] = field(default_factory=dict)  # (place, rate) in order
+    prior: Prior = NO_PRIOR  # what its run's rows give its intervals (harness.method.moderation)
+
+    def paired(self, first: str, second: str) -> Interval | None:
+        """first's rate over second's, paired by block, with its moderated 95% interval; None with fewer than two
+        blocks in common."""
+        ratios = paired_ratios(self.rates, first, second)
+        return interval(ratios, 0.95, self.prior) if len(ratios) >= 2 else None
 
     @property
     def noise(self) -> Noise:
@@ -133,12 +144,32 @@ def labelled_cells(run: StudyRun, record: ComparisonRecord) -> dict[str, CellRes
     return {c.record.server: c for c in run.cells if workload_of(c.record) == record.workload}
 
 
-def judged_comparisons(run: StudyRun) -> list[Judged]:
+Slices = dict[str, dict[int, list[tuple[int, float]]]]  # label -> block -> (place, OK rate) of its slices, in order
+
+
+@dataclass(frozen=True)
+class Read:
+    """A comparison's windows read back from its run: its record, its cells by label, each label's slices and its
+    rate in each block (verdicts.block_rate)."""
+
+    record: ComparisonRecord
+    cells: dict[str, CellResult]
+    slices: Slices
+    rates: dict[str, dict[int, float]]
+
+    @property
+    def scenario(self) -> str:
+        """The scenario its reference serves (hello in tls/aio-uvloop/c50): the run's rows are moderated by it."""
+        cell = self.cells.get(self.record.reference)
+        return cell.record.scenario if cell is not None else self.record.topic
+
+
+def read_comparisons(run: StudyRun) -> list[Read]:
     """Every comparison the run made in rounds, with each window's OK rate read from the cells' reports."""
     found = []
     for record in load_comparisons(study_dir(run.run_dir, run.meta, run.study)):
         cells = labelled_cells(run, record)
-        slices: dict[str, dict[int, list[tuple[int, float]]]] = {}
+        slices: Slices = {}
         for label, cell in cells.items():
             for repeat, report in zip(cell.record.repeats, cell.reports, strict=True):
                 if repeat.round is None or report.ok_rps <= 0:
@@ -153,8 +184,82 @@ def judged_comparisons(run: StudyRun) -> list[Judged]:
             label: {block: block_rate([rate for _, rate in each]) for block, each in blocks.items()}
             for label, blocks in slices.items()
         }
-        outcomes = judge(run.study, record.workload, record.reference, rates, record.method)
-        found.append(Judged(run.study, record, rates, outcomes, cells, slices))
+        found.append(Read(record, cells, slices, rates))
+    return found
+
+
+RUN_GROUP = "run"  # the broadest group a row's variance is moderated within
+
+
+def rows_of(study: str, read: Read) -> dict[str, Row]:
+    """A comparison's rows (each label, the A/A twin too, against its reference), in their groups: the study's
+    scenario, the study, the run."""
+    groups = (f"{study}/{read.scenario}", study, RUN_GROUP)
+    comparison = f"{study}/{read.record.workload}"
+    found = {}
+    for label in read.rates:
+        ratios = paired_ratios(read.rates, label, read.record.reference)
+        if label != read.record.reference and ratios:
+            found[label] = Row(groups, comparison, tuple(math.log(each) for each in ratios))
+    return found
+
+
+def run_priors(run_dir: Path, meta: Mapping[str, Any]) -> dict[tuple[str, str], Prior]:
+    """What every comparison of a run (study, workload) takes from the run's rows (harness.method.moderation)."""
+    rows = {
+        (study, read.record.workload, label): row
+        for study in studies_in(dict(meta))
+        for read in read_comparisons(load_study(run_dir, study))
+        for label, row in rows_of(study, read).items()
+    }
+    return {(study, workload): prior for (study, workload, _), prior in row_priors(rows).items()}
+
+
+def many_blocks(run_dir: Path, least: int = LEAST_BLOCKS) -> list[ManyBlocks]:
+    """A run's comparisons whose reference ran at least `least` blocks, each label's log ratio to the reference by
+    block: what harness.method.validation draws from."""
+    meta = read_json(run_dir / "run.json")
+    found = []
+    for study in studies_in(meta):
+        for read in read_comparisons(load_study(run_dir, study)):
+            reference = read.rates.get(read.record.reference, {})
+            if len(reference) < least:
+                continue
+            logs = {
+                label: {block: math.log(rate / reference[block]) for block, rate in rates.items() if block in reference}
+                for label, rates in read.rates.items()
+                if label != read.record.reference
+            }
+            rows = rows_of(study, read)
+            groups = next(iter(rows.values())).groups if rows else (study, RUN_GROUP)
+            found.append(ManyBlocks(groups, f"{study}/{read.record.workload}", logs, block_noise(read.slices)))
+    return found
+
+
+def block_noise(slices: Slices) -> dict[int, float]:
+    """Each block's noise: the variance of every label's slices' log rates about that label's mean in the block,
+    pooled over the labels; blocks of one slice a label have none."""
+    squares: dict[int, float] = {}
+    freedom: dict[int, int] = {}
+    for blocks in slices.values():
+        for block, found in blocks.items():
+            if len(found) >= 2:
+                logs = [math.log(rate) for _, rate in found]
+                mean = sum(logs) / len(logs)
+                squares[block] = squares.get(block, 0.0) + sum((each - mean) ** 2 for each in logs)
+                freedom[block] = freedom.get(block, 0) + len(logs) - 1
+    return {block: squares[block] / freedom[block] for block in squares if squares[block] > 0}
+
+
+def judged_comparisons(run: StudyRun) -> list[Judged]:
+    """Every comparison the run made in rounds, judged with the intervals its run's rows moderate."""
+    priors = run_priors(run.run_dir, run.meta) if run.study in studies_in(run.meta) else {}
+    found = []
+    for read in read_comparisons(run):
+        record = read.record
+        prior = priors.get((run.study, record.workload), NO_PRIOR)
+        outcomes = judge(run.study, record.workload, record.reference, read.rates, record.method, prior)
+        found.append(Judged(run.study, record, read.rates, outcomes, read.cells, read.slices, prior))
     return found
 
 
@@ -175,9 +280,7 @@ def run_verdicts(run_dir: Path) -> list[Outcome]:
 
 
 def pick_over(judged: Judged, first: str, second: str, tie: float) -> tuple[Interval, str] | None:
-    """first's rate over second's, paired by round, with its verdict; None when they share too few rounds."""
-    ratios = paired_ratios(judged.rates, first, second)
-    if len(ratios) < 2:
-        return None
-    found = interval(ratios)
-    return found, verdict(found, tie)
+    """first's rate over second's, paired by round, with its moderated interval and verdict; None when they share
+    too few rounds."""
+    found = judged.paired(first, second)
+    return None if found is None else (found, verdict(found, tie))
