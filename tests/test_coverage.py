@@ -14,11 +14,24 @@ import math
 import numpy as np
 import pytest
 
-from harness.method.verdicts import Interval, Method, interval, separated, stop_reason, twin_stop_reason
+from harness.method.moderation import Row, row_priors
+from harness.method.noise import Costs
+from harness.method.rounds import Entrant, Race, Rounds, run_race
+from harness.method.verdicts import (
+    Interval,
+    Method,
+    interval,
+    paired_ratios,
+    separated,
+    stop_reason,
+    twin_stop_reason,
+)
+from tests.synthetic import Clock, Lab, Machine
 
 METHOD = Method()  # the run's own: at least 5 blocks, at most 40, precise at ±3%, ties within ±5%
 TRIALS = 2000
 SPREAD = 0.05  # a block's log ratio scatters this much: what hello's blocks showed on a 2-vCPU VM
+COSTS = Costs(start=0.8, warm=0.5, slice_overhead=0.03)
 
 
 def stopped(rng: np.random.Generator, truth: float, twin: bool = False) -> Interval:
@@ -46,3 +59,44 @@ def test_an_a_a_twin_separates_no_more_often_than_its_interval_allows() -> None:
     rng = np.random.default_rng(505)
     apart = sum(separated(stopped(rng, 1.0, twin=True)) for _ in range(TRIALS))
     assert apart / TRIALS <= 0.05, f"{apart / TRIALS:.1%} of {TRIALS} A/A twins separated"
+
+
+def test_a_race_moderated_by_its_run_s_rows_covers_the_truth_and_its_twin_seldom_separates() -> None:
+    """A run's comparisons raced together, as run-all races them: each block judged by intervals moderated by all
+    the run's rows so far (optional stopping on), each label read at the end with the prior of every row, as the
+    report reads it. Four comparisons of one scenario, four labels each and the A/A twin in the first; a drifting
+    machine with restarts and stalls; 150 runs."""
+    covered, labels, apart = 0, 0, 0
+    truths = {"ref": 100.0, "a": 100.0, "b": 103.0, "c": 80.0, "d": 130.0}
+    for run in range(150):
+        clock = Clock()
+        entrants, labs = [], []
+        for number in range(4):
+            lab = Lab(Machine(truths, 1000 * run + number, white=0.08, walk=0.02, restart=0.05), clock, COSTS, 1.0)
+            rounds = Rounds(f"hello/c{number}", "ref", ("a", "b", "c", "d"), number == 0, ("s/hello", "s", "run"))
+            entrants.append(Entrant(Race(rounds, Method(cycles=1), run), lab.block))
+            labs.append(lab)
+        run_race(entrants, clock() + 600.0, clock)
+        rows = {(index, label): row for index, each in enumerate(entrants) for label, row in rows_by_label(each.race)}
+        fitted = row_priors(rows)
+        for (index, label), row in rows.items():
+            found = interval([math.exp(each) for each in row.logs], 0.95, fitted[index, label])
+            truth = truths[label.removesuffix("~aa")] / truths["ref"]
+            if label.endswith("~aa"):
+                apart += separated(found)
+            else:
+                labels += 1
+                covered += found.low <= truth <= found.high
+    assert covered / labels >= 0.93, f"{covered / labels:.1%} of {labels} moderated intervals covered the truth"
+    assert apart / 150 <= 0.05, f"{apart} of 150 A/A twins separated"
+
+
+def rows_by_label(race: Race) -> list[tuple[str, Row]]:
+    """A race's rows by label, as the report reads them back."""
+    reference = race.rounds.reference
+    found = []
+    for label in race.rates:
+        ratios = paired_ratios(race.rates, label, reference)
+        if label != reference and ratios:
+            found.append((label, Row(race.rounds.groups, race.rounds.workload, tuple(map(math.log, ratios)))))
+    return found

@@ -17,7 +17,17 @@ from harness.method.moderation import NO_PRIOR, Prior
 from harness.method.noise import Costs, Design, Noise, choose_design, components, drift, expected_half_width
 from harness.method.pilot import LONGEST_SLICE, Pilot, one_server_drift, pilot_seconds
 from harness.method.pooling import Pooled, change_between, held_text, pooled, run_estimate, typical_spread
-from harness.method.rounds import Entrant, Race, Rounds, block_rates, budget_shares, estimated_end, run_race, run_rounds
+from harness.method.rounds import (
+    DECIDING_WEIGHT,
+    Entrant,
+    Race,
+    Rounds,
+    block_rates,
+    budget_shares,
+    estimated_end,
+    run_race,
+    run_rounds,
+)
 from harness.method.verdicts import (
     FRESH,
     HELD,
@@ -304,17 +314,43 @@ def test_a_race_s_gain_is_the_narrowing_one_block_more_brings() -> None:
         "b": {n: 100.0 * ratio for n, ratio in enumerate(b, 1)},
     }
 
-    def fall(ratios: list[float]) -> float:
+    def fall(ratios: list[float], prior_freedom: float = 0.0) -> float:
         spread = float(np.std(np.log(ratios), ddof=1))
-        t = [float(stats.t.ppf(0.95, n - 1)) * spread / math.sqrt(n) for n in (len(ratios), len(ratios) + 1)]
+        t = [
+            float(stats.t.ppf(0.95, n - 1 + prior_freedom)) * spread / math.sqrt(n)
+            for n in (len(ratios), len(ratios) + 1)
+        ]
         return t[0] - t[1]
 
     assert race_with(rates, method).gain() == pytest.approx(fall(a) + fall(b), rel=1e-9)
     assert t_half_width(0.1, 4, 0.9) == pytest.approx(float(stats.t.ppf(0.95, 3)) * 0.1 / 2)
-    rates["c"] = {1: 100.0, 2: 101.0}
-    assert race_with(rates, method).gain() == pytest.approx(fall(a) + fall(b) + fall([1.0, 1.01]))
+    rates["c"] = {1: 100.0, 2: 101.0}  # already a tie: one more block tells nothing the row needs
+    assert race_with(rates, method).gain() == pytest.approx(fall(a) + fall(b))
+    rates["c"] = {1: 100.0, 2: 108.0}  # unresolved
+    assert race_with(rates, method).gain() == pytest.approx(fall(a) + fall(b) + fall([1.0, 1.08]))
+    rates["far"] = {1: 200.0, 2: 210.0, 3: 190.0}  # already clear: nothing either
+    assert race_with(rates, method).gain() == pytest.approx(fall(a) + fall(b) + fall([1.0, 1.08]))
     rates["d"] = {1: 100.0}
     assert race_with(rates, method).gain() == math.inf  # a label without an interval: any block tells most
+
+
+def test_a_race_s_gain_is_moderated_and_a_deciding_comparison_counts_its_open_pick_over_the_runner_up() -> None:
+    method = Method(confidence=0.95)
+    rates = {"ref": {n: 100.0 for n in range(1, 4)}, "a": {1: 112.0, 2: 101.0, 3: 106.0}, "b": {1: 80.0, 2: 81.0}}
+    race = race_with(rates, method)
+    plain = race.gain()
+    race.prior = Prior(6.0, 0.03**2)
+    variance = (6 * 0.03**2 + 2 * float(np.var(np.log([1.12, 1.01, 1.06]), ddof=1))) / 8
+    moderated = [float(stats.t.ppf(0.975, f)) * math.sqrt(variance / n) for f, n in ((8, 3), (9, 4))]
+    assert race.gain() == pytest.approx(moderated[0] - moderated[1]) and race.gain() < plain  # b is clear
+    deciding = Race(Rounds("w", "ref", ("a", "b"), controlled=False, deciding=True), method, 1)
+    deciding.rates, deciding.active, deciding.prior = rates, ["a", "b"], race.prior
+    assert deciding.decision() == ("a", "ref")  # the two fastest
+    pair = deciding.ratio("a", "ref")
+    assert pair is not None and deciding.gain() == pytest.approx((1 + DECIDING_WEIGHT) * race.gain())
+    floors = Race(Rounds("w", "ref", ("a", "b"), False, deciding=True, pickable=("ref", "b")), method, 1)
+    floors.rates = rates
+    assert floors.decision() == ("ref", "b")  # a is a stack's floor: never a pick
 
 
 def racer(clock: Clock, name: str, ratio: float, seconds: float, noise: float = 0.0, seed: int = 1) -> Entrant:

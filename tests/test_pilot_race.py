@@ -76,7 +76,10 @@ def test_a_run_s_pilot_fits_each_comparison_and_the_race_hands_on_the_time_a_set
         if each.race.open:  # still open: its next block would not have fitted
             assert clock() + each.race.last_seconds > deadline
     clear = entrants["clear"].record
-    assert clear is not None and clear.stopped["a"].reason == "clear" and clear.stopped["a"].round == BASE.min_rounds
+    assert clear is not None
+    (faster,) = [each for each in judged_of(clear, labs["clear"].slices).outcomes if each.alternative == "a"]
+    assert faster.verdict == "faster"  # known from its first blocks: the race spent no more on it than that
+    assert len(clear.orders) < min(len(entrants[name].race.orders) for name in ("close", "same"))
     assert shares["clear"] is not None and entrants["clear"].seconds < shares["clear"]
     others = [name for name in truths if name != "clear"]  # what "clear" left went to those still open
     assert sum(entrants[name].seconds for name in others) > sum(shares[name] or 0.0 for name in others)

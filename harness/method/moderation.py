@@ -16,6 +16,7 @@ numbers in, numbers out.
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Mapping, Sequence
@@ -25,6 +26,12 @@ from typing import Any
 from scipy import special, stats
 
 LEAST_ROWS = 8  # a group fits its own prior from at least this many rows; fewer fall back to a broader group
+RUN_GROUP = "run"  # the broadest group: every row of a run
+
+
+def row_groups(study: str, scenario: str) -> tuple[str, ...]:
+    """The groups a row of a study's comparison on a scenario is moderated within, narrowest first."""
+    return (f"{study}/{scenario}", study, RUN_GROUP)
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,12 @@ def fit_prior(variances: Sequence[float], freedoms: Sequence[int], cap: float = 
     return freedom, math.exp(mean + float(special.digamma(freedom / 2)) - math.log(freedom / 2))
 
 
+def sample_variance(values: Sequence[float]) -> float:
+    """The sample variance (n - 1) in floating point: statistics.variance's exact fractions cost a race dear."""
+    mean = math.fsum(values) / len(values)
+    return math.fsum((each - mean) ** 2 for each in values) / (len(values) - 1)
+
+
 @dataclass(frozen=True)
 class Row:
     """One label against its reference in a run: the groups it belongs to, narrowest first (study and scenario,
@@ -109,7 +122,7 @@ class Row:
 
     @property
     def variance(self) -> float:
-        return statistics.variance(self.logs)
+        return sample_variance(self.logs)
 
 
 def group_prior(rows: Sequence[tuple[Row, float]], group: str) -> Prior:
@@ -165,8 +178,10 @@ class Moderated:
         return quantile(confidence, self.freedom) * self.error
 
 
+@functools.lru_cache(maxsize=4096)
 def quantile(confidence: float, freedom: float) -> float:
-    """Student's t quantile for a two-sided interval (the normal's on infinite degrees of freedom)."""
+    """Student's t quantile for a two-sided interval (the normal's on infinite degrees of freedom); remembered, as a
+    race asks for the same few many times."""
     level = (1 + confidence) / 2
     return float(stats.norm.ppf(level) if math.isinf(freedom) else stats.t.ppf(level, freedom))
 
@@ -178,7 +193,7 @@ def moderated(logs: Sequence[float], prior: Prior) -> Moderated:
     mean = math.fsum(logs) / n
     if n < 2:
         return Moderated(mean, math.inf, 0.0, n)
-    variance, freedom = prior.posterior(statistics.variance(logs), n - 1)
+    variance, freedom = prior.posterior(sample_variance(logs), n - 1)
     return Moderated(mean, math.sqrt(variance / n), freedom, n)
 
 

@@ -77,8 +77,9 @@ def _cycle_ratios(slices: Slices, label: str, reference: str, block: int, cycle_
     return [sum(mine[c]) / len(mine[c]) - sum(theirs[c]) / len(theirs[c]) for c in sorted(mine) if c in theirs]
 
 
-def components(slices: Slices, reference: str, cycles: int) -> Noise:
-    """The noise of a comparison's slices against its reference (every other label pooled)."""
+def components(slices: Slices, reference: str, cycles: int, mirrored: bool = True) -> Noise:
+    """The noise of a comparison's slices against its reference (every other label pooled); a cycle holds every
+    label twice where mirrored, once where not (a slow workload's)."""
     deviations: list[float] = []
     neighbours: list[tuple[float, float]] = []
     blocks = sorted({block for found in slices.values() for block in found})
@@ -103,7 +104,7 @@ def components(slices: Slices, reference: str, cycles: int) -> Noise:
         if _sd(left) and _sd(right):
             lag1 = float(stats.pearsonr(left, right).statistic)
     labels = [label for label in slices if label != reference]
-    cycle_length = 2 * len(slices)  # every label twice a cycle
+    cycle_length = (2 if mirrored else 1) * len(slices)
     within: list[float] = []
     block_ratios: list[float] = []
     within_freedom = 0
@@ -164,25 +165,36 @@ class Design:
         return {"cycles": self.cycles, "blocks": self.blocks, "half_width": round(self.half_width, 4)}
 
 
-def expected_half_width(noise: Noise, cycles: int, blocks: int, confidence: float = 0.95) -> float:
-    """The expected half-width (as a fraction) of a ratio's interval over `blocks` blocks of `cycles` cycles."""
+def expected_half_width(
+    noise: Noise, cycles: int, blocks: int, confidence: float = 0.95, prior_freedom: float = 0.0
+) -> float:
+    """The expected half-width (as a fraction) of a ratio's interval over `blocks` blocks of `cycles` cycles, its
+    spread known on its blocks less one degrees of freedom and those a moderating prior lends
+    (harness.method.moderation)."""
     if blocks < 2 or noise.cycle_sd is None:
         return math.inf
     variance = (noise.restart_sd or 0.0) ** 2 + noise.cycle_sd**2 / cycles
-    half = float(stats.t.ppf((1 + confidence) / 2, blocks - 1)) * math.sqrt(variance / blocks)
+    half = float(stats.t.ppf((1 + confidence) / 2, blocks - 1 + prior_freedom)) * math.sqrt(variance / blocks)
     return math.expm1(half)
 
 
 def choose_design(
-    noise: Noise, costs: Costs, labels: int, servers: int, seconds: float, slice_seconds: float, least: int = 2
+    noise: Noise,
+    costs: Costs,
+    labels: int,
+    servers: int,
+    seconds: float,
+    slice_seconds: float,
+    least: int = 2,
+    prior_freedom: float = 0.0,
 ) -> Design:
     """The cycles per block (1 to MOST_CYCLES) whose blocks, as many as fit in `seconds`, give the narrowest
-    expected interval: short blocks buy degrees of freedom and cancel more of a restart's variance, long ones spend
-    less on starts. A design must fit at least `least` blocks; where none does, one cycle a block (the most
-    blocks)."""
+    expected interval: short blocks cancel more of a restart's variance (and, without a moderating prior, buy
+    degrees of freedom), long ones spend less on starts. A design must fit at least `least` blocks; where none
+    does, one cycle a block (the most blocks)."""
     found = []
     for cycles in range(1, MOST_CYCLES + 1):
         blocks = int(seconds // costs.block_seconds(labels, servers, cycles, slice_seconds))
-        found.append(Design(cycles, blocks, expected_half_width(noise, cycles, blocks)))
+        found.append(Design(cycles, blocks, expected_half_width(noise, cycles, blocks, prior_freedom=prior_freedom)))
     fitting = [each for each in found if each.blocks >= least]
     return min(fitting, key=lambda each: (each.half_width, each.cycles)) if fitting else found[0]

@@ -20,6 +20,9 @@ RUN_SECONDS = 45.0  # a run's pilot
 BUDGET_SHARE = 0.05  # at most this share of a run's budget goes to its pilot (which still measures its two blocks)
 SLICE_SHARE = 0.2  # a slice lasts at least this many times what it costs beyond its load, over this share
 LONGEST_SLICE = 3.0
+# The degrees of freedom a run's prior lends a row (harness.method.moderation), as the default runs of 2026-11-26/27
+# reached them per scenario (d0 of 4 to 8): with them, short blocks no longer pay for their few degrees of freedom.
+TYPICAL_PRIOR_FREEDOM = 5.0
 
 
 def pilot_seconds(budget: float | None) -> float:
@@ -85,8 +88,17 @@ class Pilot:
 
     def design_for(self, labels: int, servers: int, seconds: float, method: Method) -> Design:
         """The cycles per block that give a comparison of `labels` labels on `servers` starts a block the narrowest
-        interval in `seconds`."""
-        return choose_design(self.noise, self.costs, labels, servers, seconds, method.slice_seconds, method.min_rounds)
+        interval in `seconds`, its spread moderated by a prior of TYPICAL_PRIOR_FREEDOM degrees of freedom."""
+        return choose_design(
+            self.noise,
+            self.costs,
+            labels,
+            servers,
+            seconds,
+            method.slice_seconds,
+            method.min_rounds,
+            TYPICAL_PRIOR_FREEDOM,
+        )
 
     def summary(self, cpu: str) -> str:
         """What the pilot tells a user about this machine, in a few lines."""

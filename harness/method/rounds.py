@@ -18,38 +18,51 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from harness.method.moderation import NO_PRIOR, Prior, Row, priors, quantile
 from harness.method.verdicts import (
     BLOCKS,
+    UNRESOLVED,
     ComparisonRecord,
+    Interval,
     Method,
     Stop,
     block_rate,
     control_of,
     interval,
-    log_spread,
     paired_ratios,
     stop_reason,
-    t_half_width,
     twin_stop_reason,
+    verdict,
 )
 
 Block = Callable[[int, list[str]], Sequence[float | None]]
 FAILED_WINDOWS = 2  # an alternative that failed in this many blocks is measured no more
+DECIDING_WEIGHT = 3.0  # how much a decision row's open pick over its runner-up counts in a race's gain
 
 
 @dataclass(frozen=True)
 class Rounds:
     """What to compare: the labels of the alternatives and of the reference, on one workload; whether the
-    reference also runs as its A/A twin."""
+    reference also runs as its A/A twin; the groups its rows' variances are moderated within (narrowest first:
+    study and scenario, study, run; none: its own alone); whether a decision row reads it (its pick over the
+    runner-up), and which labels a row may pick (none named: every label; a stack's floor is never a pick)."""
 
     workload: str
     reference: str
     alternatives: tuple[str, ...]
     controlled: bool = True
+    groups: tuple[str, ...] = ()
+    deciding: bool = False
+    pickable: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.reference in self.alternatives or len(set(self.alternatives)) != len(self.alternatives):
             raise ValueError(f"alternatives must be distinct and exclude the reference: {self}")
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        """The labels a row may pick."""
+        return self.pickable or (self.reference, *self.alternatives)
 
 
 def block_plan(labels: Sequence[str], method: Method, shuffler: random.Random) -> list[str]:
@@ -85,6 +98,7 @@ class Race:
 
     def __init__(self, rounds: Rounds, method: Method, seed: int) -> None:
         self.rounds, self.method, self.seed = rounds, method, seed
+        self.prior: Prior = NO_PRIOR  # what the run's other rows lend its intervals (run_race keeps it current)
         self.shuffler = random.Random(seed)
         self.twin = [control_of(rounds.reference)] if rounds.controlled else []
         self.active = [*rounds.alternatives, *self.twin]
@@ -134,23 +148,64 @@ class Race:
             why = ""
             if self.failures[label] >= FAILED_WINDOWS:
                 why = "failed"
-            elif len(ratios := paired_ratios(self.rates, label, self.rounds.reference)) >= 2:
+            elif (found := self.ratio(label, self.rounds.reference)) is not None:
                 judge = twin_stop_reason if label in self.twin else stop_reason
-                why = judge(interval(ratios, self.method.confidence), self.method)
+                why = judge(found, self.method)
             if why:
                 self.stopped[label] = Stop(number, why)
                 self.active.remove(label)
 
+    def ratio(self, label: str, over: str) -> Interval | None:
+        """label's rate over another's, paired by block, with its moderated interval; None before two blocks."""
+        ratios = paired_ratios(self.rates, label, over)
+        return interval(ratios, self.method.confidence, self.prior) if len(ratios) >= 2 else None
+
+    def rows(self) -> list[Row]:
+        """Its rows (each label, the twin too, against the reference) for the run's priors."""
+        name = self.rounds.workload
+        found = []
+        for label in self.rates:
+            ratios = paired_ratios(self.rates, label, self.rounds.reference)
+            if label != self.rounds.reference and ratios:
+                found.append(Row(self.rounds.groups or (name,), name, tuple(math.log(each) for each in ratios)))
+        return found
+
+    def decision(self) -> tuple[str, str] | None:
+        """The pick and the runner-up so far: the two fastest labels a row may pick (by their mean rate)."""
+        means = {
+            label: sum(math.log(rate) for rate in found.values()) / len(found)
+            for label in self.rounds.candidates
+            if (found := self.rates.get(label))
+        }
+        ranked = sorted(means, key=lambda label: -means[label])
+        return (ranked[0], ranked[1]) if len(ranked) >= 2 else None
+
+    def narrowing(self, found: Interval | None) -> float:
+        """How much one more block is expected to narrow an interval (log scale): at its moderated spread and
+        degrees of freedom, from n blocks to n + 1; inf before it has one."""
+        if found is None or not math.isfinite(found.half_width):
+            return math.inf
+        n, freedom, confidence = found.rounds, found.degrees, self.method.confidence
+        error = found.half_width / quantile(confidence, freedom)  # the spread over sqrt(n)
+        return found.half_width - quantile(confidence, freedom + 1) * error * math.sqrt(n / (n + 1))
+
     def gain(self) -> float:
-        """What one more block is expected to narrow: the sum over the open labels of the fall in their intervals'
-        half-width (log scale) from one block more, at their spread so far; inf for a label without an interval."""
+        """What one more block is expected to narrow, at the moderated spread: for each open label whose interval
+        is still unresolved (the twin until calibrated), the fall in its half-width from one block more; and where
+        a decision row reads the comparison and its pick over the runner-up is unresolved, that pair's fall,
+        counted DECIDING_WEIGHT times (a row is answered first). inf for a label without an interval."""
         total = 0.0
         for label in self.active:
-            ratios = paired_ratios(self.rates, label, self.rounds.reference)
-            if len(ratios) < 2:
+            found = self.ratio(label, self.rounds.reference)
+            if found is None:
                 return math.inf
-            spread, confidence = log_spread(ratios), self.method.confidence
-            total += t_half_width(spread, len(ratios), confidence) - t_half_width(spread, len(ratios) + 1, confidence)
+            if label in self.twin or verdict(found, self.method.tie) == UNRESOLVED:
+                total += self.narrowing(found)
+        pair = self.decision() if self.rounds.deciding else None
+        if pair is not None and set(pair) & {*self.active, self.rounds.reference}:
+            found = self.ratio(*pair)
+            if found is None or verdict(found, self.method.tie) == UNRESOLVED:
+                total += DECIDING_WEIGHT * self.narrowing(found)
         return total
 
     def finish(self, why: str, wall_seconds: float) -> ComparisonRecord:
@@ -241,14 +296,16 @@ def run_race(
     then the second of each), whatever the deadline; then, until the deadline (a clock() time) or until none is
     open, a block of the open comparison whose last block fits before the deadline and whose `Race.gain` per
     second of that block is highest: a comparison already clear or precise leaves the race, and the time it
-    leaves goes to those still open. Each entrant's record is set once it has stopped; `told(entrant)` after
-    each block."""
+    leaves goes to those still open. Every block is judged by intervals moderated by all the run's rows so far
+    (`moderate`). Each entrant's record is set once it has stopped; `told(entrant)` after each block."""
     for turn in range(least):
         for each in entrants:
             if each.race.open and each.race.blocks <= turn:
+                moderate(entrants)
                 each.step(clock)
                 told(each)
     while open_ := [each for each in entrants if each.race.open]:
+        moderate(entrants)
         now = clock()
         fitting = [each for each in open_ if deadline is None or now + each.race.last_seconds <= deadline]
         if not fitting:
@@ -258,6 +315,16 @@ def run_race(
         told(best)
     for each in entrants:
         each.record = each.race.finish("budget", each.seconds)
+
+
+def moderate(entrants: Sequence[Entrant]) -> None:
+    """Each race's prior from every race's rows so far (harness.method.moderation), in their groups; a race that
+    names no groups keeps its own intervals."""
+    races = [each.race for each in entrants if each.race.rounds.groups]
+    rows = [(race, row) for race in races for row in race.rows()]
+    fitted = priors([row for _, row in rows])
+    for race in races:
+        race.prior = next((prior for (owner, _), prior in zip(rows, fitted, strict=True) if owner is race), NO_PRIOR)
 
 
 def estimated_end(entrants: Sequence[Entrant], deadline: float | None, now: float, least: int = LEAST_BLOCKS) -> float:

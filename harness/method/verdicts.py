@@ -125,7 +125,7 @@ def log_spread(values: Sequence[float]) -> float:
 
 def t_half_width(spread: float, n: int, confidence: float = 0.95) -> float:
     """The half-width (log scale) of a t-interval of the mean of n values scattered by `spread`."""
-    return float(stats.t.ppf((1 + confidence) / 2, n - 1)) * spread / math.sqrt(n)
+    return quantile(confidence, n - 1) * spread / math.sqrt(n)
 
 
 def interval(values: Sequence[float], confidence: float = 0.95, prior: Prior = NO_PRIOR) -> Interval:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
+from harness.method.moderation import row_groups
 from harness.method.noise import Costs
 from harness.method.rounds import Rounds, run_rounds
 from harness.method.verdicts import BLOCKS, HELD, ComparisonRecord, Method, control_of
@@ -263,9 +264,21 @@ class ComparisonMeasurement:
         return rates
 
     def rounds(self) -> Rounds:
-        """What harness.method.rounds races: the comparison's labels, reference and control."""
-        alternatives = tuple(label for label, _ in self.comparison.alternatives)
-        return Rounds(self.comparison.workload, self.reference, alternatives, self.comparison.controlled)
+        """What harness.method.rounds races: the comparison's labels, reference and control, the groups its rows
+        are moderated within, whether a decision row reads it and which labels it may pick (not a floor)."""
+        comparison = self.comparison
+        alternatives = tuple(label for label, _ in comparison.alternatives)
+        groups = row_groups(self.context.study_dir.name, self.cells[self.reference].scenario.name)
+        pickable = tuple(label for label, cell in self.cells.items() if not cell.server.floor_of)
+        return Rounds(
+            comparison.workload,
+            self.reference,
+            alternatives,
+            comparison.controlled,
+            groups,
+            comparison.deciding,
+            pickable,
+        )
 
     def save(self, record: ComparisonRecord) -> ComparisonRecord:
         """The comparison's record (with each label's cell and what starts, warm-ups and slices cost) into the

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.method.moderation import NO_PRIOR, Prior, Row, row_priors
+from harness.method.moderation import NO_PRIOR, Prior, Row, row_groups, row_priors
 from harness.method.noise import Noise, components
 from harness.method.validation import LEAST_BLOCKS, ManyBlocks
 from harness.method.verdicts import (
@@ -61,7 +61,7 @@ class Judged:
     def noise(self) -> Noise:
         """Where the comparison's noise lived: slices, cycles, blocks (harness.method.noise)."""
         cycles = self.record.method.cycles if self.record.method.design == BLOCKS else 1
-        return components(self.slices, self.record.reference, cycles)
+        return components(self.slices, self.record.reference, cycles, self.record.method.mirrored)
 
     def outcome(self, label: str) -> Outcome | None:
         return next((each for each in self.outcomes if each.alternative == label), None)
@@ -188,13 +188,10 @@ def read_comparisons(run: StudyRun) -> list[Read]:
     return found
 
 
-RUN_GROUP = "run"  # the broadest group a row's variance is moderated within
-
-
 def rows_of(study: str, read: Read) -> dict[str, Row]:
     """A comparison's rows (each label, the A/A twin too, against its reference), in their groups: the study's
     scenario, the study, the run."""
-    groups = (f"{study}/{read.scenario}", study, RUN_GROUP)
+    groups = row_groups(study, read.scenario)
     comparison = f"{study}/{read.record.workload}"
     found = {}
     for label in read.rates:
@@ -230,8 +227,7 @@ def many_blocks(run_dir: Path, least: int = LEAST_BLOCKS) -> list[ManyBlocks]:
                 for label, rates in read.rates.items()
                 if label != read.record.reference
             }
-            rows = rows_of(study, read)
-            groups = next(iter(rows.values())).groups if rows else (study, RUN_GROUP)
+            groups = row_groups(study, read.scenario)
             found.append(ManyBlocks(groups, f"{study}/{read.record.workload}", logs, block_noise(read.slices)))
     return found
 

@@ -46,6 +46,8 @@ class Comparison:
     driver: str | None = None
     # The server may use every CPU of the machine (how a host's cores serve), not only the run's server CPUs.
     unpinned: bool = False
+    # Whether a row of the decision table reads it (its pick over the runner-up): the race answers those first.
+    deciding: bool = True
 
     def __post_init__(self) -> None:
         labels = [label for label, _ in (self.reference, *self.alternatives)]

@@ -62,7 +62,12 @@ def comparisons(options: RunOptions) -> list[Comparison]:
         return floors(stacks, each) if level == max(levels(each)) else []
 
     found = [
-        between_servers(each, level, reference, [*alternatives(others, each, options), *floors_at(each, level)], way)
+        replace(
+            between_servers(
+                each, level, reference, [*alternatives(others, each, options), *floors_at(each, level)], way
+            ),
+            deciding=level == max(levels(each)),  # the decision rows read each scenario at its highest level
+        )
         for each in chosen
         for level in levels(each)
         for way in options.connections or (SHARED,)
