@@ -42,7 +42,8 @@ from harness.run.runner import failed_gates, run_all
 from harness.run.soak import soak
 from harness.run.tools import ensure_all
 from harness.studies import DEFAULT_STUDIES, STUDIES, plan
-from harness.studies.judging import many_blocks, run_verdicts
+from harness.studies.judging import run_verdicts
+from harness.studies.readings import many_blocks
 from scenarios.config import BackendConfig
 from servers.common import StopSignal
 
@@ -121,7 +122,7 @@ def verdicts_command(out_dir: Path, run: str | None, as_json: bool) -> int:
     if not found:
         print(f"run {run_dir.name} holds no comparison in rounds")
         return 0
-    head = ("study", "workload", "alternative", "reference", "ratio [95% CI]", "verdict", "rounds")
+    head = ("study", "workload", "alternative", "reference", "ratio [95% CI]", "verdict", "runs", "this run alone")
     rows = [
         (
             each.study,
@@ -130,7 +131,8 @@ def verdicts_command(out_dir: Path, run: str | None, as_json: bool) -> int:
             each.reference,
             ratio_text(each.ratio),
             each.verdict,
-            str(each.ratio.rounds),
+            str(each.runs),
+            f"{ratio_text(each.alone)} {each.alone_verdict}" if each.alone else "",
         )
         for each in found
     ]

@@ -507,6 +507,10 @@ def make_rounds_run(root: Path) -> Path:
     return run_dir
 
 
+# Each server module's code as a run records it (harness.results.code): every brief run of these tests ran this code.
+MODULE_CODES = {f"servers.{name}": f"{name}-code" for name in ("sync", "async", "aio", "connect", "minimal", "rest")}
+
+
 def make_brief_run(root: Path, run_id: str = "20260107T000000Z", day: str = "2026-01-07", shift: float = 1.0) -> Path:
     """A stacks run of the brief's matrix in blocks, cut down: hello, s3-unary and s3-stream at 2 and 50 clients on
     sync-w10 (the reference; its A/A twin on hello at 50), sync-w1 and grpclib-uvloop, and s3-mongo at 50 with
@@ -517,7 +521,7 @@ def make_brief_run(root: Path, run_id: str = "20260107T000000Z", day: str = "202
     servers = {"sync-w10": 10, "sync-w1": 1, "grpclib-uvloop": None, "grpclib-uvloop-pymongo": None}
     run_dir = root / "runs" / run_id
     data = meta(run_id, "Test CPU A") | {"schema": 3, "thresholds": Thresholds().to_json(), "date": f"{day}T00:00:00"}
-    data["environment"]["server_code"] = "servers-tree"
+    data["environment"]["module_codes"] = dict(MODULE_CODES)
     entry = data["studies"]["stacks"]
     scenarios = ["hello", "hello-wait", "s3-unary", "s3-stream", "s3-mongo"]
     entry["matrix"] |= {

@@ -475,6 +475,7 @@ def test_an_outcome_s_json_is_what_verdicts_json_prints() -> None:
         "control": True,
         "plain": {**bounds, "verdict": "faster"},
         "moderated": {**bounds, "verdict": "faster", "prior": NO_PRIOR.to_json()},
+        "pooled": {**bounds, "verdict": "faster", "runs": 1, "days": 1, "blocks": 4, "disagree": False},
     }
     assert (
         Outcome("s", "w", "a", "r", Interval(0.5, 0.44444, 0.55556, 2), "slower", Interval(1, 1, 1, 2)).to_json()[

@@ -8,7 +8,18 @@ import random
 
 import pytest
 
-from harness.method.pooling import held_text, pooled, run_estimate
+from harness.method.moderation import Prior, Row, priors
+from harness.method.pooling import (
+    Estimate,
+    between_runs,
+    cochran_q,
+    combined,
+    estimate_of,
+    held_text,
+    over_runs_text,
+    pooled,
+    run_estimate,
+)
 from harness.method.verdicts import interval
 
 TRUTH = 0.70
@@ -64,3 +75,81 @@ def test_a_run_needs_two_blocks_and_pooling_two_runs() -> None:
     assert mean == pytest.approx(2.0) and variance == pytest.approx(1.0)
     said = held_text(pooled([[0.6, 0.61], [0.72, 0.73]]), 2)
     assert said.startswith("over 2 runs on 2 days: ") and "runs apart by" in said
+
+
+# --- rows over runs with the scenario's shared between-run spread (harness.studies.evidence's pooling) -------------
+
+
+def scenario_runs(
+    rng: random.Random, rows: int, runs: int, blocks: int, between: float, within: float
+) -> list[tuple[float, list[list[float]]]]:
+    """Rows of one scenario, each with its true log ratio, over `runs` runs: each run shifts each row by its own
+    effect (sd `between`), each block scatters about that (sd `within`)."""
+    found = []
+    for _ in range(rows):
+        truth = rng.choice([0.0, -0.2, 0.1, 0.3])
+        found.append(
+            (
+                truth,
+                [
+                    [truth + shift + rng.gauss(0, within) for _ in range(blocks)]
+                    for shift in [rng.gauss(0, between) for _ in range(runs)]
+                ],
+            )
+        )
+    return found
+
+
+@pytest.mark.parametrize(("runs", "blocks"), [(2, 2), (2, 3), (3, 2), (4, 3)])
+def test_rows_combined_over_runs_with_their_scenario_s_spread_cover_the_truth(runs: int, blocks: int) -> None:
+    """The setting of the default runs: 2 or 3 blocks a run, a between-run spread of 3% against a block's 10%; each
+    run's estimate moderated by a prior fitted to the run's rows, tau² shared by the scenario's rows."""
+    rng = random.Random(11 * runs + blocks)
+    covered = total = 0
+    widths, alone_widths = [], []
+    for _ in range(120):
+        rows = scenario_runs(rng, rows=12, runs=runs, blocks=blocks, between=0.03, within=0.10)
+        estimates = []
+        for run in range(runs):
+            found = priors([Row(("g", "run"), f"c{index % 3}", tuple(each[1][run])) for index, each in enumerate(rows)])
+            estimates.append([estimate_of(each[1][run], prior) for each, prior in zip(rows, found, strict=True)])
+        by_row = [[estimates[run][index] for run in range(runs)] for index in range(len(rows))]
+        tau2, freedom = between_runs(by_row)
+        for (truth, _), row in zip(rows, by_row, strict=True):
+            ratio = combined(row, tau2, freedom).ratio
+            covered += math.log(ratio.low) <= truth <= math.log(ratio.high)
+            total += 1
+            widths.append(ratio.half_width)
+            alone_widths.append(combined(row[:1], 0.0, 0.0).ratio.half_width)
+    assert covered / total >= 0.93, f"{covered / total:.1%} of {total}"
+    assert sorted(widths)[len(widths) // 2] < sorted(alone_widths)[len(alone_widths) // 2]  # runs narrow it
+
+
+def test_one_run_combined_is_its_own_moderated_interval_and_two_that_disagree_say_so() -> None:
+    prior = Prior(6.0, 0.01)
+    one = estimate_of([0.1, 0.2, 0.15], prior, "2026-01-01")
+    alone = combined([one], 0.0, 0.0)
+    own = interval([math.exp(each) for each in (0.1, 0.2, 0.15)], 0.95, prior)
+    assert (alone.runs, alone.days, alone.disagree) == (1, 1, False)
+    assert (alone.ratio.low, alone.ratio.high) == pytest.approx((own.low, own.high))
+    far = estimate_of([0.6, 0.7, 0.65], prior, "2026-01-02")
+    apart = combined([one, far], 0.0, 0.0)
+    assert apart.disagree and apart.days == 2 and over_runs_text(apart) == "over 2 runs on 2 days (the runs disagree)"
+    assert over_runs_text(combined([one, one], 0.0, 0.0)) == "over 2 runs on 1 day"
+
+
+def test_the_shared_between_run_variance_is_dersimonian_and_laird_s_summed_over_rows() -> None:
+    rows = [
+        [Estimate(0.0, 0.01, 5, 2), Estimate(0.3, 0.01, 5, 2)],
+        [Estimate(0.1, 0.04, 5, 2), Estimate(0.1, 0.01, 5, 2), Estimate(0.2, 0.01, 5, 2)],
+        [Estimate(0.5, 0.01, 5, 2)],  # one run: tells nothing of the spread between runs
+    ]
+    q = [cochran_q(row) for row in rows[:2]]
+    scale = [
+        sum(1 / e.variance for e in row) - sum(1 / e.variance**2 for e in row) / sum(1 / e.variance for e in row)
+        for row in rows[:2]
+    ]
+    expected = (q[0] - 1 + q[1] - 2) / (scale[0] + scale[1])
+    assert between_runs(rows) == pytest.approx((max(0.0, expected), 3.0))
+    assert q[0] == pytest.approx(0.3**2 / 0.02)
+    assert between_runs([[Estimate(0.0, 0.01, 5, 2), Estimate(0.0, 0.01, 5, 2)]]) == (0.0, 1.0)

@@ -276,6 +276,7 @@ def test_verdicts_prints_every_comparison_of_the_newest_run(tmp_path: Path, caps
         "freedom",
         "plain",
         "moderated",
+        "pooled",
     }
     assert found[0]["study"] == "stacks" and found[0]["workload"] == "hello/c50" and found[0]["rounds"] == 5
     assert found[0]["low"] < found[0]["ratio"] < found[0]["high"]
@@ -375,7 +376,7 @@ def test_a_run_of_the_brief_s_matrix_tells_its_levels_and_decides_the_brief_s_qu
     assert "charts/s3-mongo-by-clients.png" not in files  # one level: no line to draw
     level = files["brief/level-50.md"].decode()
     assert "### s3-mongo/c50" in level and "### hello/c2" not in level
-    assert "| stack | OK calls/s [95% CI] | × sync-w10 [95% CI] | verdict | p50 | p99 |" in level
+    assert "| stack | OK calls/s [95% CI] | × sync-w10 [95% CI] | verdict | this run alone | p50 | p99 |" in level
     section = study("stacks").section([run])
     assert (
         "**s3-unary across levels**" in section and "| sync-w1 | 974 [819, 1,158] × 1.00 [0.97, 1.02] tie |" in section
@@ -400,7 +401,9 @@ def test_a_run_of_the_brief_s_matrix_tells_its_levels_and_decides_the_brief_s_qu
 def test_a_row_from_fewer_than_three_blocks_is_not_trusted_and_says_why(tmp_path: Path) -> None:
     run = load_study(make_brief_run(tmp_path), "stacks")
     judged = next(each for each in judged_comparisons(run) if each.record.workload == "hello/c2")
-    cut = replace(judged, rates={label: dict(list(rates.items())[:2]) for label, rates in judged.rates.items()})
+    cut = replace(
+        judged, rates={label: dict(list(rates.items())[:2]) for label, rates in judged.rates.items()}, pool=None
+    )
     assert distrust(cut, run, ["grpclib-uvloop", "sync-w10"]) == "only 2 blocks"
     assert distrust(judged, run, ["grpclib-uvloop", "sync-w10"]) == ""
     made = decision("q?", cut, run, True)
@@ -418,10 +421,36 @@ def test_what_it_would_take_to_close_a_comparison_is_the_blocks_its_spread_needs
     assert blocks_to_close(5.0, 0.05) == MOST_BLOCKS_SAID + 1
 
 
-def test_a_row_is_pooled_over_the_runs_of_its_machine_class_and_server_code(tmp_path: Path) -> None:
+def test_a_row_is_pooled_over_the_runs_of_its_machine_class_and_code(tmp_path: Path) -> None:
     make_brief_run(tmp_path, "20260107T000000Z", "2026-01-07", shift=1.0)
     make_brief_run(tmp_path, "20260108T120000Z", "2026-01-08", shift=1.1)
     write_report(tmp_path)
     decide = (tmp_path / "README.md").read_text().split("## Decide", 1)[1].split("\n## ", 1)[0]
     hello = next(line for line in decide.splitlines() if line.startswith("| Handlers without I/O: which stack?"))
-    assert "over 2 runs on 2 days: " in hello and "runs apart by" in hello
+    assert "over 2 runs on 2 days (the runs disagree); this run alone: 1.31 [1.28, 1.35], faster" in hello
+    newest = load_study(tmp_path / "runs" / "20260108T120000Z", "stacks")
+    judged = next(each for each in judged_comparisons(newest) if each.record.workload == "hello/c50")
+    pooled, alone = judged.over("sync-w1", "sync-w10"), judged.alone("sync-w1", "sync-w10")
+    assert pooled is not None and alone is not None and pooled.runs == 2 and pooled.ratio.rounds == 10
+    assert not pooled.disagree and pooled.ratio.value == pytest.approx(alone.value)  # two runs that agree
+    apart = judged.over("grpclib-uvloop", "sync-w10")  # runs 10% apart, beyond their errors: wider, and said
+    lone = judged.alone("grpclib-uvloop", "sync-w10")
+    assert apart is not None and lone is not None and apart.disagree and apart.ratio.half_width > lone.half_width
+    outcome = judged.outcome("grpclib-uvloop")
+    assert outcome is not None and outcome.runs == 2 and outcome.alone is not None
+
+
+def test_a_change_to_one_server_module_keeps_the_pools_of_every_label_that_does_not_run_it(tmp_path: Path) -> None:
+    make_brief_run(tmp_path, "20260107T000000Z", "2026-01-07", shift=1.0)
+    newest_dir = make_brief_run(tmp_path, "20260108T120000Z", "2026-01-08", shift=1.1)
+    data = json.loads((newest_dir / "run.json").read_text())
+    data["environment"]["module_codes"]["servers.async"] = "async-code-changed"  # grpclib's module changed
+    write_json_atomic(newest_dir / "run.json", data)
+    judged = next(
+        each for each in judged_comparisons(load_study(newest_dir, "stacks")) if each.record.workload == "hello/c50"
+    )
+    sync_w1, grpclib = judged.over("sync-w1", "sync-w10"), judged.over("grpclib-uvloop", "sync-w10")
+    assert sync_w1 is not None and sync_w1.runs == 2  # neither runs servers/async.py: it still pools
+    assert grpclib is not None and grpclib.runs == 1  # grpclib's code changed: this run alone
+    twin = judged.control
+    assert twin is not None and twin.runs == 2  # the A/A twin runs the reference's code

@@ -13,7 +13,7 @@ import pytest
 
 from harness.cli import main
 from harness.method.validation import MODERATED, PLAIN, WEIGHTED, ManyBlocks, coverage, draw, weighted
-from harness.studies.judging import many_blocks
+from harness.studies.readings import many_blocks
 from tests.runs import make_rounds_run
 
 

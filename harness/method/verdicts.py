@@ -264,11 +264,19 @@ class Outcome:
     plain: Interval | None = None
     plain_verdict: str = ""
     prior: Prior = NO_PRIOR
+    # Where earlier runs pool with this one (harness.studies.evidence), `ratio` and `verdict` are the pooled ones and
+    # these the run's own, moderated; over how many runs and days, and whether the runs disagree.
+    alone: Interval | None = None
+    alone_verdict: str = ""
+    runs: int = 1
+    days: int = 1
+    disagree: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        """The shape `python -m harness verdicts --json` prints: the ratio with its (moderated) interval and verdict,
-        and the plain interval beside it."""
+        """The shape `python -m harness verdicts --json` prints: the ratio with its interval and verdict (pooled over
+        runs where it pools), and beside it the run's plain interval, its moderated one and the pooled one."""
         plain, plain_verdict = (self.plain, self.plain_verdict) if self.plain else (self.ratio, self.verdict)
+        own, own_verdict = (self.alone, self.alone_verdict) if self.alone else (self.ratio, self.verdict)
         return {
             "study": self.study,
             "workload": self.workload,
@@ -276,10 +284,18 @@ class Outcome:
             "reference": self.reference,
             **interval_json(self.ratio),
             "verdict": self.verdict,
-            "rounds": self.ratio.rounds,
+            "rounds": own.rounds,
             "control": self.control,
             "plain": {**interval_json(plain), "verdict": plain_verdict},
-            "moderated": {**interval_json(self.ratio), "verdict": self.verdict, "prior": self.prior.to_json()},
+            "moderated": {**interval_json(own), "verdict": own_verdict, "prior": self.prior.to_json()},
+            "pooled": {
+                **interval_json(self.ratio),
+                "verdict": self.verdict,
+                "runs": self.runs,
+                "days": self.days,
+                "blocks": self.ratio.rounds,
+                "disagree": self.disagree,
+            },
         }
 
 

@@ -44,7 +44,11 @@ GLOSSARY = (
         "+tls, p1, p2, @3.14t",
         "over TLS; one server process, or two sharing the port; on the free-threaded Python 3.14",
     ),
-    ("× [95% CI]", "one rate over another, and the range that holds the true ratio with 95% confidence"),
+    (
+        "× [95% CI]",
+        "one rate over another, and the range that holds the true ratio with 95% confidence; a run's comparisons "
+        "of the same work lend each other how much a block scatters (moderated), so two or three blocks suffice",
+    ),
     ("block", "one round in which every alternative serves a short slice, in a shuffled order"),
     ("tie", "the interval lies within ±5% of 1: either will do"),
     ("faster, slower", "the interval lies wholly above or below that band"),
@@ -58,15 +62,21 @@ GLOSSARY = (
         "the reference against a second start of itself; its interval's half-width is "
         "the smallest difference the run could see",
     ),
-    ("trusted", "at least three blocks, a control that held, a driver with CPU to spare, from a run in blocks"),
+    (
+        "trusted",
+        "at least three blocks (counting every run it pools), a control that held, a driver with CPU to spare, from "
+        "a run in blocks",
+    ),
     (
         "open loop, capacity",
         "calls sent at a fixed rate whatever the replies; the highest rate whose p99 meets the SLO",
     ),
     (
-        "over 2 runs on 2 days; runs agree, runs apart by ±8%, the runs disagree",
-        "the pick's ratio pooled over every run of this machine type and server code, and how far the runs' own "
-        "readings sit apart; they disagree when that is more than each run's interval allows",
+        "over 3 runs on 2 days; this run alone; the runs disagree",
+        "the ratio pooled over every run of this machine type in which both sides ran the same code (runs made "
+        "for one question too, where they measured the same cells), allowing for how far runs of one day and "
+        "another differ; beside it the newest run's own reading; the runs disagree when they sit further apart than "
+        "their intervals allow",
     ),
     (
         "paging, stream, parallel-10; lockstep, pipelined",

@@ -9,23 +9,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.method.pooling import held_text, pooled
-from harness.method.verdicts import paired_ratios
 from harness.render.compare import compare_rows, ratio_changes
 from harness.render.decisions import Row, decision_rows
-from harness.render.views import comparison_view, machine_of
-from harness.results.code import server_code
-from harness.results.records import DIRTY, StudyRun, comparison_files, is_aside, load_study, studies_in, study_dir
+from harness.render.views import comparison_view
+from harness.results.records import (
+    DIRTY,
+    StudyRun,
+    comparison_files,
+    is_aside,
+    load_study,
+    machine_of,
+    studies_in,
+    study_dir,
+)
 from harness.run.tls import TLS
 from harness.studies.base import Decision, StudyReport
-from harness.studies.judging import judged_by_workload, judged_comparisons
-
-ROOT = Path(__file__).resolve().parents[2]  # the checkout, whose history tells a run's server code
-
+from harness.studies.judging import judged_comparisons
 
 # The work a team's handlers do, as the "which stack" view offers it: the scenario for each, and the study that
 # set the stacks against each other on it.
@@ -170,46 +173,6 @@ class Findings:
         return stack_choices(self.comparisons)
 
 
-Peers = list[tuple[str, dict[str, dict[str, dict[int, float]]]]]  # (day, workload -> label -> block -> rate)
-
-
-def peers_of(
-    study: StudyReport, newest: StudyRun, metas: Mapping[Path, Mapping[str, Any]], kinds: Mapping[Path, tuple[str, str]]
-) -> Peers:
-    """A study's newest run and the earlier runs it pools with (the same machine class and server code, not made
-    aside), newest first: each run's day and its comparisons' rates by workload, read once. kinds: each run's
-    (machine class, server code); none where the newest run's code is unknown."""
-    here = kinds.get(newest.run_dir, ("", ""))
-    if not here[1]:
-        return []
-
-    def rates_of(run: StudyRun) -> dict[str, dict[str, dict[int, float]]]:
-        return {workload: judged.rates for workload, judged in judged_by_workload(run).items()}
-
-    found = [(str(newest.meta.get("date", ""))[:10], rates_of(newest))]
-    for run_dir, meta in metas.items():
-        if run_dir == newest.run_dir or is_aside(dict(meta)) or study.name not in studies_in(dict(meta)):
-            continue
-        if kinds.get(run_dir) == here:
-            found.append((str(meta.get("date", ""))[:10], rates_of(load_study(run_dir, study.name))))
-    return found
-
-
-def held_over_runs(decision: Decision, peers: Peers) -> Decision:
-    """The row with its pick over the runner-up pooled over the study's newest run and its peers (`peers_of`)
-    that compared the same two labels on the same workload."""
-    if len(decision.labels) != 2 or len(peers) < 2:
-        return decision
-    workload = decision.comparison or decision.workload
-    runs = [(day, paired_ratios(rates.get(workload, {}), *decision.labels)) for day, rates in peers]
-    if len(runs[0][1]) < 2:
-        return decision
-    held = [(day, ratios) for day, ratios in runs if len(ratios) >= 2]
-    if len(held) < 2:
-        return decision
-    return replace(decision, held=held_text(pooled([ratios for _, ratios in held]), len({day for day, _ in held})))
-
-
 def views_of(study: StudyReport, run: StudyRun) -> tuple[list[Decision], list[dict[str, Any]]]:
     """A run's decision rows (as if it were its study's newest) and its comparisons as the page draws them."""
     rows = study.decisions([run])
@@ -226,20 +189,17 @@ def findings(
     metas: dict[Path, dict[str, Any]],
     matrices: Mapping[StudyReport, StudyRun | None],
     asides: Mapping[StudyReport, Sequence[StudyRun]],
-    root: Path = ROOT,
 ) -> Findings:
     """The findings of each study's runs (newest first, as harness.render.markdown chooses them), of its newest
     full-matrix run and of its runs made aside, and every run's provenance (metas: each run's run.json, oldest
     first)."""
     decisions: list[Decision] = []
-    kinds = {run: (machine_of(meta), server_code(meta, root)) for run, meta in metas.items()}  # each run's once
     views = []
     for each, study_runs in chosen.items():
         for index, run in enumerate(study_runs):
             rows, told = views_of(each, run)
-            if index == 0:  # a study decides from its newest run, pooled with the runs before it where they agree
-                peers = peers_of(each, run, metas, kinds)
-                decisions += [held_over_runs(row, peers) for row in rows]
+            if index == 0:  # a study decides from its newest run, each row pooled with the runs before it
+                decisions += rows
             views += told
     aside_views = [view for each, runs in asides.items() for run in runs for view in views_of(each, run)[1]]
     pairs = [found for each in chosen if (found := side_by_side(metas, each.name))]

@@ -71,10 +71,11 @@ def answer(study: StudyReport, runs: Sequence[StudyRun]) -> str:
 def verdicts_line() -> str:
     """How to read the decision table, in one paragraph."""
     return (
-        "Each row answers one question from its study's newest run: first in the question's own words, then how "
-        "sure that is, as the pick's rate over the runner-up's with its 95% interval over blocks of warm servers "
-        "taking turns. The noise floor is the smallest difference the run could see. Every term is defined under "
-        "[Words](#words). Compare figures only within one run and machine."
+        "Each row answers one question from its study's runs on this machine type: first in the question's own "
+        "words, then how sure that is, as the pick's rate over the runner-up's with its 95% interval over blocks of "
+        "warm servers taking turns, pooled over every run in which both ran the same code (over N runs on D days), "
+        "the newest run's own reading beside it. The noise floor is the smallest difference the newest run could "
+        "see. Every term is defined under [Words](#words). Compare absolute figures only within one run and machine."
     )
 
 

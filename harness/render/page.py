@@ -222,8 +222,9 @@ function rank() {
   body.replaceChildren(...found.map((each, i) => {
     const tr = document.createElement('tr');
     const latency = (value) => value == null ? '' : value.toFixed(2);
-    const row = [i + 1, each.stack, each.text, each.verdict, each.rate_text, latency(each.p50), latency(each.p99),
-      each.blocks, each.run];
+    const pooled = each.runs > 1 ? ` (over ${each.runs} runs)` : '';
+    const row = [i + 1, each.stack, each.text + pooled, each.verdict, each.rate_text, latency(each.p50),
+      latency(each.p99), each.blocks, each.run];
     for (const text of row) {
       const td = document.createElement('td'); td.textContent = text ?? ''; tr.append(td);
     }

@@ -8,19 +8,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.method.verdicts import Interval, noise_floor, ratio_text, verdict
-from harness.results.records import StudyRun
-from harness.run.machine import machine_class
+from harness.results.records import StudyRun, machine_of
 from harness.run.tls import MTLS, PLAINTEXT, TLS
 from harness.studies.comparing import is_floor, rate_text
 from harness.studies.judging import Judged, absolute
-
-
-def machine_of(meta: Mapping[str, Any]) -> str:
-    """The machine class runs are pooled within: the fingerprint's class, or for a run before fingerprints its CPU
-    model and count."""
-    found = machine_class(dict(meta.get("machine", {}).get("fingerprint", {})))
-    env = meta["environment"]
-    return found or f"{env['cpu_model']}, {env['cpu_count']} cores"
 
 
 def comparison_id(study: str, run_id: str, workload: str) -> str:
@@ -45,6 +36,9 @@ def comparison_view(run: StudyRun, judged: Judged, question: str) -> dict[str, A
             "control": each.control,
             "blocks": each.ratio.rounds,
             "text": ratio_text(each.ratio),
+            "runs": each.runs,
+            "days": each.days,
+            "alone": None if each.alone is None else ratio_text(each.alone),
         }
         for each in judged.outcomes
     ]
@@ -100,12 +94,17 @@ def encrypted(judged: Judged, label: str, run_wire: str) -> bool:
 
 def _ranking(judged: Judged, labels: Sequence[str], whole: Mapping[str, float]) -> dict[str, Any]:
     """The fastest of these labels (by its ratio to the reference), and each other's rate over it, paired by block,
-    with its 95% interval and verdict."""
+    with its 95% interval and verdict, pooled over the runs it pools with (how many: `runs`)."""
     best = max(labels, key=lambda label: whole.get(label, 1.0))
     to_best = {
-        label: {**_ratio(found), "verdict": verdict(found, judged.record.method.tie), "text": ratio_text(found)}
+        label: {
+            **_ratio(found.ratio),
+            "verdict": verdict(found.ratio, judged.record.method.tie),
+            "text": ratio_text(found.ratio),
+            "runs": found.runs,
+        }
         for label in labels
-        if label != best and (found := judged.paired(label, best)) is not None
+        if label != best and (found := judged.over(label, best)) is not None
     }
     return {"best": best, "to_best": to_best}
 

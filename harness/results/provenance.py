@@ -12,7 +12,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from harness.results.code import code_at
+from harness.results.code import module_codes
 from harness.results.records import DIRTY
 from harness.run.tools import ROOT, Tool, ensure_tool
 
@@ -71,8 +71,8 @@ def environment(tools: dict[str, str]) -> dict[str, Any]:
     commit = git_commit()
     return {
         "git_commit": commit,
-        # The git trees of the servers' code (harness.results.code): runs that share it, on one machine class, pool.
-        "server_code": "" if DIRTY in commit or commit == "unknown" else code_at(commit, ROOT),
+        # Each server module's code (harness.results.code): a label's rows pool over runs that ran its code.
+        "module_codes": {} if DIRTY in commit or commit == "unknown" else module_codes(commit, ROOT),
         "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
         "platform": platform.platform(),

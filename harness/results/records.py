@@ -18,6 +18,7 @@ Runs of schema 1 (before studies) hold one study, `stacks`, with `cells/` at the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -283,6 +284,14 @@ def _cpus(cpus: list[int]) -> str:
 def studies_in(meta: dict[str, Any]) -> list[str]:
     """The studies a run holds, in the order it ran them."""
     return list(meta["studies"]) if "studies" in meta else [LEGACY_STUDY]
+
+
+def machine_of(meta: Mapping[str, Any]) -> str:
+    """The machine class runs are pooled within: the fingerprint's class, or for a run before fingerprints its CPU
+    model and count."""
+    found = machine_class(dict(meta.get("machine", {}).get("fingerprint", {})))
+    env = meta["environment"]
+    return found or f"{env['cpu_model']}, {env['cpu_count']} cores"
 
 
 def is_aside(meta: dict[str, Any]) -> bool:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.method.moderation import quantile
+from harness.method.pooling import over_runs_text
 from harness.method.verdicts import (
     BLOCKS,
     HELD,
@@ -24,6 +25,7 @@ from harness.method.verdicts import (
     paired_ratios,
     ratio_text,
     spread_between_rounds,
+    verdict,
 )
 from harness.plan.matrix import SLOW_SLICE_CALLS
 from harness.plan.servers import MINIMAL_SUFFIX
@@ -43,15 +45,17 @@ def rate_text(found: Interval) -> str:
 
 def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -> list[Block]:
     """One row per label: its OK calls/s (geometric mean over its blocks, 95% interval), its ratio to the
-    reference (paired by block) with the verdict, its p50 and p99 latency (every OK call of its slices pooled), how
-    many blocks it ran and why it stopped, the server's CPU and the driver's (highest over the slices); then how it
-    was measured, where its noise lived and what the idle servers beside a slice spent."""
+    reference (paired by block; over the runs it pools with, where it pools) with the verdict, and this run's own
+    reading where that differs, its p50 and p99 latency (every OK call of its slices pooled), how many blocks it ran
+    and why it stopped, the server's CPU and the driver's (highest over the slices); then how it was measured, where
+    its noise lived and what the idle servers beside a slice spent."""
     record = judged.record
     unit = record.method.unit
     labels = [
         "OK calls/s [95% CI]",
         f"× {record.reference} [95% CI]",
         "verdict",
+        "this run alone",
         "p50",
         "p99",
         f"{unit}s",
@@ -75,8 +79,9 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
             f"**{name}**" if label == record.reference else name,
             [
                 rate_text(own.rate) + not_ok_mark([report for _, report in mine]),
-                "1 (reference)" if label == record.reference else ratio_text(outcome.ratio) if outcome else "—",
+                "1 (reference)" if label == record.reference else pooled_text(outcome) if outcome else "—",
                 "—" if label == record.reference or outcome is None else f"**{outcome.verdict}**",
+                alone_text(outcome) if outcome else "—",
                 ms(own.p50),
                 ms(own.p99),
                 str(own.blocks),
@@ -87,6 +92,16 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
             ],
         )
     return [table, "", *measured_how(judged)]
+
+
+def pooled_text(outcome: Outcome) -> str:
+    """An outcome's ratio with its interval, and over how many runs where it pools: "0.97 [0.93, 1.01] (3 runs)"."""
+    return ratio_text(outcome.ratio) + (f" ({outcome.runs} runs)" if outcome.runs > 1 else "")
+
+
+def alone_text(outcome: Outcome) -> str:
+    """The run's own reading of a pooled outcome ("1.02 [0.87, 1.19], unresolved"); "—" where it pools with none."""
+    return f"{ratio_text(outcome.alone)}, {outcome.alone_verdict}" if outcome.alone else "—"
 
 
 def slices_text(method: Method) -> str:
@@ -221,8 +236,9 @@ def is_floor(label: str) -> bool:
 
 
 def candidates(judged: Judged) -> list[str]:
-    """The labels a team could pick, fastest first: every one but the floors and the A/A twin."""
-    return [label for label, _ in judged.ranked if not is_floor(label)]
+    """The labels a team could pick, fastest first by their ratio to the reference (pooled over runs where it
+    pools): every one but the floors and the A/A twin."""
+    return [label for label in judged.standing if not is_floor(label)]
 
 
 def pick(judged: Judged) -> tuple[str, str] | None:
@@ -272,12 +288,14 @@ LEAST_TRUSTED_BLOCKS = (
 
 def distrust(judged: Judged, run: StudyRun, labels: Sequence[str]) -> str:
     """Why a row from this comparison is not to be trusted, whatever its study's control said: a run before blocks,
-    fewer than LEAST_TRUSTED_BLOCKS blocks of the labels it sets side by side, or a driver busy enough to have been
-    the limit in their slices; "" where none of these holds."""
+    fewer than LEAST_TRUSTED_BLOCKS blocks of the labels it sets side by side (two labels: every block of the runs
+    their pair pools over), or a driver busy enough to have been the limit in their slices; "" where none of these
+    holds."""
     why = []
     if judged.record.method.design != BLOCKS:
         why.append("a run before blocks")
-    blocks = min((len(judged.rates.get(label, {})) for label in labels), default=0)
+    pair = judged.over(*labels) if len(labels) == 2 else None
+    blocks = pair.ratio.rounds if pair else min((len(judged.rates.get(label, {})) for label in labels), default=0)
     if blocks < LEAST_TRUSTED_BLOCKS:
         why.append(f"only {blocks} blocks")
     limit = run.thresholds.driver_busy
@@ -317,6 +335,7 @@ def decision(
     worst = pick_over(judged, slowest, top, tie)
     slower = worst[0] if worst and worst[1] == "slower" else None  # the one to avoid, where it was slower
     return Decision(
+        held=held_text(judged, top, runner),
         question=question,
         workload=judged.record.workload,
         pick=top,
@@ -336,6 +355,16 @@ def decision(
         worst=slower,
         floor=None if control is None else noise_floor(control),
     )
+
+
+def held_text(judged: Judged, first: str, second: str) -> str:
+    """Where a row pools over runs: over how many on how many days, and the newest run's own reading beside it
+    ("over 3 runs on 2 days; this run alone: 1.02 [0.87, 1.19], unresolved"); "" where it pools with none."""
+    found = judged.over(first, second)
+    alone = judged.alone(first, second)
+    if found is None or found.runs < 2 or alone is None:
+        return ""
+    return f"{over_runs_text(found)}; this run alone: {ratio_text(alone)}, {verdict(alone, judged.record.method.tie)}"
 
 
 def sentence(judged: Judged) -> str:

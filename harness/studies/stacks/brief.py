@@ -28,7 +28,7 @@ from harness.render.vega import clients_layers, png, side_by_side
 from harness.render.views import absolute_row
 from harness.results.records import StudyRun
 from harness.studies.base import Decision
-from harness.studies.comparing import decision, distrust, is_floor, untrusted
+from harness.studies.comparing import decision, distrust, held_text, is_floor, untrusted
 from harness.studies.judging import Judged, pick_over
 from harness.studies.telling import Telling
 
@@ -155,6 +155,7 @@ def told_row(
     paired: the two labels, where paired in the comparison's blocks (so that runs can pool it)."""
     why = untrusted(control is not None and separated(control), why)
     return Decision(
+        held=held_text(judged, *paired) if paired else "",
         question=question,
         workload=f"{judged.record.workload}/{scope}",
         pick=top[1],

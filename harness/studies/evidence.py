@@ -1,0 +1,183 @@
+"""A run's comparisons as evidence with the runs before it: every row (a label over another, paired by block) pooled
+over the runs of one machine class that measured the same comparison the same way (study, workload, design, driver)
+with the same code for both labels (harness.results.code: the server module's, the shared server code's, the
+scenarios' and the protos'); runs made aside pool too, where their comparison is the same. Each run gives its
+moderated estimate (harness.method.moderation); the runs are combined by random effects with the between-run
+variance its scenario's rows share (harness.method.pooling). Report-side: reads only result files and git history.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from harness.method.moderation import NO_PRIOR, Prior
+from harness.method.pooling import Combined, Estimate, between_runs, combined, estimate_of
+from harness.method.verdicts import ComparisonRecord, paired_ratios
+from harness.results.code import label_code
+from harness.results.files import read_json
+from harness.results.records import load_study, machine_of, studies_in
+from harness.studies.readings import Read, read_comparisons, run_priors
+
+ROOT = Path(__file__).resolve().parents[2]  # the checkout, whose history tells a run's code
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One run's reading of a comparison: the run, its day, each label's rate by block, the prior its run's rows
+    lend it, and the code each label's server ran ("" where unknown: it never pools)."""
+
+    run_id: str
+    day: str
+    rates: Mapping[str, Mapping[int, float]]
+    prior: Prior
+    codes: Mapping[str, str]
+
+    def estimate(self, first: str, second: str) -> Estimate | None:
+        """first over second in this run: its moderated estimate; None with fewer than two blocks in common."""
+        ratios = paired_ratios(self.rates, first, second)
+        if len(ratios) < 2:
+            return None
+        return estimate_of([math.log(each) for each in ratios], self.prior, self.day)
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A comparison's readings, the run's own first, then the earlier runs it may pool with, newest first; its
+    reference; and the between-run variance its scenario's rows share on this machine class, with its degrees of
+    freedom."""
+
+    readings: tuple[Reading, ...]
+    reference: str
+    tau2: float = 0.0
+    tau_freedom: float = 0.0
+
+    def matching(self, first: str, second: str) -> list[Estimate]:
+        """first over second in every reading whose code for both labels is the run's own: the run's first."""
+        own = self.readings[0]
+        codes = (own.codes.get(first, ""), own.codes.get(second, ""))
+        found = []
+        for index, reading in enumerate(self.readings):
+            if index and (not all(codes) or (reading.codes.get(first), reading.codes.get(second)) != codes):
+                continue
+            if (estimate := reading.estimate(first, second)) is not None:
+                found.append(estimate)
+            elif not index:
+                return []  # the run itself must read the row
+        return found
+
+    def over(self, first: str, second: str) -> Combined | None:
+        """first over second over the matching runs (`matching`), allowing for a between-run variance moderated as
+        the within-run ones are: the scenario's shared one on its degrees of freedom, with this row's own on its
+        runs less one (runs that disagree widen it by what their own spread tells); None where the run itself has
+        no interval."""
+        found = self.matching(first, second)
+        if not found:
+            return None
+        own, own_freedom = between_runs([found])
+        freedom = self.tau_freedom + own_freedom
+        tau2 = (self.tau_freedom * self.tau2 + own_freedom * own) / freedom if freedom else 0.0
+        return combined(found, tau2, freedom)
+
+
+def method_of(record: ComparisonRecord, meta: Mapping[str, Any], study: str) -> tuple[str, ...]:
+    """How a comparison was measured, as far as runs must agree to pool: its design, who ran its slices, and the
+    study's driver."""
+    driver = str(meta.get("studies", {}).get(study, {}).get("matrix", {}).get("driver") or "ghz")
+    return (record.method.design, record.method.slicer, driver)
+
+
+def reading_of(study: str, read: Read, meta: Mapping[str, Any], prior: Prior, root: Path) -> Reading:
+    """A comparison of a run as a reading: each label's code from its cell's server."""
+    codes = {label: label_code(meta, cell.record.server, root) for label, cell in read.cells.items()}
+    if read.record.control:
+        codes[read.record.control] = codes.get(read.record.reference, "")
+    day = str(meta.get("date", ""))[:10]
+    return Reading(str(meta["run_id"]), day, read.rates, prior, codes)
+
+
+# A run's comparisons as readings, each with how it was measured (`method_of`), by (study, workload).
+Readings = dict[tuple[str, str], tuple[Reading, tuple[str, ...]]]
+
+
+@functools.lru_cache(maxsize=256)
+def _run_readings(
+    run_dir: Path, stamp: tuple[int, ...], root: Path
+) -> dict[tuple[str, str], tuple[Reading, tuple[str, ...]]]:
+    """A finished run's comparisons as readings, with how each was measured, by (study, workload); remembered
+    while its files stand as they are (`stamp`)."""
+    meta = read_json(run_dir / "run.json")
+    priors = run_priors(run_dir, meta)
+    found = {}
+    for study in studies_in(meta):
+        for read in read_comparisons(load_study(run_dir, study)):
+            key = (study, read.record.workload)
+            reading = reading_of(study, read, meta, priors.get(key, NO_PRIOR), root)
+            found[key] = (reading, method_of(read.record, meta, study))
+    return found
+
+
+def stamp_of(run_dir: Path) -> tuple[int, ...]:
+    """What changes when a run's result files are rewritten: the times its run.json and comparison records were
+    written."""
+    files = [run_dir / "run.json", *sorted(run_dir.glob("*/comparisons/*.json"))]
+    return tuple(path.stat().st_mtime_ns for path in files if path.exists())
+
+
+def run_readings(run_dir: Path, root: Path = ROOT) -> Readings:
+    """`_run_readings` for a run as its files stand now."""
+    return _run_readings(run_dir, stamp_of(run_dir), root)
+
+
+def earlier_runs(run_dir: Path, meta: Mapping[str, Any]) -> list[Path]:
+    """The runs beside this one, made before it on the same machine class, newest first."""
+    here = machine_of(meta)
+    found = []
+    for other in sorted(run_dir.parent.glob("*/run.json"), reverse=True):
+        if other.parent.name >= run_dir.name:
+            continue
+        if machine_of(read_json(other)) == here:
+            found.append(other.parent)
+    return found
+
+
+def pools(
+    study: str,
+    reads: Sequence[Read],
+    run_dir: Path,
+    meta: Mapping[str, Any],
+    priors: Mapping[tuple[str, str], Prior],
+    root: Path = ROOT,
+) -> dict[str, Pool]:
+    """Each comparison of a run's study (by workload) with the earlier readings it may pool with, and its scenario's
+    between-run variance on this machine class (from every row of the run's comparisons in that scenario that
+    pools)."""
+    earlier = [run_readings(other, root) for other in earlier_runs(run_dir, meta)] if run_dir.parent.exists() else []
+    found: dict[str, Pool] = {}
+    for read in reads:
+        key = (study, read.record.workload)
+        own = reading_of(study, read, meta, priors.get(key, NO_PRIOR), root)
+        how = method_of(read.record, meta, study)
+        peers = [runs[key][0] for runs in earlier if key in runs and runs[key][1] == how]
+        found[read.record.workload] = Pool((own, *peers), read.record.reference)
+    return shared_spread(found, {read.record.workload: read.scenario for read in reads})
+
+
+def shared_spread(found: Mapping[str, Pool], scenario: Mapping[str, str]) -> dict[str, Pool]:
+    """Each pool with the between-run variance of its scenario: DerSimonian and Laird's moments over every row (a
+    label against its reference) of the scenario's comparisons that ran twice or more with the same code."""
+    rows: dict[str, list[list[Estimate]]] = {}
+    for workload, pool in found.items():
+        for label in pool.readings[0].rates:
+            if label != pool.reference and len(estimates := pool.matching(label, pool.reference)) >= 2:
+                rows.setdefault(scenario[workload], []).append(estimates)
+    spreads = {name: between_runs(each) for name, each in rows.items()}
+    return {
+        workload: replace(pool, tau2=spread[0], tau_freedom=spread[1])
+        for workload, pool in found.items()
+        if (spread := spreads.get(scenario[workload], (0.0, 0.0)))
+    }

@@ -1,0 +1,144 @@
+"""A run's comparisons read back from its files, before they are judged: each label's slices and its rate in each
+block, the run's rows (a label against its reference) in the groups their variances are moderated within, and the
+priors they give (harness.method.moderation); the comparisons with many blocks that validation draws from. Report-side:
+reads only the run's files."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.method.moderation import Prior, Row, row_groups, row_priors
+from harness.method.validation import LEAST_BLOCKS, ManyBlocks
+from harness.method.verdicts import ComparisonRecord, block_rate, paired_ratios
+from harness.plan.matrix import cell_name
+from harness.results.files import read_json
+from harness.results.records import (
+    CellRecord,
+    CellResult,
+    StudyRun,
+    load_comparisons,
+    load_study,
+    studies_in,
+    study_dir,
+)
+
+
+def workload_of(record: CellRecord) -> str:
+    """A cell's workload, as a comparison names it: scenario/c<N>[+connections]."""
+    return f"{record.scenario}/{cell_name(record.concurrency, record.connections, record.wire)}"
+
+
+def labelled_cells(run: StudyRun, record: ComparisonRecord) -> dict[str, CellResult]:
+    """label -> its cell of the run: as the record names them, or (runs before it did) the servers' cells of the
+    workload."""
+    if record.cells:
+        by_key = {c.record.key: c for c in run.cells}
+        return {label: by_key[key] for label, key in record.cells.items() if key in by_key}
+    return {c.record.server: c for c in run.cells if workload_of(c.record) == record.workload}
+
+
+Slices = dict[str, dict[int, list[tuple[int, float]]]]  # label -> block -> (place, OK rate) of its slices, in order
+
+
+@dataclass(frozen=True)
+class Read:
+    """A comparison's windows read back from its run: its record, its cells by label, each label's slices and its
+    rate in each block (verdicts.block_rate)."""
+
+    record: ComparisonRecord
+    cells: dict[str, CellResult]
+    slices: Slices
+    rates: dict[str, dict[int, float]]
+
+    @property
+    def scenario(self) -> str:
+        """The scenario its reference serves (hello in tls/aio-uvloop/c50): the run's rows are moderated by it."""
+        cell = self.cells.get(self.record.reference)
+        return cell.record.scenario if cell is not None else self.record.topic
+
+
+def read_comparisons(run: StudyRun) -> list[Read]:
+    """Every comparison the run made in rounds, with each window's OK rate read from the cells' reports."""
+    found = []
+    for record in load_comparisons(study_dir(run.run_dir, run.meta, run.study)):
+        cells = labelled_cells(run, record)
+        slices: Slices = {}
+        for label, cell in cells.items():
+            for repeat, report in zip(cell.record.repeats, cell.reports, strict=True):
+                if repeat.round is None or report.ok_rps <= 0:
+                    continue
+                owner = record.control if repeat.role == "control" and record.control else label
+                place = 0 if repeat.slice is None else repeat.slice
+                slices.setdefault(owner, {}).setdefault(repeat.round, []).append((place, report.ok_rps))
+        for blocks in slices.values():
+            for each in blocks.values():
+                each.sort()
+        rates = {
+            label: {block: block_rate([rate for _, rate in each]) for block, each in blocks.items()}
+            for label, blocks in slices.items()
+        }
+        found.append(Read(record, cells, slices, rates))
+    return found
+
+
+def rows_of(study: str, read: Read) -> dict[str, Row]:
+    """A comparison's rows (each label, the A/A twin too, against its reference), in their groups: the study's
+    scenario, the study, the run."""
+    groups = row_groups(study, read.scenario)
+    comparison = f"{study}/{read.record.workload}"
+    found = {}
+    for label in read.rates:
+        ratios = paired_ratios(read.rates, label, read.record.reference)
+        if label != read.record.reference and ratios:
+            found[label] = Row(groups, comparison, tuple(math.log(each) for each in ratios))
+    return found
+
+
+def run_priors(run_dir: Path, meta: Mapping[str, Any]) -> dict[tuple[str, str], Prior]:
+    """What every comparison of a run (study, workload) takes from the run's rows (harness.method.moderation)."""
+    rows = {
+        (study, read.record.workload, label): row
+        for study in studies_in(dict(meta))
+        for read in read_comparisons(load_study(run_dir, study))
+        for label, row in rows_of(study, read).items()
+    }
+    return {(study, workload): prior for (study, workload, _), prior in row_priors(rows).items()}
+
+
+def many_blocks(run_dir: Path, least: int = LEAST_BLOCKS) -> list[ManyBlocks]:
+    """A run's comparisons whose reference ran at least `least` blocks, each label's log ratio to the reference by
+    block: what harness.method.validation draws from."""
+    meta = read_json(run_dir / "run.json")
+    found = []
+    for study in studies_in(meta):
+        for read in read_comparisons(load_study(run_dir, study)):
+            reference = read.rates.get(read.record.reference, {})
+            if len(reference) < least:
+                continue
+            logs = {
+                label: {block: math.log(rate / reference[block]) for block, rate in rates.items() if block in reference}
+                for label, rates in read.rates.items()
+                if label != read.record.reference
+            }
+            groups = row_groups(study, read.scenario)
+            found.append(ManyBlocks(groups, f"{study}/{read.record.workload}", logs, block_noise(read.slices)))
+    return found
+
+
+def block_noise(slices: Slices) -> dict[int, float]:
+    """Each block's noise: the variance of every label's slices' log rates about that label's mean in the block,
+    pooled over the labels; blocks of one slice a label have none."""
+    squares: dict[int, float] = {}
+    freedom: dict[int, int] = {}
+    for blocks in slices.values():
+        for block, found in blocks.items():
+            if len(found) >= 2:
+                logs = [math.log(rate) for _, rate in found]
+                mean = sum(logs) / len(logs)
+                squares[block] = squares.get(block, 0.0) + sum((each - mean) ** 2 for each in logs)
+                freedom[block] = freedom.get(block, 0) + len(logs) - 1
+    return {block: squares[block] / freedom[block] for block in squares if squares[block] > 0}
