@@ -127,6 +127,12 @@ def parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--seed", type=int, help="the seed of the blocks' order (default: drawn, and recorded)")
     run.add_argument(
+        "--fresh",
+        action="store_true",
+        help="race as if no earlier run existed (default: start from what the earlier runs of this machine class and "
+        "code tell each row, and spend the budget on the rows they left open)",
+    )
+    run.add_argument(
         "--budget-minutes",
         type=float,
         default=DEFAULT_BUDGET_MINUTES,
@@ -299,6 +305,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         design=args.design,
         slicer=args.slicer,
         aside=args.aside,
+        fresh=args.fresh,
         seed=args.seed,
         budget_minutes=args.budget_minutes or None,
         wire=args.wire or PLAINTEXT,

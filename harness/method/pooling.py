@@ -186,6 +186,16 @@ def combined(estimates: Sequence[Estimate], tau2: float, tau_freedom: float, con
     return Combined(ratio, len(estimates), days, math.sqrt(tau2), disagree)
 
 
+def pooled_row(estimates: Sequence[Estimate], tau2: float, tau_freedom: float) -> Combined:
+    """A row over its runs (`combined`), allowing for a between-run variance moderated as the within-run ones are:
+    its scenario's shared tau² on its degrees of freedom, with the row's own (`between_runs` of its runs alone) on
+    its runs less one, so that runs that disagree widen it by what their own spread tells."""
+    own, own_freedom = between_runs([estimates])
+    freedom = tau_freedom + own_freedom
+    moderated_tau2 = (tau_freedom * tau2 + own_freedom * own) / freedom if freedom else 0.0
+    return combined(estimates, moderated_tau2, freedom)
+
+
 def over_runs_text(found: Combined) -> str:
     """How a row's evidence reads: "over 3 runs on 2 days", with "(the runs disagree)" where they do."""
     plural = "s" if found.days != 1 else ""

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from harness.method.moderation import NO_PRIOR, Prior, Row, priors, quantile
+from harness.method.pooling import Estimate, estimate_of, pooled_row
 from harness.method.verdicts import (
     BLOCKS,
     UNRESOLVED,
@@ -36,6 +37,9 @@ from harness.method.verdicts import (
 )
 
 Block = Callable[[int, list[str]], Sequence[float | None]]
+# A row's estimates in the earlier runs this one pools with (harness.studies.evidence.Seed.earlier): (first, second)
+# -> each earlier run's estimate of first over second.
+Earlier = Callable[[str, str], Sequence[Estimate]]
 FAILED_WINDOWS = 2  # an alternative that failed in this many blocks is measured no more
 DECIDING_WEIGHT = 3.0  # how much a decision row's open pick over its runner-up counts in a race's gain
 
@@ -96,9 +100,19 @@ class Race:
     once calibrated (`verdicts.twin_stop_reason`), so that a workload whose slices scatter gets the blocks it needs
     before its control is read."""
 
-    def __init__(self, rounds: Rounds, method: Method, seed: int) -> None:
+    def __init__(
+        self,
+        rounds: Rounds,
+        method: Method,
+        seed: int,
+        earlier: Earlier | None = None,
+        spread: tuple[float, float] = (0.0, 0.0),
+    ) -> None:
         self.rounds, self.method, self.seed = rounds, method, seed
         self.prior: Prior = NO_PRIOR  # what the run's other rows lend its intervals (run_race keeps it current)
+        # What earlier runs of this machine class and code already tell of each row, and the between-run variance
+        # (tau², its degrees of freedom) they show: a row they settled needs no more blocks of this run.
+        self.earlier, self.spread = earlier, spread
         self.shuffler = random.Random(seed)
         self.twin = [control_of(rounds.reference)] if rounds.controlled else []
         self.active = [*rounds.alternatives, *self.twin]
@@ -148,17 +162,50 @@ class Race:
             why = ""
             if self.failures[label] >= FAILED_WINDOWS:
                 why = "failed"
-            elif (found := self.ratio(label, self.rounds.reference)) is not None:
+            elif (found := self.ratio(label, self.rounds.reference, pooled=label not in self.twin)) is not None:
                 judge = twin_stop_reason if label in self.twin else stop_reason
                 why = judge(found, self.method)
             if why:
                 self.stopped[label] = Stop(number, why)
                 self.active.remove(label)
 
-    def ratio(self, label: str, over: str) -> Interval | None:
-        """label's rate over another's, paired by block, with its moderated interval; None before two blocks."""
+    def ratio(self, label: str, over: str, pooled: bool = True) -> Interval | None:
+        """label's rate over another's, paired by block, with its moderated interval, pooled with the earlier runs'
+        estimates of the row where there are any (the A/A twin calibrates this run: it is judged alone); None
+        before two blocks."""
         ratios = paired_ratios(self.rates, label, over)
-        return interval(ratios, self.method.confidence, self.prior) if len(ratios) >= 2 else None
+        if len(ratios) < 2:
+            return None
+        before = list(self.earlier(label, over)) if self.earlier and pooled else []
+        if not before:
+            return interval(ratios, self.method.confidence, self.prior)
+        own = estimate_of([math.log(each) for each in ratios], self.prior)
+        return pooled_row([own, *before], *self.spread).ratio
+
+    def before(self, first: str, second: str) -> Interval | None:
+        """first over second pooled over the earlier runs alone; None where none pools."""
+        found = list(self.earlier(first, second)) if self.earlier else []
+        return pooled_row(found, *self.spread).ratio if found else None
+
+    def settled_before(self) -> tuple[list[str], tuple[str, str] | None]:
+        """What earlier runs left open, before this run's first block: the labels whose row over the reference they
+        did not resolve, and, where a decision row reads this comparison, its pick over the runner-up (by their
+        pooled standing) unless they resolved it; everything is open where no earlier run pools."""
+        reference, tie = self.rounds.reference, self.method.tie
+        before = {label: self.before(label, reference) for label in self.rounds.alternatives}
+        open_labels = [label for label, found in before.items() if found is None or verdict(found, tie) == UNRESOLVED]
+        if not self.rounds.deciding:
+            return open_labels, None
+
+        def standing(label: str) -> float:
+            found = before.get(label)
+            return 1.0 if label == reference else found.value if found else 0.0
+
+        ranked = sorted(self.rounds.candidates, key=lambda label: -standing(label))
+        if len(ranked) < 2:
+            return open_labels, None
+        found = self.before(ranked[0], ranked[1])
+        return open_labels, None if found and verdict(found, tie) != UNRESOLVED else (ranked[0], ranked[1])
 
     def rows(self) -> list[Row]:
         """Its rows (each label, the twin too, against the reference) for the run's priors."""

@@ -54,6 +54,9 @@ class RunOptions:
     # Who runs a block's slices: one loadgen held for the block, or a driver process each (harness.method.verdicts).
     slicer: str = HELD
     aside: bool = False  # a run for one question: it decides no row of the report (results.RunMeta.aside)
+    # Race as if no earlier run existed: by default a run's race starts from what earlier runs of its machine class
+    # and code tell each row (harness.studies.evidence.seeds) and spends its budget on the rows they left open.
+    fresh: bool = False
     seed: int | None = None  # the seed of the rounds' order; None: one drawn for the run (and recorded)
     # The time the run's comparisons share: none starts a round that would end past it. None: no budget.
     budget_minutes: float | None = None

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from harness.method.pilot import Pilot, pilot_seconds
 from harness.method.rounds import LEAST_BLOCKS, Entrant, Race, budget_shares, estimated_end, run_race
-from harness.method.verdicts import BLOCKS, HELD, Method
+from harness.method.verdicts import BLOCKS, HELD, Method, control_of
 from harness.plan.matrix import BUCKET_PREFIXES
 from harness.plan.options import RunOptions
 from harness.results.provenance import environment, tool_version
@@ -42,6 +42,7 @@ from harness.run.pilot import fitted, run_pilot
 from harness.run.processes import off_cpus
 from harness.run.tls import MTLS, PLAIN, PLAINTEXT, TLS, Wire, make_certificates
 from harness.run.tools import TOXIPROXY, ensure_tool
+from harness.studies.evidence import Planned, earlier_runs, method_of, seeds
 
 
 def default_server_cpus() -> tuple[int, ...]:
@@ -101,6 +102,8 @@ def race_studies(
                 measurement = ComparisonMeasurement(comparison, where_of(each), driven, fitted_method, progress)
                 race = Race(measurement.rounds(), fitted_method, seed)
                 raced.append(Raced(each, measurement, Entrant(race, measurement.block)))
+            if not options.fresh:
+                progress.planned(seeded(raced, where_of(chosen[0]).run_dir, meta))
             entrants = [each.entrant for each in raced]
             owner = {id(each.entrant): each for each in raced}
 
@@ -123,6 +126,46 @@ def race_studies(
                 study_dir = where_of(each).run_dir / each.name
                 meta = ended_study(each, meta, where_of(each).run_dir, study_dir, status, seconds)
     return meta
+
+
+def seeded(raced: list[Raced], run_dir: Path, meta: RunMeta) -> str:
+    """Start each comparison's race from what the earlier runs of this machine class and code tell its rows
+    (harness.studies.evidence.seeds), and say what they left open and what this run targets."""
+    planned = [
+        Planned(
+            each.study.name,
+            each.measurement.comparison.workload,
+            each.measurement.cells[each.measurement.reference].scenario.name,
+            method_of(each.entrant.race.method, meta.to_json(), each.study.name),
+            each.measurement.reference,
+            (each.entrant.race.rounds.controlled and control_of(each.measurement.reference)) or None,
+            {label: cell.server.name for label, cell in each.measurement.cells.items()},
+        )
+        for each in raced
+    ]
+    found = seeds(run_dir, meta.to_json(), planned)
+    for each, plan in zip(raced, planned, strict=True):
+        seed = found[f"{plan.study}/{plan.workload}"]
+        each.entrant.race.earlier, each.entrant.race.spread = seed.earlier, (seed.tau2, seed.tau_freedom)
+    return seeded_text([each.entrant.race for each in raced], len(earlier_runs(run_dir, meta.to_json())))
+
+
+def seeded_text(races: list[Race], earlier: int) -> str:
+    """What the earlier runs left open and what this run targets, in a line or two: "3 earlier runs of this machine
+    class: 60 of 118 label rows open, 12 of 16 decision rows; this run targets hello/c50 (connect-pyvoy over
+    sync-w10), ..."."""
+    rows = sum(len(race.rounds.alternatives) for race in races)
+    settled = [race.settled_before() for race in races]
+    open_rows = sum(len(labels) for labels, _ in settled)
+    deciding = [race for race in races if race.rounds.deciding]
+    pairs = [(race, pair) for race, (_, pair) in zip(races, settled, strict=True) if pair is not None]
+    if not earlier:
+        return f"No earlier run of this machine class: all {rows} label rows and {len(deciding)} decision rows open."
+    targets = ", ".join(f"{race.rounds.workload} ({pair[0]} × {pair[1]})" for race, pair in pairs) or "none"
+    return (
+        f"{earlier} earlier run{'s' if earlier != 1 else ''} of this machine class: {open_rows} of {rows} label rows "
+        f"open, {len(pairs)} of {len(deciding)} decision rows; this run targets {targets}"
+    )
 
 
 def planned_text(plans: list[Chosen], method: Method, budget_minutes: float | None) -> str:

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.method.moderation import NO_PRIOR, Prior
-from harness.method.pooling import Combined, Estimate, between_runs, combined, estimate_of
-from harness.method.verdicts import ComparisonRecord, paired_ratios
+from harness.method.pooling import Combined, Estimate, between_runs, estimate_of, pooled_row
+from harness.method.verdicts import Method, paired_ratios
 from harness.results.code import label_code
 from harness.results.files import read_json
 from harness.results.records import load_study, machine_of, studies_in
@@ -57,38 +57,38 @@ class Pool:
     tau_freedom: float = 0.0
 
     def matching(self, first: str, second: str) -> list[Estimate]:
-        """first over second in every reading whose code for both labels is the run's own: the run's first."""
-        own = self.readings[0]
-        codes = (own.codes.get(first, ""), own.codes.get(second, ""))
-        found = []
-        for index, reading in enumerate(self.readings):
-            if index and (not all(codes) or (reading.codes.get(first), reading.codes.get(second)) != codes):
-                continue
-            if (estimate := reading.estimate(first, second)) is not None:
-                found.append(estimate)
-            elif not index:
-                return []  # the run itself must read the row
-        return found
+        """first over second in the run's own reading, then in every earlier one whose code for both labels is the
+        run's; [] where the run itself does not read the row."""
+        own, *earlier = self.readings
+        estimate = own.estimate(first, second)
+        return [] if estimate is None else [estimate, *matching(earlier, own.codes, first, second)]
 
     def over(self, first: str, second: str) -> Combined | None:
-        """first over second over the matching runs (`matching`), allowing for a between-run variance moderated as
-        the within-run ones are: the scenario's shared one on its degrees of freedom, with this row's own on its
-        runs less one (runs that disagree widen it by what their own spread tells); None where the run itself has
-        no interval."""
+        """first over second over the matching runs (`matching`, harness.method.pooling.pooled_row); None where the
+        run itself has no interval."""
         found = self.matching(first, second)
-        if not found:
-            return None
-        own, own_freedom = between_runs([found])
-        freedom = self.tau_freedom + own_freedom
-        tau2 = (self.tau_freedom * self.tau2 + own_freedom * own) / freedom if freedom else 0.0
-        return combined(found, tau2, freedom)
+        return pooled_row(found, self.tau2, self.tau_freedom) if found else None
 
 
-def method_of(record: ComparisonRecord, meta: Mapping[str, Any], study: str) -> tuple[str, ...]:
+def matching(readings: Sequence[Reading], codes: Mapping[str, str], first: str, second: str) -> list[Estimate]:
+    """first over second in each of these readings whose code for both labels is `codes`' (none where a code is
+    unknown)."""
+    wanted = (codes.get(first, ""), codes.get(second, ""))
+    if not all(wanted):
+        return []
+    return [
+        estimate
+        for reading in readings
+        if (reading.codes.get(first), reading.codes.get(second)) == wanted
+        and (estimate := reading.estimate(first, second)) is not None
+    ]
+
+
+def method_of(method: Method, meta: Mapping[str, Any], study: str) -> tuple[str, ...]:
     """How a comparison was measured, as far as runs must agree to pool: its design, who ran its slices, and the
     study's driver."""
     driver = str(meta.get("studies", {}).get(study, {}).get("matrix", {}).get("driver") or "ghz")
-    return (record.method.design, record.method.slicer, driver)
+    return (method.design, method.slicer, driver)
 
 
 def reading_of(study: str, read: Read, meta: Mapping[str, Any], prior: Prior, root: Path) -> Reading:
@@ -117,7 +117,7 @@ def _run_readings(
         for read in read_comparisons(load_study(run_dir, study)):
             key = (study, read.record.workload)
             reading = reading_of(study, read, meta, priors.get(key, NO_PRIOR), root)
-            found[key] = (reading, method_of(read.record, meta, study))
+            found[key] = (reading, method_of(read.record.method, meta, study))
     return found
 
 
@@ -161,7 +161,7 @@ def pools(
     for read in reads:
         key = (study, read.record.workload)
         own = reading_of(study, read, meta, priors.get(key, NO_PRIOR), root)
-        how = method_of(read.record, meta, study)
+        how = method_of(read.record.method, meta, study)
         peers = [runs[key][0] for runs in earlier if key in runs and runs[key][1] == how]
         found[read.record.workload] = Pool((own, *peers), read.record.reference)
     return shared_spread(found, {read.record.workload: read.scenario for read in reads})
@@ -180,4 +180,59 @@ def shared_spread(found: Mapping[str, Pool], scenario: Mapping[str, str]) -> dic
         workload: replace(pool, tau2=spread[0], tau_freedom=spread[1])
         for workload, pool in found.items()
         if (spread := spreads.get(scenario[workload], (0.0, 0.0)))
+    }
+
+
+@dataclass(frozen=True)
+class Seed:
+    """What earlier runs tell a comparison a run is about to measure: their readings of it (newest first), this
+    run's code for each of its labels, and the between-run variance its scenario's rows show in them."""
+
+    readings: tuple[Reading, ...]
+    codes: Mapping[str, str]
+    tau2: float = 0.0
+    tau_freedom: float = 0.0
+
+    def earlier(self, first: str, second: str) -> list[Estimate]:
+        """first over second in each earlier run that ran this run's code for both (harness.method.rounds.Earlier)."""
+        return matching(self.readings, self.codes, first, second)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A comparison a run is about to measure, as far as pooling asks: its study, workload and scenario, how it is
+    measured (`method_of`), its reference and its A/A twin, and each label's server."""
+
+    study: str
+    workload: str
+    scenario: str
+    how: tuple[str, ...]
+    reference: str
+    control: str | None
+    servers: Mapping[str, str]
+
+
+def seeds(run_dir: Path, meta: Mapping[str, Any], planned: Sequence[Planned], root: Path = ROOT) -> dict[str, Seed]:
+    """What the earlier runs of this run's machine class tell each planned comparison (by study/workload): their
+    readings of it measured the same way, this run's code for each label, and each scenario's between-run variance
+    from the rows two earlier runs or more read with this run's code."""
+    earlier = [run_readings(other, root) for other in earlier_runs(run_dir, meta)] if run_dir.parent.exists() else []
+    found: dict[str, Seed] = {}
+    rows: dict[str, list[list[Estimate]]] = {}
+    for each in planned:
+        key = (each.study, each.workload)
+        codes = {label: label_code(meta, server, root) for label, server in each.servers.items()}
+        if each.control:
+            codes[each.control] = codes.get(each.reference, "")
+        readings = tuple(runs[key][0] for runs in earlier if key in runs and runs[key][1] == each.how)
+        seed = Seed(readings, codes)
+        found[f"{each.study}/{each.workload}"] = seed
+        for label in codes:
+            if label != each.reference and len(estimates := seed.earlier(label, each.reference)) >= 2:
+                rows.setdefault(f"{each.study}/{each.scenario}", []).append(estimates)
+    spreads = {name: between_runs(each) for name, each in rows.items()}
+    return {
+        name: replace(seed, tau2=spread[0], tau_freedom=spread[1])
+        for (name, seed), each in zip(found.items(), planned, strict=True)
+        if (spread := spreads.get(f"{each.study}/{each.scenario}", (0.0, 0.0)))
     }

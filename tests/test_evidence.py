@@ -1,0 +1,75 @@
+"""Evidence across runs (harness.studies.evidence) as a run's race starts from it: the earlier runs of a machine
+class that measured a comparison the same way with the same code seed each row, a label whose code changed starts
+afresh, and the race spends its blocks on the rows they left open."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from harness.method.pooling import Estimate
+from harness.method.rounds import Race, Rounds
+from harness.method.verdicts import BLOCKS, HELD, Method
+from harness.results.files import read_json, write_json_atomic
+from harness.run.runner import seeded_text
+from harness.studies.evidence import Planned, earlier_runs, method_of, seeds
+from tests.runs import make_brief_run
+
+HOW = (BLOCKS, "process", "ghz")
+
+
+def planned(workload: str = "hello/c50") -> Planned:
+    servers = {name: name for name in ("sync-w10", "sync-w1", "grpclib-uvloop")}
+    return Planned("stacks", workload, "hello", HOW, "sync-w10", "sync-w10~aa", servers)
+
+
+def test_a_run_is_seeded_by_the_earlier_runs_of_its_machine_class_that_ran_its_code(tmp_path: Path) -> None:
+    first = make_brief_run(tmp_path, "20260107T000000Z", "2026-01-07")
+    second = make_brief_run(tmp_path, "20260108T000000Z", "2026-01-08")
+    meta = read_json(first / "run.json")
+    how = method_of(Method(), meta, "stacks")  # how the brief runs measured their comparisons
+    here = tmp_path / "runs" / "20260109T000000Z"  # a run about to start, with the same code
+    meta = {**meta, "run_id": here.name, "date": "2026-01-09T00:00:00"}
+    assert [path.name for path in earlier_runs(here, meta)] == [second.name, first.name]
+    found = seeds(here, meta, [Planned(**{**planned().__dict__, "how": how})])["stacks/hello/c50"]
+    assert len(found.readings) == 2 and found.codes["sync-w1"] == "sync-code"
+    estimates = found.earlier("sync-w1", "sync-w10")
+    assert len(estimates) == 2 and all(each.blocks == 5 for each in estimates)
+    assert found.tau_freedom >= 1  # the scenario's rows ran in two earlier runs
+    other_how = seeds(here, meta, [Planned(**{**planned().__dict__, "how": (BLOCKS, HELD, "loadgen")})])
+    assert other_how["stacks/hello/c50"].readings == ()  # measured another way: nothing to pool with
+    changed = {**meta, "environment": {**meta["environment"], "module_codes": {"servers.sync": "new-code"}}}
+    fresh = seeds(here, changed, [Planned(**{**planned().__dict__, "how": how})])["stacks/hello/c50"]
+    assert fresh.earlier("sync-w1", "sync-w10") == []  # its code changed: the row starts afresh
+
+
+def test_a_seeded_race_pools_its_rows_and_says_what_the_earlier_runs_left_open() -> None:
+    settled = [Estimate(math.log(0.5), 0.0004, 20, 3), Estimate(math.log(0.52), 0.0004, 20, 3)]
+    open_ = [Estimate(math.log(1.02), 0.004, 20, 3), Estimate(math.log(0.99), 0.004, 20, 3)]
+
+    def earlier(first: str, second: str) -> list[Estimate]:
+        return {("slow", "ref"): settled, ("close", "ref"): open_}.get((first, second), [])
+
+    rounds = Rounds("hello/c50", "ref", ("slow", "close", "new"), False, deciding=True)
+    race = Race(rounds, Method(), 1, earlier, (0.0001, 40.0))
+    labels, pair = race.settled_before()
+    assert labels == ["close", "new"] and pair == ("close", "ref")  # the fastest two by the earlier runs
+    race.rates = {"ref": {1: 100.0, 2: 100.0}, "slow": {1: 51.0, 2: 50.0}, "close": {1: 99.0, 2: 103.0}}
+    pooled = race.ratio("slow", "ref")
+    alone = race.ratio("slow", "ref", pooled=False)
+    assert pooled is not None and alone is not None and pooled.rounds == 8 and pooled.half_width < alone.half_width
+    text = seeded_text([race], 2)
+    assert text.startswith("2 earlier runs of this machine class: 2 of 3 label rows open, 1 of 1 decision rows")
+    assert text.endswith("this run targets hello/c50 (close × ref)")
+    assert seeded_text([race], 0) == "No earlier run of this machine class: all 3 label rows and 1 decision rows open."
+
+
+def test_an_earlier_run_on_another_machine_class_or_made_later_does_not_seed(tmp_path: Path) -> None:
+    first = make_brief_run(tmp_path, "20260107T000000Z", "2026-01-07")
+    data = read_json(first / "run.json")
+    data["machine"] = {"fingerprint": {"vendor": "Other", "family": 1, "model": 2, "stepping": 3, "cores_seen": 2}}
+    write_json_atomic(first / "run.json", data)
+    later = make_brief_run(tmp_path, "20260110T000000Z", "2026-01-10")
+    here = tmp_path / "runs" / "20260109T000000Z"
+    meta = {**read_json(later / "run.json"), "run_id": here.name}
+    assert earlier_runs(here, meta) == []
