@@ -127,6 +127,12 @@ def parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--seed", type=int, help="the seed of the blocks' order (default: drawn, and recorded)")
     run.add_argument(
+        "--floors",
+        action="store_true",
+        help="the stacks study also sets each stack against its floor (its own hello example) on hello at its highest "
+        "level: `run-all --aside --study stacks --scenarios hello --concurrency 50 --floors`, about 13 minutes",
+    )
+    run.add_argument(
         "--fresh",
         action="store_true",
         help="race as if no earlier run existed (default: start from what the earlier runs of this machine class and "
@@ -306,6 +312,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         slicer=args.slicer,
         aside=args.aside,
         fresh=args.fresh,
+        floors=args.floors,
         seed=args.seed,
         budget_minutes=args.budget_minutes or None,
         wire=args.wire or PLAINTEXT,

@@ -44,7 +44,7 @@ def test_stacks_expands_to_the_original_matrix_and_a_connection_per_worker_at_50
     cells = plan("stacks").cells(RunOptions(OUT, full=True))
     pairs = [(server, each) for server in SERVER_VARIANTS for each in SCENARIOS if server.runs(each.name)]
     shared = [cell for cell in cells if cell.connections == SHARED]
-    assert len(shared) == len(pairs) * len(CONCURRENCY_LEVELS) == 324
+    assert len(shared) == len(pairs) * len(CONCURRENCY_LEVELS) == 512
     assert [cell.key for cell in cells if cell.connections != SHARED] == [
         f"{each.name}/{server.name}/c50+per-worker" for server, each in sorted_pairs(pairs)
     ]
@@ -108,22 +108,28 @@ def test_stacks_measures_the_brief_s_matrix_in_comparisons_against_sync_w10_by_d
         for scenario in ("hello", "s3-unary", "s3-stream", "s3-mongo")
         for level in (2, 10, 25, 50)
     ]
+    region = [f"{scenario}-region/c{level}" for scenario in ("s3-unary", "s3-stream", "s3-mongo") for level in (10, 50)]
     assert [each.workload for each in comparisons] == [
         "hello/c50",
         *(w for w in brief if w != "hello/c50"),
         "hello-wait/c50",
+        *region,
     ]
     assert {each.reference[0] for each in comparisons} == {"sync-w10"}
-    stacks = ["sync-w1", "grpclib-asyncio", "grpclib-uvloop", "aio-uvloop", "connect-pyvoy"]
-    floors = [name + "-minimal" for name in ("sync-w1", "sync-w10", *stacks[1:])]  # on hello c=50, the floors
+    stacks = ["sync-w1", "grpclib-asyncio", "grpclib-uvloop", "sync-w50", "aio-uvloop", "connect-pyvoy"]
     by_workload = {each.workload: [label for label, _ in each.alternatives] for each in comparisons}
-    assert by_workload["hello/c50"] == stacks + floors and by_workload["hello/c2"] == stacks
+    assert by_workload["hello/c50"] == stacks and by_workload["hello/c2"] == stacks  # the floors: --floors
+    assert by_workload["s3-mongo/c25"] == stacks  # PyMongo's async client where MongoDB is a region away
     pymongo = ["grpclib-asyncio-pymongo", "grpclib-uvloop-pymongo", "aio-uvloop-pymongo"]
-    assert by_workload["s3-mongo/c25"] == stacks + pymongo  # Motor and PyMongo's async client side by side
+    assert by_workload["s3-mongo-region/c50"] == stacks[1:] + pymongo  # Motor and PyMongo's async client side by side
+    assert by_workload["s3-mongo-region/c10"] == by_workload["s3-unary-region/c50"] == stacks[1:]
     assert by_workload["hello-wait/c50"] == stacks[1:]  # sync-w1's one thread waits alone: not asked
-    assert [each.slow for each in comparisons] == [False] * 4 + [True] * 12 + [False]
+    assert [each.slow for each in comparisons] == [False] * 4 + [True] * 12 + [False] + [True] * 6
+    assert [each.deciding for each in comparisons] == [
+        each.workload.endswith("/c50") for each in comparisons
+    ]  # the decision rows read every scenario at its highest level
     narrowed = RunOptions(OUT, servers=(server_variant("aio-uvloop"), server_variant("sync-w10")), levels=(50,))
-    (first, *_) = plan("stacks").comparisons(replace(narrowed, scenarios=(scenario("hello"),)))
+    (first, *_) = plan("stacks").comparisons(replace(narrowed, scenarios=(scenario("hello"),), floors=True))
     assert (first.workload, first.reference[0], [label for label, _ in first.alternatives]) == (
         "hello/c50",
         "sync-w10",
@@ -186,7 +192,7 @@ def test_studies_command_lists_questions_and_cell_counts(capsys: pytest.CaptureF
     assert main(["studies"]) == 0
     out = capsys.readouterr().out
     assert "stacks (default): Which gRPC server stack should we run, and when does async pay off?" in out
-    assert "17 comparisons of 119 cells in rounds; --full: 405 cells, 3 measured runs each" in out
+    assert "23 comparisons of 157 cells in rounds; --full: 640 cells, 3 measured runs each" in out
 
 
 def test_the_wire_study_sets_rest_beside_the_grpc_stacks_and_sizes_both_ways(tmp_path: Path) -> None:

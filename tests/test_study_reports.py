@@ -389,7 +389,9 @@ def test_a_run_of_the_brief_s_matrix_tells_its_levels_and_decides_the_brief_s_qu
     stream = rows[("An S3 listing: one reply or a stream?", "s3-unary/c50/grpclib-uvloop")]
     assert stream.pick == "a stream" and stream.over is not None and 1.10 < stream.over.value < 1.20
     waits = rows[("Handlers waiting on I/O: does async pay off, and on which stack?", "hello-wait/c50")]
-    assert waits.lead.startswith("Yes: grpclib-uvloop serves 4.59 [4.4") and waits.lead.endswith("× sync-w10")
+    assert waits.lead.startswith("Yes: grpclib-uvloop serves 4.59 [4.4") and waits.lead.endswith(
+        "× sync-w10, the fastest sync server"
+    )
     threads = rows[("grpcio sync: one worker thread or ten?", "hello/c50/hello")]
     assert (threads.pick, threads.verdict) == ("ten threads", "faster")
     assert rows[("grpcio sync: one worker thread or ten?", "s3-unary/c50/s3-unary")].verdict.startswith("tie")

@@ -19,6 +19,11 @@ WIDE_PREFIXES = 10
 BUCKET_PREFIXES = {WIDE_BUCKET: WIDE_PREFIXES}  # top-level prefixes of a seeded bucket (none if absent)
 WAIT_MS = 100
 S3_LATENCY_MS = 100
+# Backends as a cloud region has them: S3 100 ms to the first byte (AWS's S3 performance guidance gives 100-200 ms;
+# same-region clients measure 60-130 ms for a small PUT), MongoDB 1 ms away (a managed database in the same region).
+REGION_S3_MS = 100
+REGION_MONGO_MS = 1
+REGION = "-region"  # the suffix of a scenario whose backends are a region away
 
 
 @dataclass(frozen=True)
@@ -33,8 +38,10 @@ class Scenario:
     warmup_requests: int
     # The bucket it lists, seeded before the run (None: no S3).
     bucket: str | None = None
-    # Emulated latency between the server and S3 in this scenario (0: the run's --s3-latency, if any).
+    # Emulated latency between the server and S3, and MongoDB, in this scenario (0: the run's --s3-latency and
+    # --mongo-latency, if any).
     s3_latency_ms: int = 0
+    mongo_latency_ms: int = 0
     # Jitter of that latency (0: the run's --jitter).
     jitter_ms: int = 0
     # Also measure one call alone (concurrency 1), to show the cell's bounds and efficiency.
@@ -83,6 +90,34 @@ SCENARIOS: tuple[Scenario, ...] = (
         10,  # a slow call: its warm-up warms the server, and the slice is a wave of calls whatever the rate
         bucket=BENCH_BUCKET,
         slow=True,
+    ),
+    *(
+        Scenario(
+            f"{name}{REGION}",
+            call,
+            {"bucket": BENCH_BUCKET, **extra},
+            f"{what}, S3 {REGION_S3_MS} ms away" + (f" and MongoDB {REGION_MONGO_MS} ms" if name == "s3-mongo" else ""),
+            10,
+            bucket=BENCH_BUCKET,
+            s3_latency_ms=REGION_S3_MS,
+            mongo_latency_ms=REGION_MONGO_MS if name == "s3-mongo" else 0,
+            slow=True,
+        )
+        for name, call, extra, what in (
+            ("s3-unary", "bench.v1.ObjectStore.ListObjects", {}, "ListObjects: the whole bucket in one reply"),
+            (
+                "s3-stream",
+                "bench.v1.ObjectStore.StreamObjects",
+                {"batch_size": 1},
+                "StreamObjects: one object per message",
+            ),
+            (
+                "s3-mongo",
+                "bench.v1.ObjectStore.ArchiveObjects",
+                {},
+                "ArchiveObjects: list the bucket, upsert one document per object",
+            ),
+        )
     ),
     Scenario(
         f"s3-unary-{S3_LATENCY_MS}ms",

@@ -57,6 +57,9 @@ class RunOptions:
     # Race as if no earlier run existed: by default a run's race starts from what earlier runs of its machine class
     # and code tell each row (harness.studies.evidence.seeds) and spends its budget on the rows they left open.
     fresh: bool = False
+    # Set each stack against its floor (servers/minimal.py) on hello at its highest level: a run aside for that
+    # question (issue 41), not the default run's, which spends its minutes on the brief.
+    floors: bool = False
     seed: int | None = None  # the seed of the rounds' order; None: one drawn for the run (and recorded)
     # The time the run's comparisons share: none starts a round that would end past it. None: no budget.
     budget_minutes: float | None = None
@@ -127,7 +130,8 @@ class RunOptions:
 
     def latencies(self, scenario: Scenario) -> tuple[int, int, int]:
         """The emulated (S3, MongoDB) latency and their jitter in ms for a scenario's cells."""
-        s3_ms, mongo_ms = scenario.s3_latency_ms or self.s3_latency_ms, self.mongo_latency_ms
+        s3_ms = scenario.s3_latency_ms or self.s3_latency_ms
+        mongo_ms = scenario.mongo_latency_ms or self.mongo_latency_ms
         return s3_ms, mongo_ms, (scenario.jitter_ms or self.jitter_ms) if s3_ms or mongo_ms else 0
 
     def bucket_objects(self, bucket: str) -> int:

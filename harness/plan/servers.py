@@ -104,10 +104,13 @@ def external_server(name: str, address: str) -> ServerVariant:
     return ServerVariant(name, "", (), None, f"the server at {address}, not started by the harness", address=address)
 
 
-MONGO_ONLY = ("s3-mongo",)
+MONGO_ONLY = ("s3-mongo", "s3-mongo-region")
 SERVER_VARIANTS: tuple[ServerVariant, ...] = (
     ServerVariant("sync-w1", "servers.sync", ("-w", "1"), 1, "grpcio sync, 1 worker thread"),
     ServerVariant("sync-w10", "servers.sync", ("-w", "10"), 10, "grpcio sync, 10 worker threads"),
+    # Sized to the load: a thread for each client at every level of the brief (grpcio's thread pool starts a thread
+    # only when no idle one is free, so at 2 clients it runs 2), the way a team sizes a pool for 50 clients.
+    ServerVariant("sync-w50", "servers.sync", ("-w", "50"), 50, "grpcio sync, 50 worker threads (one per client)"),
     ServerVariant(
         "sync-w10-p2", "servers.sync", ("-w", "10", "-p", "2"), 20, "grpcio sync, 2 processes x 10 threads", 2
     ),
@@ -218,6 +221,7 @@ MINIMAL_VARIANTS: tuple[ServerVariant, ...] = tuple(
         floor_of=base.name,
     )
     for base in (*STACKS, *REST_VARIANTS)
+    if base.name in _MINIMAL_ARGS  # a thread pool sized otherwise has the floor of sync-w10's
 )
 
 

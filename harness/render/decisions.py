@@ -26,7 +26,10 @@ DECISION_COLUMNS = (
 # The words the decision table and its answers use that a backend engineer might not: each defined once, here, and
 # shown by both renderings (README's "Words" and the page's glossary).
 GLOSSARY = (
-    ("sync-w1, sync-w10", "grpcio's thread-pool server with 1 or 10 worker threads"),
+    (
+        "sync-w1, sync-w10, sync-w50",
+        "grpcio's thread-pool server with 1, 10 or 50 worker threads (50: a thread for each client at every level)",
+    ),
     ("grpclib-asyncio, grpclib-uvloop", "grpclib's server on asyncio's own event loop or on uvloop"),
     ("aio-asyncio, aio-uvloop", "grpcio's asyncio server (grpc.aio) on asyncio's loop or uvloop"),
     ("connect-pyvoy, connect-hypercorn", "a Connect RPC app (speaking gRPC too) served by pyvoy (Envoy) or hypercorn"),
@@ -35,7 +38,12 @@ GLOSSARY = (
     (
         "hello, hello-wait, s3-unary, s3-stream, s3-mongo",
         "the work a handler does: none; a 100 ms wait; list 893 S3 objects into one reply; stream them one a "
-        "message; list them and upsert one MongoDB document each",
+        "message; list them and upsert one MongoDB document each (S3 and MongoDB on loopback)",
+    ),
+    (
+        "…-region",
+        "the same S3 work with its backends where a cloud region has them: S3 100 ms to the first byte (AWS's "
+        "guidance), MongoDB 1 ms away",
     ),
     ("ghz, loadgen, h2load", "the load generators: ghz (gRPC), our Go loadgen (gRPC, REST, Connect), h2load (HTTP/2)"),
     ("c50, 50 clients", "calls in flight at once (the brief's levels: 2, 10, 25, 50)"),

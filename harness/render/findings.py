@@ -35,15 +35,26 @@ from harness.studies.judging import judged_comparisons
 WORK = {
     "hello": "no I/O",
     "hello-wait": "waiting on I/O (100 ms)",
-    "s3-unary": "S3 listing, one reply",
-    "s3-stream": "S3 listing, streamed",
-    "s3-mongo": "S3 to MongoDB",
+    "s3-unary-region": "S3 listing, one reply (S3 100 ms away)",
+    "s3-stream-region": "S3 listing, streamed (S3 100 ms away)",
+    "s3-mongo-region": "S3 to MongoDB (S3 100 ms, MongoDB 1 ms away)",
+    "s3-unary": "S3 listing, one reply (on loopback)",
+    "s3-stream": "S3 listing, streamed (on loopback)",
+    "s3-mongo": "S3 to MongoDB (on loopback)",
     "reply-64KiB": "64 KiB replies",
     "reply-1MiB": "1 MiB replies",
     "request-64KiB": "64 KiB requests",
     "request-1MiB": "1 MiB requests",
 }
-WORK_STUDY = {"reply-64KiB": "wire", "reply-1MiB": "wire", "request-64KiB": "wire", "request-1MiB": "wire"}
+# The studies that set the stacks side by side on each work (the stacks study where unnamed): the wire study measures
+# the large messages, and the S3 work a region away over TLS.
+WORK_STUDIES = {
+    "reply-64KiB": ("wire",),
+    "reply-1MiB": ("wire",),
+    "request-64KiB": ("wire",),
+    "request-1MiB": ("wire",),
+    **{f"{work}-region": ("stacks", "wire") for work in ("s3-unary", "s3-mongo")},
+}
 TLS_MARK = "+tls"
 
 
@@ -55,10 +66,11 @@ def stack_choices(views: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, lis
     found: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for view in views:
         topic, _, level = view["workload"].partition("/")
-        if topic not in WORK or view["study"] != WORK_STUDY.get(topic, "stacks"):
+        if topic not in WORK or view["study"] not in WORK_STUDIES.get(topic, ("stacks",)):
             continue
         if not level.startswith("c") or "/" in level:
             continue
+        level = level.split("+")[0]  # the wire a comparison's name says: its labels' cells tell it
         for group, ranking in view["ranked"].items():
             by_clients = found.setdefault(topic + (TLS_MARK if group == TLS else ""), {})
             if level[1:] in by_clients:

@@ -73,6 +73,8 @@ class Repeat:
     neighbour_cpu_seconds: float | None = None
     # The TCP segments the machine sent during the run (harness.run.resources.tcp_segments; None where not read).
     tcp_segments: int | None = None
+    # The CPU seconds the latency proxy between the server and its backends spent during the run (None: no proxy).
+    proxy_cpu_seconds: float | None = None
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Repeat:
@@ -88,6 +90,7 @@ class Repeat:
             raw.get("slice"),
             raw.get("neighbour_cpu_seconds"),
             raw.get("tcp_segments"),
+            raw.get("proxy_cpu_seconds"),
         )
 
 

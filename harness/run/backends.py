@@ -312,6 +312,11 @@ class LatencyRoutes:
         self._direct = direct
         self._routes: dict[tuple[str, int, int], str] = {}
 
+    @property
+    def pid(self) -> int:
+        """The proxy's process: what its CPU is read from."""
+        return self._proxy.child.pid
+
     def _route(self, backend: str, upstream: str, latency_ms: int, jitter_ms: int) -> str:
         key = (backend, latency_ms, jitter_ms)
         if key not in self._routes:

@@ -192,8 +192,11 @@ class ComparisonMeasurement:
         target, child = server
         relative = f"{self.records[owner].stem}-{role}{number}" + ("" if index is None else f"-{index}") + ".json"
         argv = driving.argv(cell, target, self.sizes[label])
+        routes = self.where.routes
+        proxy = routes.pid if routes is not None and self.where.options.latencies(cell.scenario) != (0, 0, 0) else None
         begun = time.monotonic()
-        repeat, report = sampled_run(argv, child, driving, relative, self.sizes[label], role, number, index, idle)
+        size = self.sizes[label]
+        repeat, report = sampled_run(argv, child, driving, relative, size, role, number, index, idle, proxy)
         self.spent["slice_overhead"].append(max(0.0, time.monotonic() - begun - report.total))
         self.runs[owner].append(repeat)
         return report.ok_rps

@@ -76,27 +76,31 @@ def sampled_run(
     round_: int | None = None,
     slice_: int | None = None,
     neighbours: Sequence[int] = (),
+    proxy: int | None = None,
 ) -> tuple[Repeat, LoadReport]:
     """One driver run while the server's CPU and memory are sampled (child None: a target not started here),
     with the server's own counters where the study asked for them; in a block, its slice's place and what the
-    other servers beside it (neighbours: their pids) spent meanwhile."""
+    other servers beside it (neighbours: their pids) spent meanwhile; what the latency proxy between the server and
+    its backends (proxy: its pid) spent."""
     with ExitStack() as stack:
         counters = None
         if context.stats_dir is not None and child is not None:
             counters = stack.enter_context(ServerCounters(context.stats_dir, child.pid))
         idle_before = tree_cpu_seconds(neighbours) if neighbours else 0.0
+        proxy_before = tree_cpu_seconds([proxy]) if proxy else 0.0
         sampler = stack.enter_context(ResourceSampler(child.pid if child else None))
         sent = tcp_segments()
         run = context.driver.run(argv, RUN_TIMEOUT)
         segments = None if sent is None or (now := tcp_segments()) is None else now - sent
     idle = round(tree_cpu_seconds(neighbours) - idle_before, 4) if neighbours else None
+    proxied = round(tree_cpu_seconds([proxy]) - proxy_before, 4) if proxy else None
     assert sampler.usage is not None
     save_report(context.study_dir, relative, run.raw)
     if child is not None and child.process.poll() is not None:
         raise ProcessError(f"server exited with status {child.process.returncode} during the run")
     delta, calls = (counters.delta, counters.process_calls) if counters else (None, [])
     repeat = Repeat(
-        relative, requests, sampler.usage, run.cpu_seconds, role, delta, round_, calls, slice_, idle, segments
+        relative, requests, sampler.usage, run.cpu_seconds, role, delta, round_, calls, slice_, idle, segments, proxied
     )
     return repeat, run.report
 

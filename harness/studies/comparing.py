@@ -47,8 +47,9 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
     """One row per label: its OK calls/s (geometric mean over its blocks, 95% interval), its ratio to the
     reference (paired by block; over the runs it pools with, where it pools) with the verdict, and this run's own
     reading where that differs, its p50 and p99 latency (every OK call of its slices pooled), how many blocks it ran
-    and why it stopped, the server's CPU and the driver's (highest over the slices); then how it was measured, where
-    its noise lived and what the idle servers beside a slice spent."""
+    and why it stopped, the server's CPU and the driver's (highest over the slices), and where a latency proxy
+    stood between the servers and their backends, its CPU (of a core, lowest to highest over the slices); then how
+    it was measured, where its noise lived and what the idle servers beside a slice spent."""
     record = judged.record
     unit = record.method.unit
     labels = [
@@ -64,8 +65,12 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
         "server CPU",
         "driver CPU",
     ]
+    shown = [name for name, _ in judged.ranked] + ([record.control] if record.control else [])
+    proxied = any(repeat.proxy_cpu_seconds is not None for label in shown for repeat, _ in windows_of(judged, label))
+    if proxied:  # a latency proxy stood between the servers and their backends
+        labels.append("proxy CPU")
     table = Table(f"comparison {record.workload}", [what, *labels])
-    for label in [name for name, _ in judged.ranked] + ([record.control] if record.control else []):
+    for label in shown:
         own = absolute(judged, label)
         if own is None:
             continue
@@ -73,6 +78,11 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
         mine = windows_of(judged, label)
         busy = [repeat.resources.average_cpu_percent / 100 for repeat, _ in mine if repeat.resources.sampled]
         drivers = [share for repeat, _ in mine if (share := driver_share(repeat, run.meta)) is not None]
+        proxy = [
+            repeat.proxy_cpu_seconds / repeat.resources.wall_seconds
+            for repeat, _ in mine
+            if repeat.proxy_cpu_seconds is not None and repeat.resources.wall_seconds > 0
+        ]
         stop = record.stopped.get(label)
         name = f"{label} (A/A control)" if label == record.control else label
         table.add(
@@ -89,6 +99,7 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
                 f"{spread_between_rounds(judged.rates.get(label, {})):.1%}",
                 f"{min(busy):.0%}–{max(busy):.0%}" if busy else "not sampled",
                 f"{max(drivers):.0%}" if drivers else "—",
+                *([f"{min(proxy):.0%}–{max(proxy):.0%}" if proxy else "—"] if proxied else []),
             ],
         )
     return [table, "", *measured_how(judged)]

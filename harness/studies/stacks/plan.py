@@ -31,6 +31,7 @@ from harness.studies.stacks import (
     BRIEF_SERVERS,
     CONNECTIONS_LEVEL,
     DECISIVE,
+    DISTANT,
     NAME,
     PEERS,
     PYMONGO,
@@ -41,11 +42,12 @@ BRIEF = tuple(server_variant(name) for name in (*BRIEF_SERVERS, *PEERS))
 
 
 def comparisons(options: RunOptions) -> list[Comparison]:
-    """The brief's matrix: each of its scenarios at each of its levels, its servers and the peers against the
-    reference (sync-w10), the PyMongo variants beside Motor on s3-mongo; then hello-wait, whether async pays off
-    when handlers wait. Hello at its highest level comes first (its slices are short, so it holds the study's A/A
-    control) and also sets each stack against its floor. --servers, --scenarios, --concurrency and
-    --connections narrow it."""
+    """The brief's matrix: each of its scenarios at each of its levels, its servers and the peers (a sync server
+    sized to the load, grpc.aio, Connect RPC) against the reference (sync-w10); hello-wait, whether async pays off
+    when handlers wait; and the brief's S3 work with its backends a region away (the PyMongo variants beside Motor
+    on s3-mongo there, at its highest level). Hello at its highest level comes first (its slices are short, so it
+    holds the study's A/A control); with --floors it also sets each stack against its floor. --servers, --scenarios,
+    --concurrency and --connections narrow it."""
     stacks = options.servers or BRIEF
     if len(stacks) < 2:
         raise ValueError("a comparison needs at least two server variants: give --servers A,B or --full")
@@ -53,21 +55,23 @@ def comparisons(options: RunOptions) -> list[Comparison]:
     others = tuple(each for each in stacks if each != reference)
     if options.servers is None:
         others += tuple(server_variant(name) for name in PYMONGO)
-    chosen = options.scenarios or tuple(scenario(name) for name in (*BRIEF_SCENARIOS, *DECISIVE))
+    chosen = options.scenarios or tuple(scenario(name) for name in (*BRIEF_SCENARIOS, *DECISIVE, *DISTANT))
 
     def levels(each: Scenario) -> tuple[int, ...]:
-        return options.levels or ((DECISIVE[each.name],) if each.name in DECISIVE else BRIEF_LEVELS)
+        if options.levels:
+            return options.levels
+        return (DECISIVE[each.name],) if each.name in DECISIVE else DISTANT.get(each.name, BRIEF_LEVELS)
 
-    def floors_at(each: Scenario, level: int) -> list[ServerVariant]:
-        return floors(stacks, each) if level == max(levels(each)) else []
+    def compared(each: Scenario, level: int, way: str) -> Comparison:
+        top = level == max(levels(each))  # the decision rows read each scenario at its highest level
+        stacks_at = [
+            *alternatives(others, each, options, top),
+            *(floors(stacks, each) if top and options.floors else []),
+        ]
+        return replace(between_servers(each, level, reference, stacks_at, way), deciding=top)
 
     found = [
-        replace(
-            between_servers(
-                each, level, reference, [*alternatives(others, each, options), *floors_at(each, level)], way
-            ),
-            deciding=level == max(levels(each)),  # the decision rows read each scenario at its highest level
-        )
+        compared(each, level, way)
         for each in chosen
         for level in levels(each)
         for way in options.connections or (SHARED,)
@@ -75,19 +79,24 @@ def comparisons(options: RunOptions) -> list[Comparison]:
     return first_the_control(found)
 
 
-def alternatives(others: Sequence[ServerVariant], each: Scenario, options: RunOptions) -> list[ServerVariant]:
-    """The stacks set against the reference on a scenario: those that run it; on a decisive workload beyond the
-    brief (hello-wait) not sync-w1 by default, whose one thread serves a waiting call at a time (ten calls/s: a
-    slice of two waves would last ten seconds, to say what its one thread already says)."""
+def alternatives(
+    others: Sequence[ServerVariant], each: Scenario, options: RunOptions, top: bool = True
+) -> list[ServerVariant]:
+    """The stacks set against the reference on a scenario: those that run it; beyond the brief (hello-wait, the S3
+    work a region away) not sync-w1 by default, whose one thread serves a waiting call at a time (ten calls/s: a
+    slice of a wave would last seconds, to say what its one thread already says); PyMongo's async client only a
+    region away, where a team's MongoDB is, at the highest level (`top`), where the row that asks reads it."""
     found = [s for s in others if s.runs(each.name)]
-    if options.servers is None and each.name in DECISIVE:
+    if options.servers is None and (each.name in DECISIVE or each.name in DISTANT):
         found = [s for s in found if s.name != "sync-w1"]
+    if options.servers is None and (each.name not in DISTANT or not top):
+        found = [s for s in found if s.name not in PYMONGO]
     return found
 
 
 def first_the_control(found: list[Comparison]) -> list[Comparison]:
     """Hello at its highest level first, where present (its slices last a second, so it holds the study's A/A
-    control; it also sets each stack against its floor)."""
+    control; with --floors it also sets each stack against its floor)."""
     hello = [each for each in found if each.topic == "hello"]
     controls = [max(hello, key=lambda each: each.reference[1].concurrency)] if hello else []
     return controls + [each for each in found if each not in controls]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.plan.matrix import S3_LATENCY_MS, SHARED
+from harness.plan.matrix import S3_LATENCY_MS, SHARED, WAIT_MS
 from harness.render.summaries import (
     CellSummary,
     not_ok_mark,
@@ -17,8 +17,8 @@ from harness.render.table import Block, Table, markdown, page_files
 from harness.results.records import StudyRun
 from harness.results.run_meta import Target
 from harness.studies.base import Decision, StudyReport
-from harness.studies.comparing import MOST_BLOCKS_SAID, closing
-from harness.studies.judging import judged_comparisons
+from harness.studies.comparing import MOST_BLOCKS_SAID, closing, rate_text
+from harness.studies.judging import absolute, judged_comparisons
 from harness.studies.stacks import NAME, QUESTION
 from harness.studies.stacks.brief import across_levels, async_pays, brief_decisions, by_topic
 from harness.studies.stacks.brief import chart as brief_chart
@@ -127,9 +127,12 @@ def _efficiency_cells(raw: dict[str, Any]) -> dict[str, Any]:
 QUESTIONS = {
     "hello": "Handlers without I/O: which stack?",
     "hello-wait": "Handlers waiting on I/O: does async pay off, and on which stack?",
-    "s3-unary": "Listing S3 in every call (the brief's 893 objects, botocore-bound): which stack?",
-    "s3-stream": "Streaming an S3 listing object by object: which stack?",
-    "s3-mongo": "S3 to MongoDB (list, then upsert each object): which stack?",
+    "s3-unary": "Listing S3 in every call, S3 on loopback (the brief's 893 objects, botocore-bound): which stack?",
+    "s3-stream": "Streaming an S3 listing object by object, S3 on loopback: which stack?",
+    "s3-mongo": "S3 to MongoDB (list, then upsert each object), both on loopback: which stack?",
+    "s3-unary-region": "Listing S3 in every call, S3 100 ms away as in a cloud region: which stack?",
+    "s3-stream-region": "Streaming an S3 listing object by object, S3 100 ms away: which stack?",
+    "s3-mongo-region": "S3 to MongoDB, S3 100 ms and MongoDB 1 ms away as in a cloud region: which stack?",
 }
 
 
@@ -214,8 +217,33 @@ def rounds_section(runs: Sequence[StudyRun]) -> str:
         for scenario, levels in grouped(newest).items()
         for level in levels
     )
-    more = [*brief_lines(newest, f"{NAME}/"), *_targets_lines(newest)]
+    more = [*brief_lines(newest, f"{NAME}/"), *pool_bound_lines(newest), *_targets_lines(newest)]
     return told_in_rounds(runs, TELLING, [*more, f"Every window's percentiles, CPU and memory: {links}.", ""])
+
+
+def pool_bound_lines(run: StudyRun) -> list[Block]:
+    """Where a thread pool's size sets the rate (Little's law: at most threads ÷ the wait, calls/s): each sync
+    server's rate on hello-wait beside that bound ("" where the run did not measure hello-wait)."""
+    judged = next((each for each in judged_comparisons(run) if each.record.topic == "hello-wait"), None)
+    slots = run.matrix.get("server_slots", {})
+    if judged is None:
+        return []
+    said = []
+    for label in judged.standing:
+        threads, own = slots.get(label), absolute(judged, label)
+        if threads and own is not None:
+            bound = threads / (WAIT_MS / 1000)
+            said.append(
+                f"{label} {threads} threads ÷ {WAIT_MS} ms = {rate(bound)} at most, served {rate_text(own.rate)}"
+            )
+    if not said:
+        return []
+    return [
+        f"**Where the thread pool sets the rate** (Little's law: a pool of N threads serves at most N ÷ the wait calls "
+        f"a second when every call waits {WAIT_MS} ms): " + "; ".join(said) + ". A sync server's rate there measures "
+        "its pool's size, not its stack: size it to the calls in flight, as sync-w50 is, before you compare.",
+        "",
+    ]
 
 
 def section(runs: Sequence[StudyRun]) -> str:

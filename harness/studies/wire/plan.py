@@ -17,6 +17,8 @@ from harness.studies.wire import (
     NAME,
     REQUEST,
     REST_NAME,
+    S3_SCENARIOS,
+    S3_STACK_NAMES,
     SIZE_LEVEL,
     SIZE_SCENARIOS,
     SIZED,
@@ -28,7 +30,8 @@ from harness.studies.wire import (
 
 def comparisons(options: RunOptions) -> list[Comparison]:
     """Plaintext against TLS and mutual TLS on each stack; the ways of holding connections under TLS; each size
-    of reply and request from every stack in plaintext and TLS against sync-w10 in plaintext."""
+    of reply and request from every stack in plaintext and TLS against sync-w10 in plaintext; the S3 work a region
+    away from every stack over TLS, side by side."""
     stacks = options.servers or tuple(server_variant(name) for name in (*STACK_NAMES, REST_NAME))
     found = [
         Comparison(
@@ -58,13 +61,17 @@ def comparisons(options: RunOptions) -> list[Comparison]:
             for wire in (PLAINTEXT, TLS)
         ]
         found.append(Comparison(f"{each.name}/c{SIZE_LEVEL}", labelled[0], tuple(labelled[1:]), driver="loadgen"))
+    s3_stacks = options.servers or tuple(server_variant(name) for name in S3_STACK_NAMES)
+    for each in S3_SCENARIOS:
+        over_tls = [(wire_label(server.name, TLS), Cell(server, each, LEVEL, wire=TLS)) for server in s3_stacks]
+        found.append(Comparison(f"{each.name}/c{LEVEL}+{TLS}", over_tls[0], tuple(over_tls[1:])))
     if options.scenarios is None:
         return found
     # --scenarios: the comparisons of those scenarios alone (hello: TLS and connections under TLS; or sizes).
     chosen = {each.name for each in options.scenarios}
     kept = [each for each in found if {cell.scenario.name for cell in each.cells} <= chosen]
     if not kept:
-        names = ", ".join([HELLO.name, *(each.name for each in SIZE_SCENARIOS)])
+        names = ", ".join([HELLO.name, *(each.name for each in (*SIZE_SCENARIOS, *S3_SCENARIOS))])
         raise ValueError(f"the wire study compares on {names}; --scenarios chose none of them")
     return kept
 
@@ -86,7 +93,7 @@ PLAN = StudyPlan(
     name=NAME,
     axes=(
         Axis("server", (*STACK_NAMES, REST_NAME), "--servers"),
-        Axis("scenario", (HELLO.name, *(each.name for each in SIZE_SCENARIOS)), "--scenarios"),
+        Axis("scenario", (HELLO.name, *(each.name for each in (*SIZE_SCENARIOS, *S3_SCENARIOS))), "--scenarios"),
     ),
     driver="ghz",
     repeats=3,
