@@ -24,6 +24,9 @@ S3_LATENCY_MS = 100
 REGION_S3_MS = 100
 REGION_MONGO_MS = 1
 REGION = "-region"  # the suffix of a scenario whose backends are a region away
+# A slow scenario's warm-up calls (matrix.warming): enough to warm the server; a slow slice is a wave of calls a
+# client whatever the warm-up's rate, so it sizes nothing there.
+SLOW_WARMUP = 5
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "bench.v1.ObjectStore.ListObjects",
         {"bucket": BENCH_BUCKET},
         "ListObjects: the whole bucket in one reply",
-        10,  # a slow call: its warm-up warms the server, and the slice is a wave of calls whatever the rate
+        SLOW_WARMUP,  # a slow call: its warm-up warms the server; the slice is a wave of calls whatever the rate
         bucket=BENCH_BUCKET,
         slow=True,
     ),
@@ -78,7 +81,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "bench.v1.ObjectStore.StreamObjects",
         {"bucket": BENCH_BUCKET, "batch_size": 1},
         "StreamObjects: one object per message (batch_size 1)",
-        10,  # a slow call: its warm-up warms the server, and the slice is a wave of calls whatever the rate
+        SLOW_WARMUP,  # a slow call: its warm-up warms the server; the slice is a wave of calls whatever the rate
         bucket=BENCH_BUCKET,
         slow=True,
     ),
@@ -87,7 +90,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "bench.v1.ObjectStore.ArchiveObjects",
         {"bucket": BENCH_BUCKET},
         "ArchiveObjects: list the bucket, upsert one document per object",
-        10,  # a slow call: its warm-up warms the server, and the slice is a wave of calls whatever the rate
+        SLOW_WARMUP,  # a slow call: its warm-up warms the server; the slice is a wave of calls whatever the rate
         bucket=BENCH_BUCKET,
         slow=True,
     ),
@@ -97,7 +100,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             call,
             {"bucket": BENCH_BUCKET, **extra},
             f"{what}, S3 {REGION_S3_MS} ms away" + (f" and MongoDB {REGION_MONGO_MS} ms" if name == "s3-mongo" else ""),
-            10,
+            SLOW_WARMUP,
             bucket=BENCH_BUCKET,
             s3_latency_ms=REGION_S3_MS,
             mongo_latency_ms=REGION_MONGO_MS if name == "s3-mongo" else 0,
@@ -277,7 +280,7 @@ def window_requests(warmup_ok_rps: float, cell: Cell, fixed: int | None = None, 
     return max(WAVES * cell.concurrency, measured_requests(warmup_ok_rps, cell.concurrency, length))
 
 
-WARM_WORKERS = 10  # a slow scenario's warm-up in a comparison runs on at most this many workers
+WARM_WORKERS = 5  # a slow scenario's warm-up in a comparison runs on at most this many workers
 
 
 def warming(cell: Cell) -> Cell:

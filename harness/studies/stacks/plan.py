@@ -65,7 +65,7 @@ def comparisons(options: RunOptions) -> list[Comparison]:
     def compared(each: Scenario, level: int, way: str) -> Comparison:
         top = level == max(levels(each))  # the decision rows read each scenario at its highest level
         stacks_at = [
-            *alternatives(others, each, options, top),
+            *alternatives(others, each, options, top, level),
             *(floors(stacks, each) if top and options.floors else []),
         ]
         return replace(between_servers(each, level, reference, stacks_at, way), deciding=top)
@@ -79,14 +79,25 @@ def comparisons(options: RunOptions) -> list[Comparison]:
     return first_the_control(found)
 
 
+SIZED, SIZED_ABOVE = "sync-w50", 10  # the sync pool sized to the load, set beside sync-w10 above its ten clients
+
+
 def alternatives(
-    others: Sequence[ServerVariant], each: Scenario, options: RunOptions, top: bool = True
+    others: Sequence[ServerVariant], each: Scenario, options: RunOptions, top: bool = True, level: int = 50
 ) -> list[ServerVariant]:
-    """The stacks set against the reference on a scenario: those that run it; beyond the brief (hello-wait, the S3
+    """The stacks set against the reference on a scenario at a level: those that run it, but sync-w50 at ten
+    clients or fewer, where grpcio's pool, which starts a thread only when none is idle, runs as many threads as
+    sync-w10 does (sync-w10 is the pool sized to the load there); on the brief's loopback work below its highest
+    level the brief's stacks alone (with sync-w50 above ten clients), the peers at the level the decision rows read
+    (the default run's 30 minutes give every comparison its two blocks so); beyond the brief (hello-wait, the S3
     work a region away) not sync-w1 by default, whose one thread serves a waiting call at a time (ten calls/s: a
     slice of a wave would last seconds, to say what its one thread already says); PyMongo's async client only a
     region away, where a team's MongoDB is, at the highest level (`top`), where the row that asks reads it."""
     found = [s for s in others if s.runs(each.name)]
+    if options.servers is None and each.name in BRIEF_SCENARIOS and not top:
+        found = [s for s in found if s.name in BRIEF_SERVERS or s.name == SIZED]
+    if options.servers is None and level <= SIZED_ABOVE:
+        found = [s for s in found if s.name != SIZED]  # as many threads as clients: sync-w10 is that pool here
     if options.servers is None and (each.name in DECISIVE or each.name in DISTANT):
         found = [s for s in found if s.name != "sync-w1"]
     if options.servers is None and (each.name not in DISTANT or not top):
