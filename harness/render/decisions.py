@@ -111,6 +111,8 @@ class Row:
     evidence: tuple[tuple[str, str], ...]  # (run id, machine) of each run behind it
     workloads: tuple[str, ...]  # the workloads of its comparisons, which the page opens from the row
     answer: str
+    stacks: tuple[str, ...] = ()  # the stacks it sets side by side (the page's stack filter); (): its comparisons'
+    closing: str = ""  # what would close it where it is open: blocks, runs and minutes, and the command
 
 
 def scopes(found: Sequence[Decision]) -> list[str]:
@@ -163,6 +165,7 @@ def merged(question: str, found: Sequence[Decision]) -> Row:
         sure = f"{first.over_runner_up} × {first.runner_up}: {first.verdict}" + (
             f"; {first.held}" if first.held else ""
         )
+        sure += f"; to close it: {first.closing}" if first.closing else ""
         avoid = first.avoid
     else:
         each_pick = ", ".join(f"{e.pick} ({s})" for e, s in zip(found, told, strict=True))
@@ -199,8 +202,25 @@ def merged(question: str, found: Sequence[Decision]) -> Row:
         evidence=evidence,
         workloads=tuple(dict.fromkeys(each.comparison or each.workload for each in found)),
         answer="",
+        stacks=tuple(dict.fromkeys(stack for each in found for stack in each.stacks))
+        if all(each.stacks for each in found)
+        else (),
+        closing=closing(first.study, [each.closing for each in found]),
     )
     return Row(**{**row.__dict__, "answer": answer(row, found)})
+
+
+def study_command(study: str) -> str:
+    """The command that measures a study again: the default run for a default study, else its own run-all."""
+    from harness.studies import DEFAULT_STUDIES
+
+    return "make bench" if study in DEFAULT_STUDIES else f"python -m harness run-all --study {study}"
+
+
+def closing(study: str, found: Sequence[str]) -> str:
+    """What would close a row's open parts, each said once, with the command that measures them again."""
+    said = list(dict.fromkeys(each for each in found if each))
+    return f"To close it: {'; '.join(said)}, by `{study_command(study)}`." if said else ""
 
 
 def answer(row: Row, found: Sequence[Decision]) -> str:
@@ -212,6 +232,8 @@ def answer(row: Row, found: Sequence[Decision]) -> str:
         said.append(f"Avoid {row.avoid}.")
     if not row.trusted:
         said.insert(1, f"Not to be trusted yet ({row.why}): measure longer before you act on it.")
+    if row.closing:
+        said.insert(1, row.closing)
     said += [f"Pooled {each.held}." for each in found[:1] if each.held and len(found) > 1]
     widths = [noise_floor(each.over) for each in found if each.over is not None]
     if widths and all(math.isfinite(width) for width in widths) and max(widths) <= 1:

@@ -47,6 +47,10 @@ class Decision:
     # The answer in the question's own words where the study words it ("Yes: aio-uvloop serves 4.70 [4.52, 4.89]
     # times sync-w10"); "": the row's pick and its margin say it (harness.render.decisions.lead).
     lead: str = ""
+    # The stacks (labels) the row sets side by side, for the page's stack filter; (): its comparisons'.
+    stacks: tuple[str, ...] = ()
+    # What would close it where it is open: more blocks, as runs of its study and minutes (comparing.close_text).
+    closing: str = ""
 
     def picked(self) -> str:
         """The pick and its margin over the runner-up, or that the two tie or were not told apart."""

@@ -346,7 +346,9 @@ def decision(
     worst = pick_over(judged, slowest, top, tie)
     slower = worst[0] if worst and worst[1] == "slower" else None  # the one to avoid, where it was slower
     return Decision(
+        stacks=servers_of(judged, candidates(judged)),
         held=held_text(judged, top, runner),
+        closing=close_text(judged, top, runner),
         question=question,
         workload=judged.record.workload,
         pick=top,
@@ -368,6 +370,12 @@ def decision(
     )
 
 
+def servers_of(judged: Judged, labels: Sequence[str]) -> tuple[str, ...]:
+    """The servers these labels ran (their cells'), for the page's stack filter: a label may be an interpreter, a
+    way of connecting or a call shape."""
+    return tuple(dict.fromkeys(judged.cells[label].record.server for label in labels if label in judged.cells))
+
+
 def held_text(judged: Judged, first: str, second: str) -> str:
     """Where a row pools over runs: over how many on how many days, and the newest run's own reading beside it
     ("over 3 runs on 2 days; this run alone: 1.02 [0.87, 1.19], unresolved"); "" where it pools with none."""
@@ -376,6 +384,29 @@ def held_text(judged: Judged, first: str, second: str) -> str:
     if found is None or found.runs < 2 or alone is None:
         return ""
     return f"{over_runs_text(found)}; this run alone: {ratio_text(alone)}, {verdict(alone, judged.record.method.tie)}"
+
+
+MOST_RUNS_SAID = 20  # what would close a row is said up to this many runs
+
+
+def close_text(judged: Judged, first: str, second: str) -> str:
+    """What would close an open row (first over second, unresolved): about how many more blocks, at the spread its
+    pooled interval shows, would bring its interval clear of the tie band's edge or inside it, in runs of its study
+    (each giving the pair the blocks this run did) and minutes of its blocks; "" where it is resolved or has no
+    interval."""
+    found = judged.over(first, second)
+    if found is None or verdict(found.ratio, judged.record.method.tie) != UNRESOLVED:
+        return ""
+    target = abs(abs(math.log(found.ratio.value)) - math.log1p(judged.record.method.tie))
+    if target <= 0 or not math.isfinite(found.ratio.half_width):
+        return f"more than {MOST_RUNS_SAID} runs: its ratio sits on the band's edge"
+    blocks = found.ratio.rounds
+    needed = max(1, math.ceil(blocks * (found.ratio.half_width / target) ** 2) - blocks)
+    runs = math.ceil(needed / max(1, len(paired_ratios(judged.rates, first, second))))
+    if runs > MOST_RUNS_SAID:
+        return f"more than {MOST_RUNS_SAID} runs: its ratio sits near the band's edge"
+    minutes = judged.record.wall_seconds / max(1, len(judged.record.orders)) * needed / 60
+    return f"about {needed} more blocks, {runs} more run{'s' if runs != 1 else ''} ({minutes:.0f} min of its blocks)"
 
 
 def sentence(judged: Judged) -> str:

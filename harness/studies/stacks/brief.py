@@ -29,7 +29,15 @@ from harness.render.vega import clients_layers, png, side_by_side
 from harness.render.views import absolute_row
 from harness.results.records import StudyRun
 from harness.studies.base import Decision
-from harness.studies.comparing import decision, distrust, held_text, is_floor, untrusted
+from harness.studies.comparing import (
+    close_text,
+    decision,
+    distrust,
+    held_text,
+    is_floor,
+    servers_of,
+    untrusted,
+)
 from harness.studies.judging import Judged, pick_over
 from harness.studies.telling import Telling
 
@@ -156,7 +164,9 @@ def told_row(
     paired: the two labels, where paired in the comparison's blocks (so that runs can pool it)."""
     why = untrusted(control is not None and separated(control), why)
     return Decision(
+        stacks=servers_of(judged, paired or (top[0],)),
         held=held_text(judged, *paired) if paired else "",
+        closing=close_text(judged, *paired) if paired else "",
         question=question,
         workload=f"{judged.record.workload}/{scope}",
         pick=top[1],
@@ -230,17 +240,17 @@ SYNC_PREFIX = "sync-"  # the grpcio thread-pool servers' labels: sync-w1, sync-w
 
 def async_pays(judged: Judged, made: Decision) -> str:
     """Whether async pays off, in those words: the fastest event-loop stack against the fastest sync server measured
-    (a pool sized to the load where it ran: ten threads serve at most ten waiting calls at once)."""
-    pick = made.pick
-    syncs = [label for label in judged.standing if label.startswith(SYNC_PREFIX)]
-    if not syncs or pick.startswith(SYNC_PREFIX):
-        return f"No: {pick} serves fastest"
-    best = syncs[0]
-    over = judged.paired(pick, best)
+    (a pool sized to the load where it ran: ten threads serve at most ten waiting calls at once), paired by block."""
+    labels = [label for label in judged.standing if not is_floor(label)]
+    syncs = [label for label in labels if label.startswith(SYNC_PREFIX)]
+    loops = [label for label in labels if not label.startswith(SYNC_PREFIX)]
+    if not syncs or not loops:
+        return f"Not asked: {made.pick} serves fastest"
+    over = judged.paired(loops[0], syncs[0])
     if over is None:
-        return f"Not told yet: {pick} against {best}"
+        return f"Not told yet: {loops[0]} against {syncs[0]}"
     said = ANSWER_OF[verdict(over, judged.record.method.tie)]
-    return f"{said}: {pick} serves {ratio_text(over)} × {best}, the fastest sync server"
+    return f"{said}: {loops[0]} serves {ratio_text(over)} × {syncs[0]}, the fastest sync server"
 
 
 def brief_decisions(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) -> list[Decision]:
