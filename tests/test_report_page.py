@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import re
+import shutil
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,10 @@ import pytest
 from harness.render.browser import chromium, launched, opened, picture
 from harness.render.markdown import write_report
 from harness.render.views import comparison_id
+from harness.run.tools import ROOT
 from harness.studies.judging import run_verdicts
 from tests.runs import (
+    make_brief_run,
     make_capacity_run,
     make_connections_rounds_run,
     make_interpreters_run,
@@ -150,7 +153,10 @@ def test_the_which_stack_view_ranks_the_stacks_from_the_url(browser: Any, result
     page.select_option("#c-show", "p99")
     page.wait_for_function("location.hash.includes('show=p99')")
     assert page.evaluate("window.clientsDrawn") == "hello"
-    assert "p99 latency, ms" in page.locator("#by-clients svg .role-axis-title").all_text_contents()
+    assert (
+        "p99 latency, ms (its blocks' geometric mean, 95% CI)"
+        in page.locator("#by-clients svg .role-axis-title").all_text_contents()
+    )
     assert errors == []
     page.close()
 
@@ -187,6 +193,11 @@ def test_the_tables_save_as_csv_and_json_from_the_page(browser: Any, results: Pa
         assert href is not None and href.startswith("data:")
         return urllib.parse.unquote(href.split(",", 1)[1])
 
+    def beside(name: str) -> str:  # written beside the page, which links it
+        href = page.get_attribute(f"a[href='{name}']", "href")
+        assert href == name
+        return (results / name).read_text()
+
     decisions = list(csv.DictReader(io.StringIO(saved("decisions.csv"))))
     assert [row["answer"] for row in decisions] == [
         page.locator("tbody tr[data-row]").nth(index).locator("td").nth(1).inner_text()
@@ -198,7 +209,7 @@ def test_the_tables_save_as_csv_and_json_from_the_page(browser: Any, results: Pa
     assert sorted((row["workload"], row["label"], row["verdict"]) for row in ratios) == sorted(
         (each.workload, each.alternative, each.verdict) for each in outcomes
     )
-    found = json.loads(saved("findings.json"))
+    found = json.loads(beside("findings.json"))
     assert [row["lead"] for row in found["rows"]] == [row["answer"] for row in decisions]
     assert len(found["comparisons"]) == page.locator("section.cmp").count()
     said = page.locator("details summary").filter(has_text="Run ").all_inner_texts()
@@ -223,5 +234,77 @@ def test_every_table_of_a_study_shows_the_rows_its_markdown_shows_and_saves_besi
         assert shown == list(csv.reader(saved))[1:]
     markdown_page = (results / "stacks" / "comparisons.md").read_text()
     assert all(f"| {row[0]} |" in markdown_page.replace("**", "") for row in shown)
+    assert errors == [] and fetched == []
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def placed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two runs of one machine class, one made before fingerprints, and the newest soak, rendered."""
+    root = tmp_path_factory.mktemp("placed")
+    make_rounds_run(root)  # Test CPU A, no fingerprint
+    newest = make_brief_run(root)
+    data = json.loads((newest / "run.json").read_text())
+    data["machine"] = {"fingerprint": {"vendor": "TestVendor", "family": 6, "model": 1, "stepping": 2, "cores_seen": 2}}
+    (newest / "run.json").write_text(json.dumps(data))
+    soaks = sorted((ROOT / "results" / "soak").glob("*/run.json"))
+    shutil.copytree(soaks[-1].parent, root / "soak" / soaks[-1].parent.name)
+    write_report(root)
+    return root
+
+
+def test_one_machine_class_is_one_entry_and_a_run_before_fingerprints_joins_its_cpu_s_class(
+    browser: Any, placed: Path
+) -> None:
+    page, errors, _ = opened(browser, placed / "report.html")
+    options = page.locator("#f-machine option").all_inner_texts()
+    assert options == ["all", "TestVendor 6/1/2, 2 cores"] and errors == []
+    page.close()
+
+
+def test_a_link_to_a_work_opens_on_its_ranking_and_offers_only_the_clients_it_was_measured_at(
+    browser: Any, placed: Path
+) -> None:
+    page, errors, _ = opened(browser, placed / "report.html", "#work=hello-wait")
+    assert page.locator("#c-clients option").all_inner_texts() == ["50"]
+    top = page.evaluate("document.getElementById('which').getBoundingClientRect().top")
+    assert page.evaluate("window.scrollY") > 0 and -1 <= top < 900  # brought into view
+    page.select_option("#c-work", "hello")
+    page.wait_for_function("location.hash.includes('work=hello&')")
+    assert page.locator("#c-clients option").all_inner_texts() == ["2", "50"]
+    assert errors == []
+    page.close()
+
+
+def test_the_filters_and_the_chooser_keep_each_other_s_state(browser: Any, placed: Path) -> None:
+    page, errors, _ = opened(browser, placed / "report.html", "#work=hello&clients=2")
+    page.select_option("#f-study", "stacks")
+    page.wait_for_function("location.hash.includes('study=stacks')")
+    assert "work=hello" in page.evaluate("location.hash") and "clients=2" in page.evaluate("location.hash")
+    page.check("#c-tls")
+    page.wait_for_function("location.hash.includes('tls=1')")
+    assert "study=stacks" in page.evaluate("location.hash") and page.input_value("#f-study") == "stacks"
+    assert errors == []
+    page.close()
+
+
+def test_the_stack_filter_keeps_the_rows_that_set_that_stack_side_by_side(browser: Any, placed: Path) -> None:
+    """#stack=grpclib-uvloop keeps the rows that compared grpclib-uvloop, not grpcio's one thread or ten."""
+    page, errors, _ = opened(browser, placed / "report.html", "#stack=grpclib-uvloop")
+    shown = page.locator("tbody tr[data-row]:visible td:first-child").all_inner_texts()
+    assert "Handlers without I/O: which stack?" in shown
+    assert "grpcio sync: one worker thread or ten?" not in shown
+    assert errors == []
+    page.close()
+
+
+def test_the_newest_soak_is_on_the_page_and_the_p99_is_drawn_with_its_interval(browser: Any, placed: Path) -> None:
+    page, errors, fetched = opened(browser, placed / "report.html", "#work=hello&show=p99")
+    assert page.locator("#soak").count() == 1
+    assert page.locator("details[data-study='soak']").count() >= 1
+    assert "(its blocks' geometric mean, 95% CI)" in " ".join(
+        page.locator("#by-clients svg .role-axis-title").all_text_contents()
+    )
+    assert page.locator("#by-clients svg .mark-rule line, #by-clients svg .mark-rule path").count() >= 2
     assert errors == [] and fetched == []
     page.close()

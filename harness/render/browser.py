@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,16 +74,41 @@ def picture(browser: Any, page_file: Path, out: Path) -> None:
         page.close()
 
 
+def opening_seconds(browser: Any, page_file: Path, fragment: str = "", tries: int = 3) -> list[float]:
+    """How long the page takes to open and draw every chart, `tries` times, each in a new tab (seconds)."""
+    found = []
+    for _ in range(tries):
+        begun = time.perf_counter()
+        page, errors, fetched = opened(browser, page_file.resolve(), fragment)
+        found.append(time.perf_counter() - begun)
+        page.close()
+        if errors or fetched:
+            raise RuntimeError(f"{page_file} drew with errors {errors} or asked for {fetched}")
+    return found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.render.browser", description=picture.__doc__)
     parser.add_argument("--page", type=Path, default=ROOT / "results" / "report.html")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "report.png")
+    parser.add_argument(
+        "--time", action="store_true", help="print how long the page takes to open and draw (and its size), and exit"
+    )
     args = parser.parse_args(argv)
     executable = chromium()
     try:
         if executable is None:
             raise FileNotFoundError("no chromium on PATH: `make chromium` installs Debian's")
         with launched(executable) as browser:
+            if args.time:
+                if not args.page.is_file():
+                    raise FileNotFoundError(f"no {args.page}: `python -m harness report` renders it")
+                seconds = opening_seconds(browser, args.page)
+                size = args.page.stat().st_size / 2**20
+                print(
+                    f"{args.page}: {size:.2f} MiB; opened and drawn in " + ", ".join(f"{s:.2f}" for s in seconds) + " s"
+                )
+                return 0
             picture(browser, args.page, args.out)
     except (FileNotFoundError, RuntimeError) as error:
         print(f"error: {error}", file=sys.stderr)

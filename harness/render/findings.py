@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.method.soak_verdict import load_line
 from harness.render.compare import compare_rows, ratio_changes
 from harness.render.decisions import Row, decision_rows
 from harness.render.views import comparison_view
+from harness.results.files import read_json
 from harness.results.records import (
     DIRTY,
     StudyRun,
@@ -26,35 +28,43 @@ from harness.results.records import (
     studies_in,
     study_dir,
 )
+from harness.results.run_meta import Thresholds
 from harness.run.tls import TLS
 from harness.studies.base import Decision, StudyReport
 from harness.studies.judging import judged_comparisons
 
-# The work a team's handlers do, as the "which stack" view offers it: the scenario for each, and the study that
-# set the stacks against each other on it.
+
+# The work a team's handlers do, as the "which stack" view offers it (its key in the URL: #work=s3-mongo): what it
+# is called, the scenario that measures it, and the studies that set the stacks side by side on it (the stacks study;
+# the wire study the large messages, and the S3 work over TLS). The S3 work is where production has it, its backends a
+# region away; on loopback, where botocore's parsing alone sets the rate, under its own key.
+@dataclass(frozen=True)
+class Work:
+    label: str
+    scenario: str
+    studies: tuple[str, ...] = ("stacks",)
+
+
 WORK = {
-    "hello": "no I/O",
-    "hello-wait": "waiting on I/O (100 ms)",
-    "s3-unary-region": "S3 listing, one reply (S3 100 ms away)",
-    "s3-stream-region": "S3 listing, streamed (S3 100 ms away)",
-    "s3-mongo-region": "S3 to MongoDB (S3 100 ms, MongoDB 1 ms away)",
-    "s3-unary": "S3 listing, one reply (on loopback)",
-    "s3-stream": "S3 listing, streamed (on loopback)",
-    "s3-mongo": "S3 to MongoDB (on loopback)",
-    "reply-64KiB": "64 KiB replies",
-    "reply-1MiB": "1 MiB replies",
-    "request-64KiB": "64 KiB requests",
-    "request-1MiB": "1 MiB requests",
+    "hello": Work("no I/O", "hello"),
+    "hello-wait": Work("waiting on I/O (100 ms)", "hello-wait"),
+    "s3-unary": Work("S3 listing, one reply (S3 100 ms away)", "s3-unary-region", ("stacks", "wire")),
+    "s3-stream": Work("S3 listing, streamed (S3 100 ms away)", "s3-stream-region"),
+    "s3-mongo": Work("S3 to MongoDB (S3 100 ms, MongoDB 1 ms away)", "s3-mongo-region", ("stacks", "wire")),
+    "s3-unary-loopback": Work("S3 listing, one reply (on loopback)", "s3-unary"),
+    "s3-stream-loopback": Work("S3 listing, streamed (on loopback)", "s3-stream"),
+    "s3-mongo-loopback": Work("S3 to MongoDB (on loopback)", "s3-mongo"),
+    **{
+        name: Work(f"{size} {kind}", name, ("wire",))
+        for name, size, kind in (
+            ("reply-64KiB", "64 KiB", "replies"),
+            ("reply-1MiB", "1 MiB", "replies"),
+            ("request-64KiB", "64 KiB", "requests"),
+            ("request-1MiB", "1 MiB", "requests"),
+        )
+    },
 }
-# The studies that set the stacks side by side on each work (the stacks study where unnamed): the wire study measures
-# the large messages, and the S3 work a region away over TLS.
-WORK_STUDIES = {
-    "reply-64KiB": ("wire",),
-    "reply-1MiB": ("wire",),
-    "request-64KiB": ("wire",),
-    "request-1MiB": ("wire",),
-    **{f"{work}-region": ("stacks", "wire") for work in ("s3-unary", "s3-mongo")},
-}
+WORK_OF = {work.scenario: key for key, work in WORK.items()}  # scenario -> its key in the view
 TLS_MARK = "+tls"
 
 
@@ -62,17 +72,19 @@ def stack_choices(views: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, lis
     """The "which stack for my service" view: for each kind of work (WORK), in plaintext and where measured over TLS
     (its key then ends in +tls), and each number of clients its study measured it at, every stack it measured (not
     a floor, not the A/A twin), fastest first, each as its rate over the fastest's with its 95% interval paired by
-    block, and its own OK calls/s and p50 and p99 latency, from the newest run that measured it."""
+    block (pooled over runs where it pools), and its own OK calls/s and p50 and p99 latency (with its interval over
+    blocks), from the newest run that measured it."""
     found: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for view in views:
         topic, _, level = view["workload"].partition("/")
-        if topic not in WORK or view["study"] not in WORK_STUDIES.get(topic, ("stacks",)):
+        key = WORK_OF.get(topic)
+        if key is None or view["study"] not in WORK[key].studies:
             continue
         if not level.startswith("c") or "/" in level:
             continue
         level = level.split("+")[0]  # the wire a comparison's name says: its labels' cells tell it
         for group, ranking in view["ranked"].items():
-            by_clients = found.setdefault(topic + (TLS_MARK if group == TLS else ""), {})
+            by_clients = found.setdefault(key + (TLS_MARK if group == TLS else ""), {})
             if level[1:] in by_clients:
                 continue  # an older run's
             to_best = sorted(ranking["to_best"].items(), key=lambda each: -each[1]["value"])
@@ -222,11 +234,81 @@ def findings(
     ]
     used = {view["run"] for view in views + aside_views} | {row.run_id for row in decisions}
     used |= {m["run"] for m in found_matrices}
+    classes = machine_classes(list(metas.values()))
     return Findings(
         decision_rows(decisions),
-        views,
-        [provenance(meta) for meta in reversed(metas.values()) if meta["run_id"] in used],
+        [{**view, "class": classes[view["run"]]} for view in views],
+        [
+            {**provenance(meta), "class": classes[meta["run_id"]]}
+            for meta in reversed(metas.values())
+            if meta["run_id"] in used
+        ],
         pairs,
         found_matrices,
-        aside_views,
+        [{**view, "class": classes[view["run"]]} for view in aside_views],
     )
+
+
+NO_FINGERPRINT = " (runs before fingerprints)"
+
+
+def machine_classes(metas: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Each run's machine class as the page's machine filter offers it, one entry a class: its fingerprint's
+    class, or for a run made before fingerprints the class of the fingerprinted runs with its CPU model and cores,
+    or where there are none its CPU model and cores, marked as recorded before fingerprints."""
+    by_model: dict[tuple[str, int], str] = {}
+    for meta in metas:
+        if fingerprinted(meta):
+            env = meta["environment"]
+            by_model.setdefault((env["cpu_model"], env["cpu_count"]), machine_of(meta))
+    found = {}
+    for meta in metas:
+        env = meta["environment"]
+        known = machine_of(meta) if fingerprinted(meta) else by_model.get((env["cpu_model"], env["cpu_count"]))
+        found[str(meta["run_id"])] = known or machine_of(meta) + NO_FINGERPRINT
+    return found
+
+
+def fingerprinted(meta: Mapping[str, Any]) -> bool:
+    """Whether a run recorded its machine's fingerprint (runs since 2026-11-26 do)."""
+    return bool(meta.get("machine", {}).get("fingerprint"))
+
+
+def newest_soak(out_dir: Path) -> dict[str, Any] | None:
+    """The newest soak run as both renderings show it: its run, machine, minutes and status, and per server whether
+    it passed, each criterion with its detail, the load generator's share of a core, the load in a line, and where
+    its chart and report are (relative to out_dir); None without a soak."""
+    soaks = sorted((out_dir / "soak").glob("*/run.json"))
+    if not soaks:
+        return None
+    meta = read_json(soaks[-1])
+    folder = f"soak/{meta['run_id']}"
+    servers = []
+    for server in meta["servers"]:
+        path = soaks[-1].parent / f"{server}.json"
+        if not path.is_file():
+            continue
+        report = read_json(path)
+        checks = [(name, bool(check["passed"]), str(check["detail"])) for name, check in report["verdict"].items()]
+        share = float(report["driver"]["cpu_share"])
+        servers.append(
+            {
+                "server": server,
+                "failed": [name for name, passed, _ in checks if not passed],
+                "checks": checks,
+                "driver_share": share,
+                "driver_busy": share > Thresholds().driver_busy,
+                "load": load_line(report["load"]),
+                "chart": f"{folder}/{server}.png",
+                "report": f"{folder}/{server}.json",
+            }
+        )
+    machine = meta["environment"]["cpu_model"]
+    return {
+        "run": meta["run_id"],
+        "folder": folder,
+        "machine": machine,
+        "minutes": meta["minutes"],
+        "status": meta["status"],
+        "servers": servers,
+    }

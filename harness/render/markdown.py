@@ -13,14 +13,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.method.soak_verdict import SOAK_DOC, load_line
+from harness.method.soak_verdict import SOAK_DOC
 from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, GLOSSARY
-from harness.render.findings import Findings, findings, matrix_run, only_in_matrix
-from harness.render.page import page
+from harness.render.findings import Findings, findings, matrix_run, newest_soak, only_in_matrix
+from harness.render.page import FINDINGS_JSON, findings_json, page
 from harness.render.table import Block, Table, markdown, written_tables
 from harness.results.files import read_json, write_bytes_atomic, write_text_atomic
 from harness.results.records import StudyRun, all_runs, is_aside, load_study, studies_in
-from harness.results.run_meta import Thresholds
 from harness.studies import STUDIES, StudyReport
 from harness.studies.reading import trouble
 from harness.studies.telling import same_workloads
@@ -208,45 +207,32 @@ def relocated(text: str, study: str, folder: str = "", depth: int = 1) -> str:
 
 def soak_section(out_dir: Path) -> list[str]:
     """The newest soak run: per server, the verdict on each criterion, with its report and chart."""
-    soaks = sorted(path for path in (out_dir / "soak").glob("*/run.json"))
-    if not soaks:
+    found = newest_soak(out_dir)
+    if found is None:
         return []
-    meta = read_json(soaks[-1])
-    folder = f"soak/{meta['run_id']}"
+    folder = found["folder"]
     lines = [
         "# soak",
         "",
         "*Does each stack keep serving through backend faults, without leaking?* `python -m harness soak` "
         f"drives a mixed load at concurrency 20 while S3 and MongoDB fail on a schedule ({SOAK_DOC}). "
-        f"Newest soak: [`{meta['run_id']}`]({folder}), {meta['environment']['cpu_model']}, "
-        f"{meta['minutes']:g} min per server, {meta['status']}.",
+        f"Newest soak: [`{found['run']}`]({folder}), {found['machine']}, "
+        f"{found['minutes']:g} min per server, {found['status']}.",
         "",
     ]
-    for server in meta["servers"]:
-        path = soaks[-1].parent / f"{server}.json"
-        if not path.is_file():
-            continue
-        report = read_json(path)
-        verdicts = report["verdict"]
-        failed = [name for name, check in verdicts.items() if not check["passed"]]
+    for each in found["servers"]:
+        server, failed = each["server"], each["failed"]
         lines += [
             f"### {server}: {'passed' if not failed else 'FAILED: ' + '; '.join(failed)}",
             "",
-            f"![{server}]({folder}/{server}.png)",
+            f"![{server}]({each['chart']})",
             "",
-            f"Load generator: {report['driver']['cpu_share']:.0%} of a core"
-            + (
-                " (**driver-busy**: the load was below what was asked)"
-                if report["driver"]["cpu_share"] > Thresholds().driver_busy
-                else ""
-            )
-            + f"; {load_line(report['load'])}"
-            + f". Report: [`{server}.json`]({folder}/{server}.json).",
+            f"Load generator: {each['driver_share']:.0%} of a core"
+            + (" (**driver-busy**: the load was below what was asked)" if each["driver_busy"] else "")
+            + f"; {each['load']}"
+            + f". Report: [`{server}.json`]({each['report']}).",
             "",
-            *[
-                f"- {'ok' if check['passed'] else '**FAILED**'}: {name}: {check['detail']}"
-                for name, check in verdicts.items()
-            ],
+            *[f"- {'ok' if passed else '**FAILED**'}: {name}: {detail}" for name, passed, detail in each["checks"]],
             "",
         ]
     return lines
@@ -331,7 +317,8 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
     found = findings(chosen, metas, matrices, asides)
     for name, text in (
         ("README.md", summary(found, chosen, runs, bool(soak))),
-        ("report.html", page(found, study_tables)),
+        ("report.html", page(found, study_tables, newest_soak(out_dir))),
+        (FINDINGS_JSON, findings_json(found)),
     ):
         path = out_dir / name
         write_text_atomic(path, text)

@@ -65,7 +65,7 @@ def _chooser(choices: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
     if not choices:
         return ""
     bases = [work for work in WORK if work in choices or work + TLS_MARK in choices]
-    works = "".join(f"<option value='{work}'>{_cell(WORK[work])}</option>" for work in bases)
+    works = "".join(f"<option value='{work}'>{_cell(WORK[work].label)}</option>" for work in bases)
     levels = sorted({int(level) for by in choices.values() for level in by})
     clients = "".join(
         f"<option value='{level}'{' selected' if level == levels[-1] else ''}>{level}</option>" for level in levels
@@ -196,10 +196,10 @@ function apply() {
   document.getElementById('clear').hidden = !keys.some((k) => s[k]);
 }
 function choose() {
-  const s = new URLSearchParams();
+  const s = new URLSearchParams(location.hash.slice(1));  // the chooser's state stays
   for (const key of filters) {
     const value = document.getElementById('f-' + key).value;
-    if (value) s.set(key, value);
+    if (value) s.set(key, value); else s.delete(key);
   }
   location.hash = s.toString();
 }
@@ -214,9 +214,14 @@ function rank() {
   if (!work) return;
   const s = state();
   if (s.work) work.value = s.work;
-  if (s.clients) clients.value = s.clients;
   tls.checked = s.tls === '1';
   const key = work.value + (tls.checked ? '+tls' : '');
+  // the clients this work was measured at, and no others
+  const levels = Object.keys(choices[key] || choices[work.value] || {}).sort((a, b) => a - b);
+  const wanted = s.clients && levels.includes(s.clients) ? s.clients
+    : levels.includes(clients.value) ? clients.value : levels[levels.length - 1];
+  clients.replaceChildren(...levels.map((level) => new Option(level, level, false, level === wanted)));
+  if (wanted !== undefined) clients.value = wanted;
   const found = (choices[key] || {})[clients.value] || [];
   const body = document.querySelector('#ranked tbody');
   body.replaceChildren(...found.map((each, i) => {
@@ -238,11 +243,11 @@ function rank() {
     : Promise.resolve(document.getElementById('by-clients').replaceChildren() || '');
 }
 function pickWork() {
-  const s = new URLSearchParams();
+  const s = new URLSearchParams(location.hash.slice(1));  // the filters' state stays
   s.set('work', document.getElementById('c-work').value);
   s.set('clients', document.getElementById('c-clients').value);
   s.set('show', document.getElementById('c-show').value);
-  if (document.getElementById('c-tls').checked) s.set('tls', '1');
+  if (document.getElementById('c-tls').checked) s.set('tls', '1'); else s.delete('tls');
   location.hash = s.toString();
 }
 for (const id of ['c-work', 'c-clients', 'c-show', 'c-tls']) {
@@ -252,6 +257,8 @@ for (const id of ['c-work', 'c-clients', 'c-show', 'c-tls']) {
 window.addEventListener('hashchange', () => { apply(); rank(); });
 apply();
 rank();
+// a link to a work (#work=s3-mongo&clients=50) opens on the view that ranks it
+if (state().work && document.getElementById('which')) document.getElementById('which').scrollIntoView();
 window.drawn = Promise.all(specs.map((spec, i) =>
   vegaEmbed('#chart-' + i, spec, {actions: false, renderer: 'svg'}))).then(() => true);
 """
@@ -269,22 +276,25 @@ def _download(name: str, media: str, text: str, label: str) -> str:
     return f"<a download='{name}' href='data:{media};charset=utf-8,{urllib.parse.quote(text)}'>{_cell(label)}</a>"
 
 
+FINDINGS_JSON = "findings.json"  # the rows and every comparison with its blocks, beside the page
+
+
+def findings_json(found: Findings) -> str:
+    """The rows and every comparison (those aside too) with their blocks, as JSON: written beside the page, which
+    links it rather than holding it (it grows with every run; the page holds what it draws)."""
+    views = [*found.comparisons, *found.asides]
+    return json.dumps({"rows": [asdict(row) for row in found.rows], "comparisons": views}, indent=1) + "\n"
+
+
 def _exports(found: Findings) -> str:
     views = [*found.comparisons, *found.asides]
-    rows = [asdict(row) for row in found.rows]
     return (
         "<p class='exports'>Save: "
         + _download("decisions.csv", "text/csv", decision_csv(found.rows), "the decision table (CSV)")
         + " · "
         + _download("ratios.csv", "text/csv", ratios_csv(views), "every comparison's ratios (CSV)")
-        + " · "
-        + _download(
-            "findings.json",
-            "application/json",
-            json.dumps({"rows": rows, "comparisons": views}, indent=1),
-            "the rows and comparisons (JSON)",
-        )
-        + "</p>"
+        + f" · <a download href='{FINDINGS_JSON}'>the rows and comparisons with every block (JSON)</a>, beside this "
+        "page</p>"
     )
 
 
@@ -315,16 +325,60 @@ def _study_tables(study: str, tables: Sequence[dict[str, Any]]) -> str:
     return f"<details class='tables' data-study='{study}'><summary>{study}: {count}</summary>{''.join(drawn)}</details>"
 
 
+ASIDES_DRAWN = 2  # a study's runs aside drawn on the page, the newest; older ones are linked (their pages)
+
+
+def newest_asides(views: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """The comparisons of each study's ASIDES_DRAWN newest runs aside, drawn; and (study, run) of the older ones,
+    linked, so that the page stays bounded as runs aside accumulate."""
+    runs: dict[str, list[str]] = {}
+    for view in views:
+        if view["run"] not in runs.setdefault(view["study"], []):
+            runs[view["study"]].append(view["run"])
+    kept = {(study, run) for study, found in runs.items() for run in sorted(found, reverse=True)[:ASIDES_DRAWN]}
+    linked = sorted({(view["study"], view["run"]) for view in views} - kept, key=lambda each: (each[0], each[1]))
+    return [view for view in views if (view["study"], view["run"]) in kept], linked
+
+
 def _select(key: str, values: list[str]) -> str:
     options = "".join(f'<option value="{_cell(v)}">{_cell(v)}</option>' for v in values)
     return f'<label>{key} <select id="f-{key}"><option value="">all</option>{options}</select></label>'
 
 
-def page(found: Findings, tables: Mapping[str, Sequence[dict[str, Any]]] | None = None) -> str:
+def _soak(soak: Mapping[str, Any] | None) -> str:
+    """The newest soak run: per server whether it kept serving through the faults, each criterion, its chart."""
+    if soak is None:
+        return "<p>No soak has run: <code>python -m harness soak</code>.</p>"
+    servers = "".join(
+        f"<details data-study='soak'><summary>{_cell(each['server'])}: "
+        + ("passed" if not each["failed"] else "<b>FAILED</b>: " + _cell("; ".join(each["failed"])))
+        + f"</summary><p>Load generator {each['driver_share']:.0%} of a core; {_cell(each['load'])}. Its chart: "
+        + f"<a href='{_cell(each['chart'])}'>{_cell(each['server'])}.png</a>; its report: "
+        + f"<a href='{_cell(each['report'])}'>{_cell(each['server'])}.json</a>.</p>"
+        + _table(
+            ["criterion", "met", "detail"],
+            _rows([(name, "yes" if passed else "NO", detail) for name, passed, detail in each["checks"]]),
+        )
+        + "</details>"
+        for each in soak["servers"]
+    )
+    return (
+        f"<p id='soak'>Does each stack keep serving through backend faults, without leaking? Newest soak: run "
+        f"<code>{_cell(soak['run'])}</code>, {_cell(soak['machine'])}, {soak['minutes']:g} min per server, "
+        f"{_cell(soak['status'])}; <a href='soak/README.md'>soak/README.md</a>.</p>{servers}"
+    )
+
+
+def page(
+    found: Findings,
+    tables: Mapping[str, Sequence[dict[str, Any]]] | None = None,
+    soak: Mapping[str, Any] | None = None,
+) -> str:
     """The whole page, its scripts and data inside it; `tables`: each study's tables (written_tables), drawn under
-    "Every table"."""
+    "Every table"; `soak`: the newest soak run (findings.newest_soak)."""
     views = found.comparisons
-    drawn = [*views, *found.asides]
+    asides, linked = newest_asides(found.asides)
+    drawn = [*views, *asides]
     all_stacks = sorted({base_stack(stack) for v in drawn for stack in v["stacks"]})
     ids: dict[int, list[str]] = {}
     stacks: dict[int, list[str]] = {}
@@ -332,10 +386,11 @@ def page(found: Findings, tables: Mapping[str, Sequence[dict[str, Any]]] | None 
         held = [v for v in views if v["study"] == row.study and v["workload"] in row.workloads]
         held = [v for v in held if v["run"] in {run for run, _ in row.evidence}]
         ids[index] = [v["id"] for v in held]
-        # its comparisons' stacks, and those it names (a row without comparisons: capacity)
+        # the stacks it sets side by side; a row without comparisons (capacity): its comparisons' and those it names
         said = re.findall(r"[\w.@+-]+", " ".join((row.lead, row.pick, row.sure, row.avoid)))
         named = {base_stack(word) for word in said} & set(all_stacks)
-        stacks[index] = sorted({base_stack(stack) for v in held for stack in v["stacks"]} | named)
+        compared = {base_stack(stack) for v in held for stack in v["stacks"]}
+        stacks[index] = sorted({base_stack(stack) for stack in row.stacks} if row.stacks else compared | named)
     specs = [forest(view) for view in drawn]
     studies = sorted({v["study"] for v in drawn} | {row.study for row in found.rows})
     # every scenario measured: the comparisons' and those of rows without comparisons (capacity's)
@@ -371,12 +426,21 @@ def page(found: Findings, tables: Mapping[str, Sequence[dict[str, Any]]] | None 
         "<p>Each study's tables from its newest run: the rows its markdown pages show, each saved beside them as "
         "CSV (and all of a page's as JSON).</p>",
         *[_study_tables(study, found_tables) for study, found_tables in (tables or {}).items() if found_tables],
+        "<h2>Soak: serving through faults</h2>",
+        _soak(soak),
         "<h2>Runs aside</h2>",
         "<p>Runs made for one question (<code>run-all --aside</code>): a narrow comparison, or a fix measured before "
         "and after. They decide no row and no study's answer.</p>"
         if found.asides
         else "<p>None.</p>",
-        *[_card(view, index) for index, view in enumerate(found.asides, start=len(views))],
+        *[_card(view, index) for index, view in enumerate(asides, start=len(views))],
+        "<ul>",
+        *[
+            f"<li data-study='{study}'>{study}: run <code>{run}</code>, its page "
+            f"<a href='{study}/aside/{run}/README.md'>{study}/aside/{run}/README.md</a></li>"
+            for study, run in linked
+        ],
+        "</ul>",
         "<h2>History: measured only in a full matrix cell by cell</h2>",
         "<p>Runs of a study's whole matrix measured cell by cell before blocks (no interval, no A/A control): kept "
         "as history, deciding nothing.</p>",

@@ -120,4 +120,14 @@ def absolute_row(judged: Judged, label: str) -> dict[str, Any]:
         "rate_high": found.rate.high if math.isfinite(found.rate.high) else None,
         "rate_text": rate_text(found.rate),
         **{f"p{p}": None if at is None else round(at * 1000, 3) for p, at in ((50, found.p50), (99, found.p99))},
+        # the p99 over blocks (each block's calls pooled): the geometric mean the chart draws, with its interval
+        **(
+            {
+                "p99_blocks": round(found.p99_blocks.value * 1000, 3),
+                "p99_low": round(found.p99_blocks.low * 1000, 3),
+                "p99_high": round(found.p99_blocks.high * 1000, 3),
+            }
+            if found.p99_blocks and math.isfinite(found.p99_blocks.high)
+            else {}
+        ),
     }

@@ -119,12 +119,14 @@ def pooled_latency(windows: Sequence[tuple[Repeat, LoadReport]], p: float) -> fl
 class Absolute:
     """A label's own figures in a comparison, as its run's machine gave them: its OK calls/s over its blocks (the
     geometric mean, with its 95% interval), and its p50 and p99 in seconds (every OK call of its slices pooled; None
-    without histograms)."""
+    without histograms), and its p99 over blocks (each block's slices pooled; the geometric mean with its 95%
+    interval; None with fewer than two blocks' histograms)."""
 
     rate: Interval
     blocks: int
     p50: float | None
     p99: float | None
+    p99_blocks: Interval | None = None
 
 
 def absolute(judged: Judged, label: str) -> Absolute | None:
@@ -133,8 +135,17 @@ def absolute(judged: Judged, label: str) -> Absolute | None:
     if not found:
         return None
     windows = windows_of(judged, label)
+    by_block: dict[int, list[tuple[Repeat, LoadReport]]] = {}
+    for repeat, report in windows:
+        if repeat.round is not None:
+            by_block.setdefault(repeat.round, []).append((repeat, report))
+    tails = [found_p99 for each in by_block.values() if (found_p99 := pooled_latency(each, 99))]
     return Absolute(
-        interval(list(found.values())), len(found), pooled_latency(windows, 50), pooled_latency(windows, 99)
+        interval(list(found.values())),
+        len(found),
+        pooled_latency(windows, 50),
+        pooled_latency(windows, 99),
+        interval(tails) if len(tails) >= 2 else None,
     )
 
 
