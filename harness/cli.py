@@ -15,6 +15,7 @@ from harness.plan.matrix import BENCH_BUCKET, BENCH_OBJECTS, CONCURRENCY_LEVELS,
 from harness.plan.options import RunOptions
 from harness.plan.pythons import BUILDABLE, DEFAULT_PYTHONS, NotFound
 from harness.plan.servers import external_server, server_variant
+from harness.plan.shards import parse_shard
 from harness.run.processes import ProcessError
 from harness.run.profiling import profile, profiled_scenario
 from harness.run.runner import default_server_cpus
@@ -126,6 +127,24 @@ def parser() -> argparse.ArgumentParser:
         "under aside/, never the run a study's answer and the decision table come from",
     )
     run.add_argument("--seed", type=int, help="the seed of the blocks' order (default: drawn, and recorded)")
+    run.add_argument(
+        "--shard",
+        help="measure shard I of N of the plan (I/N, such as 1/2): its part of the comparisons, dealt by their cost, "
+        "as a run of its own, <plan>-s<I> (harness fleet runs every shard on a Dask cluster and merges them)",
+    )
+    run.add_argument("--plan", help="the plan's id, shared by its shards (default: the run's start time)")
+    run.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run the plan's shards as tasks on the Dask scheduler at ADDRESS (tcp://host:8786), one at a time per "
+        "worker holding the `bench` resource, each written under results/runs/ as it ends, then merged",
+    )
+    run.add_argument(
+        "--pairs",
+        type=int,
+        help="on this host, N shards at once, each on its own core pair (a Dask LocalCluster of N workers)",
+    )
+    run.add_argument("--shards", type=int, help="how many shards the plan is dealt into (default: --pairs, or 2)")
     run.add_argument(
         "--floors",
         action="store_true",
@@ -313,6 +332,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         aside=args.aside,
         fresh=args.fresh,
         floors=args.floors,
+        shard=parse_shard(args.shard, args.plan or "") if args.shard else None,
         seed=args.seed,
         budget_minutes=args.budget_minutes or None,
         wire=args.wire or PLAINTEXT,
@@ -352,6 +372,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 options = run_options(args)
             except (KeyError, ValueError) as error:
                 root.error(str(error).strip("'\""))
+            if args.cluster or args.pairs:
+                if args.shard:
+                    root.error("--shard is one shard of a plan; --cluster and --pairs run every shard")
+                count = args.shards or args.pairs or 2
+                if count < 1 or (args.pairs is not None and args.pairs < 1):
+                    root.error(f"--shards and --pairs must be at least 1, got {count} and {args.pairs}")
+                passed = list(argv if argv is not None else sys.argv[1:])[1:]  # run-all's own arguments
+                return commands.fleet_command(passed, count, args.out.resolve(), args.cluster, args.pairs or 0)
             return commands.run_all_command(options)
         if args.command == "report":
             return commands.report(args.out.resolve(), args.run)

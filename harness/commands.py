@@ -280,6 +280,17 @@ def validate_command(out_dir: Path, draws: int, seed: int) -> int:
     return 0
 
 
+def fleet_command(argv: list[str], count: int, out_dir: Path, address: str | None, pairs: int) -> int:
+    """A plan's shards on a Dask cluster (or this host's core pairs), merged into one run a machine class; the
+    report re-rendered; 1 when a shard failed or was lost."""
+    from harness.run.fleet import run_fleet
+
+    status = run_fleet(argv, count, out_dir, address, pairs)
+    if all_runs(out_dir):
+        write_report(out_dir)
+    return status
+
+
 def report(out_dir: Path, run: Path | None) -> int:
     """Re-render the tables, charts and answers from the runs' raw files."""
     written = write_report(out_dir, run.resolve() if run else None)

@@ -19,6 +19,7 @@ from harness.plan.matrix import (
 )
 from harness.plan.pythons import Prepared
 from harness.plan.servers import ServerVariant
+from harness.plan.shards import Shard
 from harness.run.tls import PLAINTEXT, WIRES
 
 
@@ -60,6 +61,8 @@ class RunOptions:
     # Set each stack against its floor (servers/minimal.py) on hello at its highest level: a run aside for that
     # question (issue 41), not the default run's, which spends its minutes on the brief.
     floors: bool = False
+    # Measure one shard of the plan (harness.plan.shards): its part of the comparisons, as a run of its own.
+    shard: Shard | None = None
     seed: int | None = None  # the seed of the rounds' order; None: one drawn for the run (and recorded)
     # The time the run's comparisons share: none starts a round that would end past it. None: no budget.
     budget_minutes: float | None = None

@@ -124,6 +124,8 @@ class RunMeta:
     # The machine (harness.run.machine): its fingerprint, its speed index at the run's start and end, the CPU time
     # stolen.
     machine: dict[str, Any] = field(default_factory=dict)
+    # A shard of a plan (run-all --shard i/n, harness.plan.shards): {"plan", "index", "count"}; {} for a whole run.
+    shard: dict[str, Any] = field(default_factory=dict)
     schema: int = SCHEMA
 
     def to_json(self) -> dict[str, Any]:

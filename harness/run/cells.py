@@ -17,11 +17,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.method.verdicts import HELD
+from harness.method.verdicts import HELD, Method
 from harness.plan.matrix import Cell
 from harness.plan.options import RunOptions
 from harness.plan.pythons import DEFAULT_PYTHONS, prepare
 from harness.plan.servers import REST_VARIANTS, SERVER_VARIANTS
+from harness.plan.shards import Shard, deal
 from harness.results.records import CellRecord, StudyRun, load_cells, save_cell
 from harness.results.run_meta import RunMeta, StudyEntry
 from harness.run.blocks import RunProgress, StudyEnvironment, counted, holdable
@@ -80,6 +81,36 @@ def chosen_studies(options: RunOptions) -> list[Chosen]:
             cells, checks = ([replace(cell, wire=options.wire) for cell in each] for each in (cells, checks))
             comparisons = [each.over(options.wire) for each in comparisons]
         found.append(Chosen(study(name), planned, cells, comparisons, checks))
+    return found
+
+
+BY_CELL_SECONDS = 30.0  # about what a cell measured on its own costs, for dealing such a study to a shard
+
+
+def sharded(plans: list[Chosen], shard: Shard, method: Method) -> list[Chosen]:
+    """The part of the plan a shard measures (harness.plan.shards.deal): its comparisons, each study's A/A control
+    in its first one there; a study measured cell by cell goes whole to one shard, and a study's checks with its
+    first comparison's shard."""
+    items = [(each, comparison) for each in plans for comparison in each.comparisons]
+    whole = [each for each in plans if not each.comparisons]
+    costs = [comparison.estimate_seconds(method) for _, comparison in items]
+    costs += [BY_CELL_SECONDS * len(each.cells) for each in whole]
+    dealt = deal(costs, shard.count)
+    mine = {id(comparison) for (_, comparison), at in zip(items, dealt, strict=False) if at == shard.index - 1}
+    mine_whole = {id(each) for each, at in zip(whole, dealt[len(items) :], strict=True) if at == shard.index - 1}
+    found = []
+    for each in plans:
+        if not each.comparisons:
+            if id(each) in mine_whole:
+                found.append(each)
+            continue
+        kept = [comparison for comparison in each.comparisons if id(comparison) in mine]
+        if not kept:
+            continue
+        first = dealt[next(index for index, (owner, _) in enumerate(items) if owner is each)] == shard.index - 1
+        compared = controlled_first([replace(comparison, controlled=False) for comparison in kept])
+        cells = list({cell.key: cell for comparison in compared for cell in comparison.cells}.values())
+        found.append(replace(each, cells=cells, comparisons=compared, checks=each.checks if first else []))
     return found
 
 

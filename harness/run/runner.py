@@ -29,6 +29,7 @@ from harness.run.cells import (
     ended_study,
     measure_cells,
     run_study,
+    sharded,
     slices_driver,
     started_study,
     study_context,
@@ -202,9 +203,14 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
     """Run the chosen studies into a new run directory; returns it and the final run metadata."""
     begun = time.monotonic()
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    run_dir = options.out_dir / "runs" / run_id
     options = with_interpreters(options)
     plans = chosen_studies(options)
+    if options.shard is not None:  # a part of the plan, a run of its own (harness.plan.shards)
+        shard = options.shard if options.shard.plan else replace(options.shard, plan=run_id)
+        options = replace(options, shard=shard)
+        plans = sharded(plans, shard, run_method(options))
+        run_id = shard.run_id
+    run_dir = options.out_dir / "runs" / run_id
     progress.planned(planned_text(plans, run_method(options), options.budget_minutes))
     drivers = {name for each in plans for name in (each.plan.driver, *each.plan.checkers)}
     if options.slices_by == HELD:
@@ -221,6 +227,7 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
         interpreters={each.name: each.to_json() for each in options.interpreters},
         budget_seconds=options.budget_minutes * 60 if options.budget_minutes else None,
         aside=options.aside,
+        shard=options.shard.to_json() if options.shard else {},
         studies={
             each.name: StudyEntry(
                 question=each.report.question,
