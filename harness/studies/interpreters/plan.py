@@ -136,5 +136,6 @@ PLAN = StudyPlan(
     measure=measure_closed_loop,
     checkers=("loadgen",),
     comparisons=comparisons,
+    full_comparisons=comparisons,  # its comparisons are its whole matrix: --full measures them in blocks
     diagnostics=True,  # each process counts the calls it took: how SO_REUSEPORT spread them in the cores comparison
 )

@@ -101,5 +101,6 @@ PLAN = StudyPlan(
     measure=measure_closed_loop,
     checkers=("loadgen",),
     comparisons=comparisons,
+    full_comparisons=comparisons,  # its comparisons are its whole matrix: --full measures them in blocks
     own_scenarios=SIZE_SCENARIOS,
 )
