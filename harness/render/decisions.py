@@ -113,6 +113,7 @@ class Row:
     answer: str
     stacks: tuple[str, ...] = ()  # the stacks it sets side by side (the page's stack filter); (): its comparisons'
     closing: str = ""  # what would close it where it is open: blocks, runs and minutes, and the command
+    pooled: str = "the newest run alone"  # over how many runs and days its rows pool
 
 
 def scopes(found: Sequence[Decision]) -> list[str]:
@@ -206,8 +207,21 @@ def merged(question: str, found: Sequence[Decision]) -> Row:
         if all(each.stacks for each in found)
         else (),
         closing=closing(first.study, [each.closing for each in found]),
+        pooled=pooled_text(found),
     )
     return Row(**{**row.__dict__, "answer": answer(row, found)})
+
+
+def pooled_text(found: Sequence[Decision]) -> str:
+    """Over how many runs and days a row pools: its parts' fewest and most ("over 4 runs on 2 days", "over 1 to 4
+    runs on 1 to 2 days")."""
+    runs, days = [each.runs for each in found], [each.days for each in found]
+
+    def span_of(values: list[int], word: str) -> str:
+        low, high = min(values), max(values)
+        return f"{low} {word}" + ("s" if low != 1 else "") if low == high else f"{low} to {high} {word}s"
+
+    return f"over {span_of(runs, 'run')} on {span_of(days, 'day')}"
 
 
 def study_command(study: str) -> str:

@@ -99,7 +99,7 @@ def decide(found: Findings) -> list[str]:
                 each.avoid,
                 each.floor,
                 "yes" if each.trusted else f"**no**: {each.why}",
-                f"[{each.study}]({each.study}/README.md), {runs}",
+                f"[{each.study}]({each.study}/README.md), {runs}; {each.pooled}",
             ],
         )
     return [*lines, verdicts_line(), "", *table.markdown(), ""]
@@ -142,10 +142,18 @@ def study_page(
     """results/<study>/README.md: the study's answer, section and tables from its newest runs, then the newest run
     of its full matrix where that is another run (its section as results/README.md would tell it), each marked
     with its run and machine; then links to the runs made --aside."""
+    newest = runs[0]
+    minutes = newest.meta.get("wall_seconds", 0.0) / 60
+    command = "make bench" if study.default else f"python -m harness run-all --study {study.name}"
     lines = [
         f"# {study.name}",
         "",
         f"*{study.question}* Follows {study.follows}.",
+        "",
+        f"Measured by `{command}`"
+        + ("" if study.default else " (not in the default run)")
+        + f"; its newest run, `{newest.run_id}`, took {minutes:.0f} min. Run it again and its rows pool the new run "
+        "with the earlier ones of your machine type.",
         "",
         "## The answer",
         "",

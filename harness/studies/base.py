@@ -51,6 +51,9 @@ class Decision:
     stacks: tuple[str, ...] = ()
     # What would close it where it is open: more blocks, as runs of its study and minutes (comparing.close_text).
     closing: str = ""
+    # The runs and days its pick over the runner-up pools (1 and 1: the newest run alone).
+    runs: int = 1
+    days: int = 1
 
     def picked(self) -> str:
         """The pick and its margin over the runner-up, or that the two tie or were not told apart."""

@@ -345,10 +345,13 @@ def decision(
     slowest = candidates(judged)[-1]
     worst = pick_over(judged, slowest, top, tie)
     slower = worst[0] if worst and worst[1] == "slower" else None  # the one to avoid, where it was slower
+    pooled = judged.over(top, runner)
     return Decision(
         stacks=servers_of(judged, candidates(judged)),
         held=held_text(judged, top, runner),
         closing=close_text(judged, top, runner),
+        runs=pooled.runs if pooled else 1,
+        days=pooled.days if pooled else 1,
         question=question,
         workload=judged.record.workload,
         pick=top,
