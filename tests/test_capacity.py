@@ -15,7 +15,7 @@ from harness.run.drivers.ghz import ghz_open_loop_argv
 from harness.run.drivers.histogram import encode_latencies
 from harness.run.drivers.report import HISTOGRAM_KEY, LoadReport
 from harness.studies import DEFAULT_STUDIES, plan
-from harness.studies.capacity import JITTER, PRECISION, WORKERS, held, kept_up, settled
+from harness.studies.capacity import DECIDING, JITTER, PRECISION, WORKERS, held, kept_up, settled
 from harness.studies.capacity.cells import CapacityCell
 from harness.studies.capacity.plan import agreed, open_loop_cell, rate_search, step_calls
 from harness.studies.capacity.report import SETTINGS
@@ -112,14 +112,16 @@ def test_a_step_holds_with_no_failure_and_p99_within_the_slo() -> None:
     assert not held(failing, 10.0)
 
 
-def test_capacity_cells_cover_each_stack_and_the_jitter_comparison() -> None:
+def test_capacity_cells_cover_the_brief_s_stacks_and_the_peers_where_the_row_reads_them() -> None:
     capacity = plan("capacity")
     cells = capacity.cells(RunOptions(Path("out")))
-    keys = {cell.key for cell in cells}
-    assert "hello/sync-w1/c50" in keys and "s3-mongo-100ms/aio-uvloop/c50" in keys
-    assert not any("pymongo" in key for key in keys)
-    jittered = [cell for cell in cells if cell.scenario == JITTER]
-    assert jittered and all(cell.server.slots is None for cell in jittered)
+    stacks = ["sync-w1", "sync-w10", "grpclib-asyncio", "grpclib-uvloop", "sync-w50", "aio-uvloop", "connect-pyvoy"]
+    assert [cell.key for cell in cells] == [f"{each}/{stack}/c50" for each in DECIDING for stack in stacks]
+    named = capacity.cells(RunOptions(Path("out"), scenarios=(scenario("s3-mongo-100ms"), JITTER)))
+    keys = {cell.key for cell in named}
+    assert "s3-mongo-100ms/aio-uvloop/c50" in keys and not any("pymongo" in key for key in keys)
+    jittered = [cell for cell in named if cell.scenario == JITTER]
+    assert jittered and all(cell.server.slots is None for cell in jittered)  # the convoy check, asked for
     assert JITTER.jitter_ms == 20 and JITTER.s3_latency_ms == 100
     assert "capacity" not in DEFAULT_STUDIES
     only_hello = capacity.cells(RunOptions(Path("out"), scenarios=(scenario("hello"),)))

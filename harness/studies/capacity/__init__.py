@@ -41,6 +41,9 @@ SEARCHED: dict[str, tuple[float, int]] = {
     "s3-unary-100ms": (0.300, 20),
     "s3-mongo-100ms": (0.300, 20),
 }
+# The scenarios the decision row reads, and so the default run of the study's: one core's capacity without I/O, and
+# with S3 100 ms away.
+DECIDING = ("hello", "s3-unary-100ms")
 STEP_SECONDS = 10.0  # every step at least this long: its p99 rests on thousands of calls, not its 20th-worst
 AGREEING = 2  # steps at one rate that must agree before it counts as held, or as failed
 KEPT_UP = 0.95  # a saturation step holds when its OK calls/s are at least this share of the offered rate

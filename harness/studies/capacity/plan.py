@@ -10,13 +10,14 @@ from dataclasses import dataclass, replace
 
 from harness.plan.matrix import SCENARIOS, Cell, measured_requests
 from harness.plan.options import RunOptions
-from harness.plan.servers import SERVER_VARIANTS
+from harness.plan.servers import SERVER_VARIANTS, server_variant
 from harness.results.records import CellRecord, Repeat
 from harness.run.drivers.report import LoadReport
 from harness.run.measure import CellContext, measure_cell, sampled_run, warm_up
 from harness.run.processes import Child
 from harness.studies.capacity import (
     AGREEING,
+    DECIDING,
     JITTER,
     LOW_LOAD_SHARE,
     NAME,
@@ -28,6 +29,7 @@ from harness.studies.capacity import (
     kept_up,
 )
 from harness.studies.planning import Axis, StudyPlan
+from harness.studies.stacks import BRIEF_SERVERS, PEERS
 
 MIN_CALLS = 10
 SMOKE_STEPS = 3  # with --requests (as --quick sets it): steps of that many calls, and only this many
@@ -102,11 +104,18 @@ def open_loop_cell(cell: Cell, calls: int) -> Cell:
 
 
 def cells(options: RunOptions) -> list[Cell]:
-    """Each stack (without the MongoDB-driver variants) on each searched scenario; async stacks with jitter."""
-    servers = [server for server in options.servers or SERVER_VARIANTS if server.only is None]
-    chosen = [each for each in options.scenarios or SCENARIOS if each.name in SEARCHED]
+    """By default the brief's stacks and the peers (the stacks study's) on the scenarios the decision row reads
+    (hello, and S3 100 ms away); --servers and --scenarios name others among the searched ones (hello-wait,
+    s3-mongo-100ms), and naming the jitter scenario adds the convoy check of the event-loop stacks."""
+    servers = [
+        server
+        for server in options.servers or tuple(server_variant(name) for name in (*BRIEF_SERVERS, *PEERS))
+        if server.only is None
+    ]
+    names = [each.name for each in options.scenarios] if options.scenarios else list(DECIDING)
+    chosen = [each for each in SCENARIOS if each.name in SEARCHED and each.name in names]
     found = [Cell(server, each, WORKERS) for each in chosen for server in servers]
-    if options.scenarios is None or any(each.name == "s3-unary-100ms" for each in chosen):
+    if JITTER.name in names:
         found += [Cell(server, JITTER, WORKERS) for server in servers if server.slots is None]
     return found
 
@@ -169,4 +178,5 @@ PLAN = StudyPlan(
     cells=cells,
     measure=measure,
     diagnostics=True,
+    own_scenarios=(JITTER,),
 )
