@@ -6,6 +6,7 @@ the other kept, and the plan exits non-zero."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -30,7 +31,7 @@ PLAN = [
 LONG = 900  # seconds: three small runs on real servers
 
 
-def shape(run_dir: Path) -> tuple[list[str], list[str], list[tuple[object, ...]]]:
+def shape(run_dir: Path) -> tuple[list[str], list[str], list[tuple[str, ...]]]:
     """What a run measured, whatever the rates: its comparisons, its cells, and each verdict (but the A/A controls':
     each shard holds its own) with its fields."""
     comparisons = sorted(path.name for path in run_dir.glob("*/comparisons/*.json"))
@@ -107,3 +108,34 @@ def kill_when_running(shard: str, deadline: float) -> bool:
                 return True
         time.sleep(0.5)
     return False
+
+
+PAIRS_PLAN = [
+    "--study", "stacks", "--scenarios", "hello", "--concurrency", "10,50", "--servers", "sync-w10,aio-uvloop",
+    "--rounds", "6", "--fresh",
+]  # fmt: skip
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 4, reason="core pairs beside each other need a host of 4 cores")
+@pytest.mark.usefixtures("tools")
+@pytest.mark.timeout(LONG)
+def test_core_pairs_beside_each_other_read_what_one_pair_alone_reads(tmp_path: Path) -> None:
+    """On a host of 4 cores or more: the same comparison (hello at 50 clients, sync-w10 against aio-uvloop, with
+    each shard's A/A control) as two shards on two core pairs at once, and as one shard alone. Pairs that disturb
+    each other would widen the controls or move the ratio: each shard's control must hold 1, and the ratio beside
+    the other pair must be compatible with the ratio alone (`python -m harness compare`'s moved test)."""
+    alone = run_harness(
+        "run-all", *PAIRS_PLAN, "--pairs", "1", "--shards", "1", "--out", str(tmp_path / "alone"), timeout=LONG / 3
+    )
+    beside = run_harness(
+        "run-all", *PAIRS_PLAN, "--pairs", "2", "--shards", "2", "--out", str(tmp_path / "beside"), timeout=LONG / 3
+    )
+    assert alone.returncode == beside.returncode == 0, (alone.stderr + beside.stderr)[-3000:]
+    (one,), (two,) = all_runs(tmp_path / "alone"), all_runs(tmp_path / "beside")
+    controls = [each for each in run_verdicts(two) if each.control]
+    assert controls and all(each.ratio.low <= 1 <= each.ratio.high for each in controls)
+    ratio = {each.workload: each.ratio for each in run_verdicts(one) if each.alternative == "aio-uvloop"}
+    for each in run_verdicts(two):
+        if each.alternative == "aio-uvloop":
+            found = ratio[each.workload]
+            assert each.ratio.low <= found.high and found.low <= each.ratio.high  # the intervals overlap

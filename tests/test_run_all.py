@@ -139,7 +139,8 @@ def test_quick_run_writes_every_file_with_zero_errors_and_leaves_no_process(tmp_
 
 def test_a_small_capacity_run_records_every_step_and_renders(tmp_path: Path) -> None:
     harness(
-        *("run-all", "--study", "capacity", "--servers", "aio-uvloop,sync-w10", "--scenarios", "hello,s3-unary-100ms"),
+        *("run-all", "--study", "capacity", "--servers", "aio-uvloop,sync-w10"),
+        *("--scenarios", "hello,s3-unary-100ms,s3-unary-100ms-jitter20"),  # the jitter scenario, named, is run
         *("--requests", "60", "--out", str(tmp_path)),
     )
     (run_dir,) = (tmp_path / "runs").iterdir()
@@ -203,11 +204,11 @@ def test_a_comparison_in_blocks_alternates_mirrored_slices_of_warm_servers_and_r
     tmp_path: Path,
 ) -> None:
     args = ["--study", "stacks", "--servers", "sync-w10,aio-uvloop", "--scenarios", "hello", "--concurrency", "2"]
-    harness("run-all", *args, "--requests", "20", "--rounds", "2", "--seed", "1", "--out", str(tmp_path))
+    harness("run-all", *args, "--floors", "--requests", "20", "--rounds", "2", "--seed", "1", "--out", str(tmp_path))
     (run_dir,) = (tmp_path / "runs").iterdir()
     compared = json.loads((run_dir / "stacks" / "comparisons" / "hello__c2.json").read_text())
     assert compared["seed"] == 1 and compared["reference"] == "sync-w10" and compared["control"] == "sync-w10~aa"
-    labels = ["aio-uvloop", "aio-uvloop-minimal", "sync-w10", "sync-w10-minimal", "sync-w10~aa"]  # floors on hello
+    labels = ["aio-uvloop", "aio-uvloop-minimal", "sync-w10", "sync-w10-minimal", "sync-w10~aa"]  # --floors on hello
     cycles = compared["method"]["cycles"]
     assert compared["method"]["design"] == "blocks" and len(compared["orders"]) == 2
     for plan in compared["orders"]:
@@ -248,8 +249,9 @@ def test_the_default_method_runs_its_pilot_then_races_its_comparisons_within_a_b
     assert pilot.design == "blocks" and pilot.blocks == 2 and pilot.noise.cycle_sd is not None
     assert (run_dir / "pilot" / "comparisons").is_dir()
     # Then the race, after the pilot (it measures by the pilot's slice): each comparison in cycles fitted to its
-    # share (none left after the pilot), given the two blocks an interval needs and no more, the budget spent.
-    for workload, labels in (("hello__c10", 5), ("hello__c2", 2)):
+    # share (none left after the pilot), given the two blocks an interval needs and no more, the budget spent; the
+    # control at the highest level, no floors without --floors.
+    for workload, labels in (("hello__c10", 3), ("hello__c2", 2)):
         compared = json.loads((run_dir / "stacks" / "comparisons" / f"{workload}.json").read_text())
         assert compared["method"]["slice_seconds"] == pilot.slice_for_run, workload
         assert compared["method"]["cycles"] == 1, workload
@@ -346,11 +348,15 @@ def test_the_wire_study_compares_wires_ways_and_sizes_in_rounds(tmp_path: Path) 
     assert ("connections-tls/aio-uvloop/c100", "per-call+tls") in found
     assert ("reply-1MiB/c10", "aio-uvloop+tls") in found
     assert {("tls/rest-h1/c50", "mtls"), ("reply-0B/c10", "rest-h1+tls"), ("request-1MiB/c10", "aio-uvloop")} <= found
+    # the S3 work a region away over TLS, every gRPC stack side by side (the drivers call REST's hello alone)
+    assert ("s3-mongo-region/c50+tls", "aio-uvloop+tls") in found
+    assert not any(workload.startswith("s3-") and "rest-h1" in label for workload, label in found)
     tls = json.loads((run_dir / "wire" / "cells" / "hello" / "sync-w10" / "c50+tls.json").read_text())
     assert tls["wire"] == "tls" and tls["tls"].startswith("TLSv1.3")
     assert (tmp_path / "wire" / "charts" / "sizes.png").is_file()
     readme = (tmp_path / "README.md").read_text()
     assert "Which stack moves large messages, in plaintext or TLS?" in readme
+    assert "Which stack serves the brief's S3 work a region away over TLS?" in readme
     assert "Request payload moved" in (tmp_path / "wire" / "README.md").read_text()
 
 

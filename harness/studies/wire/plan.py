@@ -63,8 +63,13 @@ def comparisons(options: RunOptions) -> list[Comparison]:
         found.append(Comparison(f"{each.name}/c{SIZE_LEVEL}", labelled[0], tuple(labelled[1:]), driver="loadgen"))
     s3_stacks = options.servers or tuple(server_variant(name) for name in S3_STACK_NAMES)
     for each in S3_SCENARIOS:
-        over_tls = [(wire_label(server.name, TLS), Cell(server, each, LEVEL, wire=TLS)) for server in s3_stacks]
-        found.append(Comparison(f"{each.name}/c{LEVEL}+{TLS}", over_tls[0], tuple(over_tls[1:])))
+        over_tls = [
+            (wire_label(server.name, TLS), Cell(server, each, LEVEL, wire=TLS))
+            for server in s3_stacks
+            if server.runs(each.name) and server.protocol != "http"  # the drivers call REST's hello alone
+        ]
+        if len(over_tls) > 1:
+            found.append(Comparison(f"{each.name}/c{LEVEL}+{TLS}", over_tls[0], tuple(over_tls[1:])))
     if options.scenarios is None:
         return found
     # --scenarios: the comparisons of those scenarios alone (hello: TLS and connections under TLS; or sizes).

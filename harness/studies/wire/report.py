@@ -41,6 +41,7 @@ from harness.studies.wire import (
     QUESTION,
     REPLY,
     REQUEST,
+    S3_SCENARIOS,
     SIZE_LEVEL,
     SIZE_SCENARIOS,
     SIZED,
@@ -278,6 +279,7 @@ def answer(runs: Sequence[StudyRun]) -> str:
         )
         parts += [f"The A/A control {ratio_text(c.ratio)} ({c.verdict})." for each in costs if (c := each.control)]
     parts += [told(newest, TELLING, each) for each in judgeds if each.record.topic == "connections-tls"]
+    parts += [told(newest, TELLING, each) for each in judgeds if each.record.topic in S3_WORK]
     if sizes:
         parts.append(
             f"Which stack moves large messages? The fastest at each size, × {reference} in plaintext [95% CI]: "
@@ -286,7 +288,13 @@ def answer(runs: Sequence[StudyRun]) -> str:
     return " ".join(part for part in parts if part)
 
 
+S3_WORK = {each.name: each for each in S3_SCENARIOS}  # topic -> the S3 work a region away, served over TLS
+S3_QUESTION = "Which stack serves the brief's S3 work a region away over TLS?"
+
+
 def _question(topic: str) -> str:
+    if topic in S3_WORK:
+        return S3_QUESTION
     if topic == "tls":
         return "What TLS costs: plaintext, TLS or mutual TLS?"
     if topic == "connections-tls":
@@ -297,6 +305,8 @@ def _question(topic: str) -> str:
 
 
 def _description(topic: str) -> str:
+    if topic in S3_WORK:
+        return f"{S3_WORK[topic].description}, by {LEVEL} workers (ghz) over TLS, every stack side by side"
     if topic == "tls":
         return (
             f"SayHello by {LEVEL} workers on one connection (ghz; REST's GET /v1/hello by loadgen, a connection per "
@@ -335,7 +345,7 @@ def tls_costs(judged: Judged, made: Decision) -> str:
 
 TELLING = Telling(
     NAME,
-    {topic: _question(topic) for topic in ("tls", "connections-tls", *SIZED)},
+    {topic: _question(topic) for topic in ("tls", "connections-tls", *SIZED, *S3_WORK)},
     _description,
     "stack or wire",
     headlines={topic: "Which stack moves large messages, in plaintext or TLS?" for topic in SIZED},
@@ -358,12 +368,13 @@ REPORT = with_rounds(
 
 
 def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
-    """Its rows of the decision table: what TLS costs and how to hold connections under it, and which stack moves
-    a MiB each way; every stack's own TLS cost stays in its tables."""
+    """Its rows of the decision table: what TLS costs and how to hold connections under it, which stack moves a
+    MiB each way, and which serves S3 to MongoDB a region away over TLS; every stack's own TLS cost stays in its
+    tables."""
     rows = rounds_decisions(runs, TELLING) if in_rounds(runs[0]) else []
     return [each for each in rows if each.workload.split("/")[0] in DECIDING]
 
 
-DECIDING = ("connections-tls", "reply-1MiB", "request-1MiB")
+DECIDING = ("connections-tls", "reply-1MiB", "request-1MiB", "s3-mongo-region")
 # its rounds with the sizes' tables and chart, and the rows that decide
 REPORT = replace(REPORT, render=render, section=section, answer=answer, decisions=decisions)
