@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from harness.render.browser import chromium, launched, opened, picture
+from harness.render.findings import machine_classes
 from harness.render.markdown import write_report
 from harness.render.views import comparison_id
 from harness.run.tools import ROOT
@@ -306,5 +307,27 @@ def test_the_newest_soak_is_on_the_page_and_the_p99_is_drawn_with_its_interval(b
         page.locator("#by-clients svg .role-axis-title").all_text_contents()
     )
     assert page.locator("#by-clients svg .mark-rule line, #by-clients svg .mark-rule path").count() >= 2
+    assert errors == [] and fetched == []
+    page.close()
+
+
+COMMITTED = ROOT / "results" / "report.html"
+MOST_BYTES = int(2.5 * 2**20)  # the page holds what it draws, however many runs are committed
+
+
+def test_the_committed_report_ranks_the_stacks_for_s3_to_mongodb_over_tls_and_stays_small(browser: Any) -> None:
+    """The committed results/report.html, as a reader opens it: at most 2.5 MB with every committed run, one
+    machine-filter entry per machine class, the newest soak, and `#work=s3-mongo&clients=50&tls=1` ranking at
+    least four stacks, each with its interval."""
+    assert COMMITTED.stat().st_size <= MOST_BYTES
+    page, errors, fetched = opened(browser, COMMITTED, "#work=s3-mongo&clients=50&tls=1")
+    ranked = page.locator("#ranked tbody tr")
+    assert ranked.count() >= 4
+    intervals = [ranked.nth(index).locator("td").nth(2).inner_text() for index in range(1, ranked.count())]
+    assert all(re.search(r"\[[\d.]+, [\d.]+\]", each) for each in intervals), intervals
+    metas = [json.loads(path.read_text()) for path in (ROOT / "results" / "runs").glob("*/run.json")]
+    offered = page.locator("#f-machine option").all_inner_texts()[1:]  # after "all"
+    assert set(offered) <= set(machine_classes(metas).values()) and len(set(offered)) == len(offered)
+    assert page.locator("#soak").count() == 1
     assert errors == [] and fetched == []
     page.close()
