@@ -260,8 +260,26 @@ apply();
 rank();
 // a link to a work (#work=s3-mongo&clients=50) opens on the view that ranks it
 if (state().work && document.getElementById('which')) document.getElementById('which').scrollIntoView();
-window.drawn = Promise.all(specs.map((spec, i) =>
-  vegaEmbed('#chart-' + i, spec, {actions: false, renderer: 'svg'}))).then(() => true);
+// Each comparison's chart is drawn as it comes near the window: those near it at opening before window.drawn
+// resolves, the rest as the reader scrolls to them (window.drawAll() draws every one left).
+const undrawn = new Map(specs.map((spec, i) => [i, spec]));
+function draw(i) {
+  const spec = undrawn.get(i);
+  if (spec === undefined) return Promise.resolve();
+  undrawn.delete(i);
+  return vegaEmbed('#chart-' + i, spec, {actions: false, renderer: 'svg'});
+}
+window.drawAll = () => Promise.all([...undrawn.keys()].map(draw)).then(() => true);
+const NEAR = 1000;  // px beyond the window's edges
+const near = (el) => { const r = el.getBoundingClientRect(); return r.bottom > -NEAR && r.top < innerHeight + NEAR; };
+const charts = specs.map((_, i) => document.getElementById('chart-' + i));
+window.drawn = Promise.all(charts.map((el, i) => (near(el) ? draw(i) : null))).then(() => true);
+const watch = new IntersectionObserver((entries) => {
+  for (const entry of entries) {
+    if (entry.isIntersecting) { watch.unobserve(entry.target); draw(Number(entry.target.id.slice(6))); }
+  }
+}, {rootMargin: NEAR + 'px'});
+charts.forEach((el, i) => { if (undrawn.has(i)) watch.observe(el); });
 """
 
 STYLE = """
