@@ -8,6 +8,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 from harness.method.moderation import quantile
 from harness.method.pooling import over_runs_text
@@ -345,13 +346,9 @@ def decision(
     slowest = candidates(judged)[-1]
     worst = pick_over(judged, slowest, top, tie)
     slower = worst[0] if worst and worst[1] == "slower" else None  # the one to avoid, where it was slower
-    pooled = judged.over(top, runner)
     return Decision(
         stacks=servers_of(judged, candidates(judged)),
-        held=held_text(judged, top, runner),
-        closing=close_text(judged, top, runner),
-        runs=pooled.runs if pooled else 1,
-        days=pooled.days if pooled else 1,
+        **over_runs(judged, top, runner),
         question=question,
         workload=judged.record.workload,
         pick=top,
@@ -377,6 +374,30 @@ def servers_of(judged: Judged, labels: Sequence[str]) -> tuple[str, ...]:
     """The servers these labels ran (their cells'), for the page's stack filter: a label may be an interpreter, a
     way of connecting or a call shape."""
     return tuple(dict.fromkeys(judged.cells[label].record.server for label in labels if label in judged.cells))
+
+
+class OverRuns(TypedDict):
+    """A decision row's pick over its runner-up across runs, as the Decision holds it."""
+
+    held: str
+    closing: str
+    runs: int
+    days: int
+
+
+ALONE = OverRuns(held="", closing="", runs=1, days=1)  # a row whose pick and runner-up were not paired by block
+
+
+def over_runs(judged: Judged, first: str, second: str) -> OverRuns:
+    """The row's pick over its runner-up across runs: what it pools over (held_text), what would close it where
+    it is open (close_text), and over how many runs and days (1 and 1: the newest run alone)."""
+    pooled = judged.over(first, second)
+    return OverRuns(
+        held=held_text(judged, first, second),
+        closing=close_text(judged, first, second),
+        runs=pooled.runs if pooled else 1,
+        days=pooled.days if pooled else 1,
+    )
 
 
 def held_text(judged: Judged, first: str, second: str) -> str:

@@ -30,11 +30,11 @@ from harness.render.views import absolute_row
 from harness.results.records import StudyRun
 from harness.studies.base import Decision
 from harness.studies.comparing import (
-    close_text,
+    ALONE,
     decision,
     distrust,
-    held_text,
     is_floor,
+    over_runs,
     servers_of,
     untrusted,
 )
@@ -163,13 +163,9 @@ def told_row(
     with its verdict; untrusted for `why` (the comparison's own reasons, `distrust`) or a control that separated.
     paired: the two labels, where paired in the comparison's blocks (so that runs can pool it)."""
     why = untrusted(control is not None and separated(control), why)
-    pooled = judged.over(*paired) if paired else None
     return Decision(
-        runs=pooled.runs if pooled else 1,
-        days=pooled.days if pooled else 1,
         stacks=servers_of(judged, paired or (top[0],)),
-        held=held_text(judged, *paired) if paired else "",
-        closing=close_text(judged, *paired) if paired else "",
+        **(over_runs(judged, *paired) if paired else ALONE),
         question=question,
         workload=f"{judged.record.workload}/{scope}",
         pick=top[1],
