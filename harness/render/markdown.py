@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.method.soak_verdict import SOAK_DOC
-from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, GLOSSARY
+from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, GLOSSARY, study_command
 from harness.render.findings import Findings, findings, matrix_run, newest_soak, only_in_matrix
 from harness.render.page import FINDINGS_JSON, findings_json, page
 from harness.render.table import Block, Table, markdown, written_tables
@@ -144,7 +144,7 @@ def study_page(
     with its run and machine; then links to the runs made --aside."""
     newest = runs[0]
     minutes = newest.meta.get("wall_seconds", 0.0) / 60
-    command = "make bench" if study.default else f"python -m harness run-all --study {study.name}"
+    command = study_command(study.name)
     lines = [
         f"# {study.name}",
         "",
@@ -213,9 +213,9 @@ def relocated(text: str, study: str, folder: str = "", depth: int = 1) -> str:
     )
 
 
-def soak_section(out_dir: Path) -> list[str]:
-    """The newest soak run: per server, the verdict on each criterion, with its report and chart."""
-    found = newest_soak(out_dir)
+def soak_section(found: dict[str, Any] | None) -> list[str]:
+    """The newest soak run (findings.newest_soak): per server, the verdict on each criterion, with its report and
+    chart."""
     if found is None:
         return []
     folder = found["folder"]
@@ -318,14 +318,15 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
             path = folder / relative
             write_bytes_atomic(path, content)
             written.append(path)
-    if soak := soak_section(out_dir):
+    newest_soaked = newest_soak(out_dir)
+    if soak := soak_section(newest_soaked):
         path = out_dir / "soak" / "README.md"
         write_text_atomic(path, relocated("\n".join(soak), "soak") + "\n")
         written.append(path)
     found = findings(chosen, metas, matrices, asides)
     for name, text in (
         ("README.md", summary(found, chosen, runs, bool(soak))),
-        ("report.html", page(found, study_tables, newest_soak(out_dir))),
+        ("report.html", page(found, study_tables, newest_soaked)),
         (FINDINGS_JSON, findings_json(found)),
     ):
         path = out_dir / name
