@@ -561,6 +561,31 @@ def make_brief_run(root: Path, run_id: str = "20260107T000000Z", day: str = "202
     return run_dir
 
 
+def make_wait_run(root: Path, rates: dict[str, int], cpu: dict[str, float]) -> Path:
+    """A stacks run of hello-wait alone at 50 clients in blocks: each label's OK calls/s and its server's CPU
+    seconds a window (the first label the reference)."""
+    servers = {"sync-w10": 10, "sync-w50": 50, "grpclib-uvloop": None}
+    run_dir = root / "runs" / "20260109T000000Z"
+    data = meta("20260109T000000Z", "Test CPU A") | {"schema": 3, "thresholds": Thresholds().to_json()}
+    data["environment"]["module_codes"] = dict(MODULE_CODES)
+    entry = data["studies"]["stacks"]
+    entry["matrix"] |= {
+        "servers": list(rates),
+        "server_slots": servers,
+        "scenarios": ["hello-wait"],
+        "concurrency": [50],
+    }
+    entry["settings"] = dict(STACKS_SETTINGS)
+    write_json_atomic(run_dir / "run.json", data)
+    labels = [*rates, "sync-w10~aa"]
+    noise = {label: WOBBLE[index % 3] for index, label in enumerate(labels)}
+    cells = {server: CellRecord("hello-wait", server, 50, "ok", seconds=60.0) for server in rates}
+    stops = {label: Stop(5, "cap") for label in rates if label != "sync-w10"}
+    method = Method(cycles=1, mirrored=False)
+    write_rounds(run_dir / "stacks", "hello-wait/c50", cells, rates, noise, stops, method=method, cpu=cpu)
+    return run_dir
+
+
 def make_connections_rounds_run(root: Path) -> Path:
     """A connections run in rounds, its alternatives ways of connecting to one server: hello at 100 clients on
     aio-uvloop sharing one connection (the reference), a pool of 10 within 1%, a new connection per call at half
@@ -717,12 +742,14 @@ def write_rounds(
     processes: dict[str, list[float]] | None = None,
     calls: dict[str, list[int]] | None = None,
     method: Method | None = None,
+    cpu: dict[str, float] | None = None,
 ) -> None:
     """A comparison's five rounds into a study's directory: every label's windows (the first label is the
     reference, its A/A twin's, if controlled, in its cell), drifting together round by round, each with its own
     noise. Without name_cells, the record names no cells, as runs before comparisons of other things than stacks
     did. processes: a label's server CPU seconds by process in every window (a server of several); calls: the calls
-    each of its processes counted in every window."""
+    each of its processes counted in every window; cpu: a label's server CPU seconds in every window (2.4 s
+    unless named)."""
     reference, *alternatives = cells
     control = reference + "~aa"
     twin = [control] if controlled else []
@@ -742,7 +769,11 @@ def write_rounds(
             relative = f"{record.stem}-{role}{number}.json"
             write_json_atomic(where / relative, raw)
             usage = ResourceUsage(
-                2.5, 2.4, 99.0, 50 * 1024 * 1024, process_cpu_seconds=(processes or {}).get(label, [])
+                2.5,
+                (cpu or {}).get(label, 2.4),
+                99.0,
+                50 * 1024 * 1024,
+                process_cpu_seconds=(processes or {}).get(label, []),
             )
             taken = (calls or {}).get(label, [])
             repeats.append(Repeat(relative, raw["count"], usage, 0.8, role, None, number, taken))

@@ -48,7 +48,7 @@ def test_different_picks_are_told_per_workload() -> None:
     second = Decision(**{**first.__dict__, "workload": "interpreter/hello-work/sync-w10/c50", "pick": "3.12"})
     (row,) = decision_rows([first, second])
     assert row.pick == "3.11 (aio-uvloop), 3.12 (sync-w10)"
-    assert row.sure.startswith("aio-uvloop: 1.24 [1.21, 1.27] × 3.13, faster; sync-w10: ")
+    assert row.sure.startswith("aio-uvloop: 1.24 [1.21, 1.27] × 3.13: faster; sync-w10: ")
     assert row.lead == "aio-uvloop: 3.11: 1.24 [1.21, 1.27] × 3.13; sync-w10: 3.12: 1.24 [1.21, 1.27] × 3.13"
 
 

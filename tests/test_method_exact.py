@@ -334,7 +334,7 @@ def test_a_race_s_gain_is_the_narrowing_one_block_more_brings() -> None:
     assert race_with(rates, method).gain() == math.inf  # a label without an interval: any block tells most
 
 
-def test_a_race_s_gain_is_moderated_and_a_deciding_comparison_counts_its_open_pick_over_the_runner_up() -> None:
+def test_a_race_s_gain_is_moderated_and_a_deciding_comparison_counts_its_pick_until_certified() -> None:
     method = Method(confidence=0.95)
     rates = {"ref": {n: 100.0 for n in range(1, 4)}, "a": {1: 112.0, 2: 101.0, 3: 106.0}, "b": {1: 80.0, 2: 81.0}}
     race = race_with(rates, method)
@@ -345,9 +345,14 @@ def test_a_race_s_gain_is_moderated_and_a_deciding_comparison_counts_its_open_pi
     assert race.gain() == pytest.approx(moderated[0] - moderated[1]) and race.gain() < plain  # b is clear
     deciding = Race(Rounds("w", "ref", ("a", "b"), controlled=False, deciding=True), method, 1)
     deciding.rates, deciding.active, deciding.prior = rates, ["a", "b"], race.prior
-    assert deciding.decision() == ("a", "ref")  # the two fastest
-    pair = deciding.ratio("a", "ref")
-    assert pair is not None and deciding.gain() == pytest.approx((1 + DECIDING_WEIGHT) * race.gain())
+    chosen = deciding.selection()
+    assert chosen is not None and chosen.certified  # a is at least 0.95 x every rival: no weight for the row
+    assert deciding.decision() == ("a", "ref") and deciding.gain() == pytest.approx(race.gain())
+    race.prior = deciding.prior = Prior(6.0, 0.12**2)  # blocks scattering more: a is not yet certified
+    chosen = deciding.selection()
+    assert chosen is not None and not chosen.certified and deciding.decision() == ("a", "ref")  # ref binds it
+    extra = DECIDING_WEIGHT * deciding.narrowing(deciding.ratio("a", "ref"))
+    assert extra > 0 and deciding.gain() == pytest.approx(race.gain() + extra)
     floors = Race(Rounds("w", "ref", ("a", "b"), False, deciding=True, pickable=("ref", "b")), method, 1)
     floors.rates = rates
     assert floors.decision() == ("ref", "b")  # a is a stack's floor: never a pick

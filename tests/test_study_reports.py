@@ -198,8 +198,8 @@ def test_a_run_in_rounds_tells_its_comparisons_with_intervals_and_decides(tmp_pa
     decide = summary.split("## Decide", 1)[1].split("\n## ", 1)[0]
     assert summary.index("## Decide") < summary.index("## The answers")
     assert (
-        "| Handlers without I/O: which stack? | **aio-uvloop: 1.28 [1.26, 1.30] × grpclib-uvloop** | "
-        "1.28 [1.26, 1.30] × grpclib-uvloop: faster | "
+        "| Handlers without I/O: which stack? | **Pick aio-uvloop: the fastest, or within 5% of the fastest (95%)** | "
+        "at least 1.26 × every rival (grpclib-uvloop binds): certified; 1.28 [1.26, 1.30] × grpclib-uvloop | "
         "sync-w10 (0.77 [0.76, 0.79] of the pick) | ±2.1% | yes |"
     ) in decide
 
@@ -247,9 +247,9 @@ def test_a_comparison_of_ways_to_connect_is_told_by_its_labels_and_joins_the_dec
     write_report(tmp_path)
     decide = (tmp_path / "README.md").read_text().split("## Decide", 1)[1].split("\n## ", 1)[0]
     assert (
-        "| How should clients hold connections, and servers their S3 client? | **Either shared or pool-10: they tie "
-        "(1.00 [0.99, 1.02] ×)** | 1.00 [0.99, 1.02] × pool-10: tie with pool-10 | "
-        "per-call (0.50 [0.49, 0.51] of the pick) |"
+        "| How should clients hold connections, and servers their S3 client? | **Pick shared: the fastest, or within "
+        "5% of the fastest (95%); pool-10 could be as fast** | at least 0.99 × every rival (pool-10 binds): certified; "
+        "1.00 [0.99, 1.02] × pool-10 | per-call (0.50 [0.49, 0.51] of the pick) |"
     ) in decide
 
 
@@ -345,9 +345,12 @@ def test_yes_or_no_questions_are_answered_yes_or_no_first(tmp_path: Path) -> Non
         for each in study("wire").decisions([load_study(make_wire_run(tmp_path), "wire")])
         if each.workload.startswith("connections-tls")
     ]
-    assert tls.pick == "shared"  # the comparison's own pick: plaintext
-    assert tls.lead.startswith("TLS serves 0.90 [") and "× plaintext on one shared connection (slower)" in tls.lead
-    assert tls.lead.split("; ")[1].startswith("under TLS hold shared+tls: 2.25 [")
+    assert tls.pick == "shared+tls"  # the way to pick under TLS, never a plaintext one
+    assert tls.lead.startswith("TLS serves 0.90 [") and "× plaintext on one shared connection (slower, known to ±" in (
+        tls.lead
+    )
+    assert tls.lead.split("; ")[1] == "under TLS: Pick shared+tls: the fastest, or within 5% of the fastest (95%)"
+    assert tls.certified and tls.over is not None and tls.over.value > 2.2  # over per-call+tls
     run_dir = tmp_path / "runs" / "20260109T000000Z"
     write_json_atomic(run_dir / "run.json", study_meta("20260109T000000Z", "protocols", {"aio-uvloop": None}, []))
     shapes = {"unary": 4000, "pipelined": 30000, "rest-h1": 6000, "rest-h2": 2000}
@@ -358,8 +361,8 @@ def test_yes_or_no_questions_are_answered_yes_or_no_first(tmp_path: Path) -> Non
     noise = {label: [1.0, 1.01, 0.99, 1.0, 1.02] for label in [*shapes, "unary~aa"]}
     write_rounds(run_dir / "protocols", "info/aio-uvloop/c16", cells, shapes, noise, {})
     (rest,) = study("protocols").decisions([load_study(run_dir, "protocols")])
-    assert rest.lead.startswith("Yes: rest-h1 serves 1.50 [") and "× gRPC unary; the fastest shape: pipelined: " in (
-        rest.lead
+    assert rest.lead.startswith("Yes: rest-h1 serves 1.50 [") and rest.lead.endswith(
+        "× gRPC unary; the call shape: Pick pipelined: the fastest, or within 5% of the fastest (95%)"
     )
 
 
@@ -385,7 +388,8 @@ def test_a_run_of_the_brief_s_matrix_tells_its_levels_and_decides_the_brief_s_qu
     hello = rows[("Handlers without I/O: which stack?", "hello/c50")]
     assert (hello.pick, hello.runner_up, hello.trusted) == ("grpclib-uvloop", "sync-w10", True)
     mongo = rows[("S3 to MongoDB on an event loop: Motor or PyMongo's async client?", "s3-mongo/c50/grpclib-uvloop")]
-    assert mongo.verdict.startswith("tie") and mongo.comparison == "s3-mongo/c50"
+    assert mongo.certified and mongo.contenders == ("Motor", "PyMongo's async client")  # they tie: either will do
+    assert mongo.comparison == "s3-mongo/c50"
     stream = rows[("An S3 listing: one reply or a stream?", "s3-unary/c50/grpclib-uvloop")]
     assert stream.pick == "a stream" and stream.over is not None and 1.10 < stream.over.value < 1.20
     waits = rows[("Handlers waiting on I/O: does async pay off, and on which stack?", "hello-wait/c50")]
@@ -393,8 +397,9 @@ def test_a_run_of_the_brief_s_matrix_tells_its_levels_and_decides_the_brief_s_qu
         "× sync-w10, the fastest sync server"
     )
     threads = rows[("grpcio sync: one worker thread or ten?", "hello/c50/hello")]
-    assert (threads.pick, threads.verdict) == ("ten threads", "faster")
-    assert rows[("grpcio sync: one worker thread or ten?", "s3-unary/c50/s3-unary")].verdict.startswith("tie")
+    assert (threads.pick, threads.verdict, threads.contenders) == ("ten threads", "certified", ("ten threads",))
+    tied = rows[("grpcio sync: one worker thread or ten?", "s3-unary/c50/s3-unary")]
+    assert tied.certified and len(tied.contenders) == 2
     write_report(tmp_path)
     decide = (tmp_path / "README.md").read_text().split("## Decide", 1)[1].split("\n## ", 1)[0]
     assert "| S3 to MongoDB on an event loop: Motor or PyMongo's async client? | **" in decide

@@ -25,6 +25,16 @@ def wait_bound(concurrency: int, slots: int | None, latency_seconds: float) -> f
     return in_progress / latency_seconds
 
 
+AT_BOUND = 0.85  # a rate from this share of its wait bound to its inverse serves at the bound: its latency the wait
+
+
+def at_wait_bound(rate: float, bound: float) -> bool:
+    """Whether a rate sits at its wait bound (Little's law): within 15% of it (AT_BOUND), its calls taking about the
+    wait and no more, so that rates there tie by construction and what differs is what each call costs. A rate far
+    above the bound was not waiting as its scenario says."""
+    return math.isfinite(bound) and bound > 0 and AT_BOUND * bound <= rate <= bound / AT_BOUND
+
+
 def cpu_bound(server_cpus: int, cpu_seconds: float, calls: int) -> float:
     """The most calls per second the server's CPUs allow at the CPU cost measured per call."""
     if calls <= 0 or cpu_seconds <= 0:

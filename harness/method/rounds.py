@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from harness.method.moderation import NO_PRIOR, Prior, Row, priors, quantile
 from harness.method.pooling import Estimate, estimate_of, pooled_row
+from harness.method.selection import Difference, Selection, difference_of, select
 from harness.method.verdicts import (
     BLOCKS,
     UNRESOLVED,
@@ -41,15 +42,17 @@ Block = Callable[[int, list[str]], Sequence[float | None]]
 # -> each earlier run's estimate of first over second.
 Earlier = Callable[[str, str], Sequence[Estimate]]
 FAILED_WINDOWS = 2  # an alternative that failed in this many blocks is measured no more
-DECIDING_WEIGHT = 3.0  # how much a decision row's open pick over its runner-up counts in a race's gain
+DECIDING_WEIGHT = 3.0  # how much a decision row's uncertified pick counts in a race's gain
+BEHIND = "behind"  # why a label left a decision row's blocks: the selection rule put it clearly behind the pick
 
 
 @dataclass(frozen=True)
 class Rounds:
     """What to compare: the labels of the alternatives and of the reference, on one workload; whether the
     reference also runs as its A/A twin; the groups its rows' variances are moderated within (narrowest first:
-    study and scenario, study, run; none: its own alone); whether a decision row reads it (its pick over the
-    runner-up), and which labels a row may pick (none named: every label; a stack's floor is never a pick)."""
+    study and scenario, study, run; none: its own alone); whether a decision row reads it (its certified pick,
+    harness.method.selection), and which labels a row may pick (none named: every label; a stack's floor is never
+    a pick)."""
 
     workload: str
     reference: str
@@ -128,6 +131,11 @@ class Race:
         return len(self.orders)
 
     @property
+    def measured(self) -> set[str]:
+        """The labels the next block measures: the open ones and the reference."""
+        return {*self.active, self.rounds.reference}
+
+    @property
     def reference_failed(self) -> bool:
         return self.failures[self.rounds.reference] >= FAILED_WINDOWS
 
@@ -158,13 +166,20 @@ class Race:
                 self.failures[label] += 1
             else:
                 self.rates[label][number] = rate
+        chosen = self.selection()
+        # While a decision row's pick is not certified, its contenders stay in the blocks whatever their own rows
+        # say; a label clearly behind the pick leaves them (Kim & Nelson's elimination).
+        contending = set(chosen.contenders) if chosen is not None and not chosen.certified else set()
+        behind = set(chosen.behind) if chosen is not None else set()
         for label in list(self.active):
             why = ""
             if self.failures[label] >= FAILED_WINDOWS:
                 why = "failed"
+            elif label in behind:
+                why = BEHIND
             elif (found := self.ratio(label, self.rounds.reference, pooled=label not in self.twin)) is not None:
                 judge = twin_stop_reason if label in self.twin else stop_reason
-                why = judge(found, self.method)
+                why = "" if label in contending else judge(found, self.method)
             if why:
                 self.stopped[label] = Stop(number, why)
                 self.active.remove(label)
@@ -189,23 +204,34 @@ class Race:
 
     def settled_before(self) -> tuple[list[str], tuple[str, str] | None]:
         """What earlier runs left open, before this run's first block: the labels whose row over the reference they
-        did not resolve, and, where a decision row reads this comparison, its pick over the runner-up (by their
-        pooled standing) unless they resolved it; everything is open where no earlier run pools."""
+        did not resolve, and, where a decision row reads this comparison and they did not certify its pick (by their
+        pooled standing), the pick and the rival that holds its bound lowest; everything is open where no earlier
+        run pools."""
         reference, tie = self.rounds.reference, self.method.tie
         before = {label: self.before(label, reference) for label in self.rounds.alternatives}
         open_labels = [label for label, found in before.items() if found is None or verdict(found, tie) == UNRESOLVED]
         if not self.rounds.deciding:
             return open_labels, None
-
-        def standing(label: str) -> float:
-            found = before.get(label)
-            return 1.0 if label == reference else found.value if found else 0.0
-
-        ranked = sorted(self.rounds.candidates, key=lambda label: -standing(label))
-        if len(ranked) < 2:
+        standing = {
+            label: 0.0 if label == reference else math.log(found.value) if (found := before.get(label)) else -math.inf
+            for label in self.rounds.candidates
+        }
+        chosen = select(
+            list(self.rounds.candidates), standing, self.difference(self.before), tie, self.method.confidence
+        )
+        if chosen is None or chosen.certified or (binding := chosen.binding) is None:
             return open_labels, None
-        found = self.before(ranked[0], ranked[1])
-        return open_labels, None if found and verdict(found, tie) != UNRESOLVED else (ranked[0], ranked[1])
+        return open_labels, (chosen.pick, binding.rival)
+
+    def difference(self, ratio: Callable[[str, str], Interval | None]) -> Callable[[str, str], Difference | None]:
+        """A selection's differences, from one of this race's ratios (this run's pooled with the earlier ones, or the
+        earlier ones alone)."""
+
+        def found(first: str, second: str) -> Difference | None:
+            made = ratio(first, second)
+            return None if made is None else difference_of(made, self.method.confidence)
+
+        return found
 
     def rows(self) -> list[Row]:
         """Its rows (each label, the twin too, against the reference) for the run's priors."""
@@ -218,14 +244,25 @@ class Race:
         return found
 
     def decision(self) -> tuple[str, str] | None:
-        """The pick and the runner-up so far: the two fastest labels a row may pick (by their mean rate)."""
+        """The pick so far and the rival that holds its bound lowest (harness.method.selection); None where no
+        decision row reads the comparison or it has fewer than two candidates with a block."""
+        chosen = self.selection()
+        if chosen is None or (binding := chosen.binding) is None:
+            return None
+        return chosen.pick, binding.rival
+
+    def selection(self) -> Selection | None:
+        """Where a decision row reads the comparison: the selection rule over the labels it may pick that ran a
+        block, the pick by its mean log rate, each difference paired by block (pooled with earlier runs where they
+        pool), judged at the tie band; None otherwise."""
+        if not self.rounds.deciding:
+            return None
         means = {
             label: sum(math.log(rate) for rate in found.values()) / len(found)
             for label in self.rounds.candidates
             if (found := self.rates.get(label))
         }
-        ranked = sorted(means, key=lambda label: -means[label])
-        return (ranked[0], ranked[1]) if len(ranked) >= 2 else None
+        return select(list(means), means, self.difference(self.ratio), self.method.tie, self.method.confidence)
 
     def narrowing(self, found: Interval | None) -> float:
         """How much one more block is expected to narrow an interval (log scale): at its moderated spread and
@@ -239,8 +276,9 @@ class Race:
     def gain(self) -> float:
         """What one more block is expected to narrow, at the moderated spread: for each open label whose interval
         is still unresolved (the twin until calibrated), the fall in its half-width from one block more; and where
-        a decision row reads the comparison and its pick over the runner-up is unresolved, that pair's fall,
-        counted DECIDING_WEIGHT times (a row is answered first). inf for a label without an interval."""
+        a decision row reads the comparison and its pick is not yet certified, the fall of the pick's difference from
+        the rival that holds its bound lowest, counted DECIDING_WEIGHT times (a row is answered first). inf for a
+        label without an interval."""
         total = 0.0
         for label in self.active:
             found = self.ratio(label, self.rounds.reference)
@@ -248,11 +286,10 @@ class Race:
                 return math.inf
             if label in self.twin or verdict(found, self.method.tie) == UNRESOLVED:
                 total += self.narrowing(found)
-        pair = self.decision() if self.rounds.deciding else None
-        if pair is not None and set(pair) & {*self.active, self.rounds.reference}:
-            found = self.ratio(*pair)
-            if found is None or verdict(found, self.method.tie) == UNRESOLVED:
-                total += DECIDING_WEIGHT * self.narrowing(found)
+        chosen = self.selection()
+        binding = None if chosen is None or chosen.certified else chosen.binding
+        if chosen is not None and binding is not None and {chosen.pick, binding.rival} & self.measured:
+            total += DECIDING_WEIGHT * self.narrowing(self.ratio(chosen.pick, binding.rival))
         return total
 
     def finish(self, why: str, wall_seconds: float) -> ComparisonRecord:

@@ -25,12 +25,15 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from harness.method.moderation import NO_PRIOR, Row, priors, quantile
+from harness.method.moderation import NO_PRIOR, Prior, Row, moderated, priors, quantile
+from harness.method.selection import DELTA, Difference, select
+from harness.method.verdicts import CONTROL_SUFFIX
 
 LEAST_BLOCKS = 8  # a comparison is drawn from when its reference ran at least this many blocks
 LEAST_LEFT = 3  # a row counts when at least this many of its blocks are left out of the draw
 PLAIN, MODERATED, WEIGHTED = "plain t", "moderated", "moderated, blocks weighted by their noise"
 METHODS = (PLAIN, MODERATED, WEIGHTED)
+TWINS = "moderated, the A/A twins alone"  # the moderated intervals of the A/A twins, told apart from the labels'
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class Drawn:
     weights: tuple[float, ...]
     left: float
     left_error: float
+    control: bool = False  # an A/A twin's row
 
 
 def draw(comparisons: Sequence[ManyBlocks], drawn: int, rng: random.Random) -> list[Drawn]:
@@ -84,13 +88,13 @@ def draw(comparisons: Sequence[ManyBlocks], drawn: int, rng: random.Random) -> l
         known = [each for each in noise if each]
         inverse = [1 / each for each in known]
         weights = tuple(each / statistics.fmean(inverse) for each in inverse) if len(known) == drawn else (1.0,) * drawn
-        for logs in comparison.logs.values():
+        for label, logs in comparison.logs.items():
             inside = [logs[block] for block in chosen if block in logs]
             outside = [value for block, value in logs.items() if block not in chosen]
             if len(inside) == drawn and len(outside) >= LEAST_LEFT:
                 row = Row(comparison.groups, comparison.comparison, tuple(inside))
                 error = statistics.stdev(outside) / math.sqrt(len(outside))
-                found.append(Drawn(row, weights, statistics.fmean(outside), error))
+                found.append(Drawn(row, weights, statistics.fmean(outside), error, label.endswith(CONTROL_SUFFIX)))
     return found
 
 
@@ -133,12 +137,14 @@ def coverage(
     confidence: float = 0.95,
 ) -> list[Coverage]:
     """Plain, moderated and weighted intervals from `drawn` blocks of each run's comparisons with many blocks,
-    `draws` times each, against the mean of the blocks left out."""
+    `draws` times each, against the mean of the blocks left out; and the moderated ones of the A/A twins alone
+    (TWINS), which calibrate a run and must cover as the labels' do."""
     rng = random.Random(seed)
     z = quantile(confidence, math.inf)
-    held: dict[str, list[bool]] = {method: [] for method in METHODS}
-    compatible: dict[str, list[bool]] = {method: [] for method in METHODS}
-    widths: dict[str, list[float]] = {method: [] for method in METHODS}
+    told = (*METHODS, TWINS)
+    held: dict[str, list[bool]] = {method: [] for method in told}
+    compatible: dict[str, list[bool]] = {method: [] for method in told}
+    widths: dict[str, list[float]] = {method: [] for method in told}
     for comparisons in runs:
         usable = [each for each in comparisons if len(each.blocks) >= LEAST_BLOCKS]
         for _ in range(draws if usable else 0):
@@ -148,9 +154,10 @@ def coverage(
             for method, found in run_half_widths(rows, confidence).items():
                 for each, (mean, half) in zip(rows, found, strict=True):
                     apart = abs(each.left - mean)
-                    held[method].append(apart <= half)
-                    compatible[method].append(apart <= math.hypot(half, z * each.left_error))
-                    widths[method].append(half)
+                    for name in (method, TWINS) if method == MODERATED and each.control else (method,):
+                        held[name].append(apart <= half)
+                        compatible[name].append(apart <= math.hypot(half, z * each.left_error))
+                        widths[name].append(half)
     return [
         Coverage(
             method,
@@ -160,5 +167,100 @@ def coverage(
             math.expm1(statistics.median(widths[method])) if widths[method] else math.nan,
             len(held[method]),
         )
-        for method in METHODS
+        for method in told
     ]
+
+
+@dataclass(frozen=True)
+class Selecting:
+    """How the selection rule (harness.method.selection) fared on drawn blocks: of `selections` draws of a
+    comparison, the share it certified, and of those the share whose pick was more than δ behind the best by all the
+    comparison's blocks (`wrong`; the probability of good selection is 1 - wrong), with the worst comparison's share
+    (of those certified at least ten times)."""
+
+    drawn: int
+    selections: int
+    certified: float
+    wrong: float
+    worst: float
+
+
+LEAST_CERTIFIED = 10  # a comparison's own share of wrong picks is told once it certified this often
+
+
+def candidate_logs(comparison: ManyBlocks) -> dict[str, Mapping[int, float]]:
+    """The labels a row may pick (every label but the A/A twin) with their log ratios to the reference by block,
+    the reference's own ("") at 0."""
+    found: dict[str, Mapping[int, float]] = {"": dict.fromkeys(comparison.blocks, 0.0)}
+    return found | {label: logs for label, logs in comparison.logs.items() if not label.endswith(CONTROL_SUFFIX)}
+
+
+def drawn_selection(
+    logs: Mapping[str, Mapping[int, float]], chosen: Sequence[int], prior: Prior, delta: float, confidence: float
+) -> tuple[str, bool, tuple[str, ...]] | None:
+    """The pick from the chosen blocks alone (each difference moderated by the run's prior), whether it is
+    certified, and the candidates it was chosen among: the labels that ran every chosen block (a label that stopped
+    early ran only the first); None where fewer than two did."""
+    inside = {label: [found[block] for block in chosen] for label, found in logs.items() if set(chosen) <= set(found)}
+    if len(inside) < 2:
+        return None
+
+    def difference(first: str, second: str) -> Difference:
+        found = moderated([a - b for a, b in zip(inside[first], inside[second], strict=True)], prior)
+        return Difference(found.mean, found.error, found.freedom, found.blocks)
+
+    standing = {label: statistics.fmean(values) for label, values in inside.items()}
+    made = select(list(inside), standing, difference, delta, confidence)
+    return None if made is None else (made.pick, made.certified, tuple(inside))
+
+
+def selection_check(
+    runs: Sequence[Sequence[ManyBlocks]],
+    drawn: int,
+    draws: int = 200,
+    seed: int = 0,
+    delta: float = DELTA,
+    confidence: float = 0.95,
+) -> Selecting:
+    """The selection rule on `drawn` blocks of each run's comparisons with many blocks, `draws` times each, the
+    differences moderated by a prior fitted to every row of the run drawn the same way; a certified pick is wrong
+    where its mean over all its blocks lies more than δ below the best one's of the labels it was chosen among (those
+    that ran every drawn block)."""
+    rng = random.Random(seed)
+    made = certified = wrong = 0
+    by_comparison: dict[str, list[bool]] = {}
+    for comparisons in runs:
+        usable = [each for each in comparisons if len(each.blocks) >= LEAST_BLOCKS]
+        for _ in range(draws if usable else 0):
+            chosen = {each.comparison: sorted(rng.sample(each.blocks, drawn)) for each in usable}
+            rows = [
+                Row(each.groups, each.comparison, tuple(logs[block] for block in chosen[each.comparison]))
+                for each in usable
+                for logs in each.logs.values()
+                if set(chosen[each.comparison]) <= set(logs)
+            ]
+            fitted = dict(zip([row.comparison for row in rows], priors(rows), strict=True))
+            for each in usable:
+                logs = candidate_logs(each)
+                found = drawn_selection(
+                    logs, chosen[each.comparison], fitted.get(each.comparison, NO_PRIOR), delta, confidence
+                )
+                if found is None:
+                    continue
+                made += 1
+                pick, sure, among = found
+                if not sure:
+                    continue
+                full = {label: statistics.fmean(logs[label].values()) for label in among}
+                behind = full[pick] - max(full.values()) < math.log(1 - delta)
+                certified += 1
+                wrong += behind
+                by_comparison.setdefault(each.comparison, []).append(behind)
+    shares = [statistics.fmean(found) for found in by_comparison.values() if len(found) >= LEAST_CERTIFIED]
+    return Selecting(
+        drawn,
+        made,
+        certified / made if made else math.nan,
+        wrong / certified if certified else math.nan,
+        max(shares, default=math.nan),
+    )

@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.method.verdicts import noise_floor
-from harness.studies.base import SEPARATED, Decision
+from harness.studies.base import SEPARATED, Decision, answered
 
 ANSWER_WORDS = 80  # an answer's most words: the decision first, then the figures that carry it
 # The decision table's columns after the question, as both renderers head them.
 DECISION_COLUMNS = (
     "answer",
-    "how sure: the pick × the runner-up [95% CI]",
+    "how sure: the pick over every rival, at least (95% together); × the runner-up [95% CI]",
     "avoid",
     "noise floor",
     "trusted",
@@ -114,6 +114,7 @@ class Row:
     stacks: tuple[str, ...] = ()  # the stacks it sets side by side (the page's stack filter); (): its comparisons'
     closing: str = ""  # what would close it where it is open: blocks, runs and minutes, and the command
     pooled: str = "the newest run alone"  # over how many runs and days its rows pool
+    answered: bool = False  # every part certified (the selection rule) or resolved (a tie, faster or slower)
 
 
 def scopes(found: Sequence[Decision]) -> list[str]:
@@ -151,7 +152,14 @@ def lead(found: Sequence[Decision], told: Sequence[str]) -> str:
     margins = [each.over.value for each in found if each.over]
     if len(picks) == 1 and len(margins) == len(found) and not any(each.lead for each in found):
         runners = listed(list(dict.fromkeys(each.runner_up for each in found)))
-        return f"{picks[0]} on {listed(list(told))}: {span(margins)} × {runners}"
+        if all(each.certified for each in found):
+            delta = max(each.delta for each in found)
+            return (
+                f"Pick {picks[0]} on {listed(list(told))}: the fastest, or within {delta:.0%} of the fastest (95%); "
+                f"{span(margins)} × {runners}"
+            )
+        if all(each.certified is None for each in found):
+            return f"{picks[0]} on {listed(list(told))}: {span(margins)} × {runners}"
     return "; ".join(f"{scope}: {each.lead or each.picked()}" for each, scope in zip(found, told, strict=True))
 
 
@@ -163,9 +171,7 @@ def merged(question: str, found: Sequence[Decision]) -> Row:
     first = found[0]
     if len(found) == 1:
         pick = first.pick
-        sure = f"{first.over_runner_up} × {first.runner_up}: {first.verdict}" + (
-            f"; {first.held}" if first.held else ""
-        )
+        sure = sure_text(first) + (f"; {first.held}" if first.held else "")
         sure += f"; to close it: {first.closing}" if first.closing else ""
         avoid = first.avoid
     else:
@@ -176,11 +182,11 @@ def merged(question: str, found: Sequence[Decision]) -> Row:
             verdicts = [each.verdict for each in found]
             counted = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts))
             runners = ", ".join(dict.fromkeys(each.runner_up for each in found))
-            sure = f"{span([m.value for m in margins if m])} × the runner-up ({runners}): {counted}"
+            lowest = [each.lowest for each in found if each.lowest is not None]
+            bound = f"at least {span(lowest)} × every rival; " if len(lowest) == len(found) else ""
+            sure = f"{bound}{span([m.value for m in margins if m])} × the runner-up ({runners}): {counted}"
         else:
-            sure = "; ".join(
-                f"{s}: {e.over_runner_up} × {e.runner_up}, {e.verdict}" for e, s in zip(found, told, strict=True)
-            )
+            sure = "; ".join(f"{s}: {sure_text(e)}" for e, s in zip(found, told, strict=True))
         avoided = [each for each in found if each.avoid != "—"]
         names = list(dict.fromkeys(named(each.avoid) for each in avoided))
         worst = [each.worst.value for each in avoided if each.worst]
@@ -208,8 +214,23 @@ def merged(question: str, found: Sequence[Decision]) -> Row:
         else (),
         closing=closing(first.study, [each.closing for each in found]),
         pooled=pooled_text(found),
+        answered=all(answered(each) for each in found),
     )
     return Row(**{**row.__dict__, "answer": answer(row, found)})
+
+
+def sure_text(found: Decision) -> str:
+    """How sure one row's pick is: where the selection rule judges it, its lowest bound over every rival (the
+    rival that binds it), certified or not, and beside it the pick over the runner-up ("at least 0.97 x every
+    rival (sync-w10 binds): certified; 1.04 [0.99, 1.08] x sync-w10"); else the pick over the runner-up with its
+    verdict."""
+    if found.certified is None or found.lowest is None:
+        return f"{found.over_runner_up} × {found.runner_up}: {found.verdict}"
+    lowest = f"{found.lowest:.2f}" if math.isfinite(found.lowest) else "—"
+    return (
+        f"at least {lowest} × every rival ({found.binding} binds): {found.verdict}; "
+        f"{found.over_runner_up} × {found.runner_up}"
+    )
 
 
 def pooled_text(found: Sequence[Decision]) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.method.soak_verdict import SOAK_DOC
-from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, GLOSSARY, study_command
+from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, GLOSSARY, Row, study_command
 from harness.render.findings import Findings, findings, matrix_run, newest_soak, only_in_matrix
 from harness.render.page import FINDINGS_JSON, findings_json, page
 from harness.render.table import Block, Table, markdown, written_tables
@@ -67,14 +67,18 @@ def answer(study: StudyReport, runs: Sequence[StudyRun]) -> str:
     return " ".join(told)
 
 
-def verdicts_line() -> str:
-    """How to read the decision table, in one paragraph."""
+def verdicts_line(rows: Sequence[Row]) -> str:
+    """How to read the decision table, in one paragraph, with how many rows it answers."""
+    sure = [each for each in rows if each.answered and each.trusted]
     return (
-        "Each row answers one question from its study's runs on this machine type: first in the question's own "
-        "words, then how sure that is, as the pick's rate over the runner-up's with its 95% interval over blocks of "
-        "warm servers taking turns, pooled over every run in which both ran the same code (over N runs on D days), "
-        "the newest run's own reading beside it. The noise floor is the smallest difference the newest run could "
-        "see. Every term is defined under [Words](#words). Compare absolute figures only within one run and machine."
+        f"**{len(sure)} of {len(rows)} questions are answered and trusted.** Each row answers one question from its "
+        "study's runs on this machine type: first in the question's own words, then how sure that is. Where it asks "
+        "which one to pick, the pick is **certified** when, with 95% confidence over every rival at once, it is the "
+        "fastest or within 5% of the fastest; the column gives its lowest bound over any rival and the rival that "
+        "binds it, then its rate over the runner-up's with its 95% interval over blocks of warm servers taking "
+        "turns, pooled over every run in which both ran the same code (over N runs on D days), the newest run's own "
+        "reading beside it. The noise floor is the smallest difference the newest run could see. Every term is "
+        "defined under [Words](#words). Compare absolute figures only within one run and machine."
     )
 
 
@@ -102,7 +106,7 @@ def decide(found: Findings) -> list[str]:
                 f"[{each.study}]({each.study}/README.md), {runs}; {each.pooled}",
             ],
         )
-    return [*lines, verdicts_line(), "", *table.markdown(), ""]
+    return [*lines, verdicts_line(found.rows), "", *table.markdown(), ""]
 
 
 def answers(found: Findings, chosen: dict[StudyReport, list[StudyRun]]) -> list[str]:

@@ -126,6 +126,8 @@ class RunMeta:
     machine: dict[str, Any] = field(default_factory=dict)
     # A shard of a plan (run-all --shard i/n, harness.plan.shards): {"plan", "index", "count"}; {} for a whole run.
     shard: dict[str, Any] = field(default_factory=dict)
+    # The earlier runs whose readings seeded the race (harness.studies.evidence.seeds): [] for a fresh run.
+    seeded_by: list[str] = field(default_factory=list)
     schema: int = SCHEMA
 
     def to_json(self) -> dict[str, Any]:

@@ -104,7 +104,9 @@ def race_studies(
                 race = Race(measurement.rounds(), fitted_method, seed)
                 raced.append(Raced(each, measurement, Entrant(race, measurement.block)))
             if not options.fresh:
-                progress.planned(seeded(raced, where_of(chosen[0]).run_dir, meta))
+                said, seeded_by = seeded(raced, where_of(chosen[0]).run_dir, meta)
+                meta = replace(meta, seeded_by=seeded_by)
+                progress.planned(said)
             entrants = [each.entrant for each in raced]
             owner = {id(each.entrant): each for each in raced}
 
@@ -129,9 +131,10 @@ def race_studies(
     return meta
 
 
-def seeded(raced: list[Raced], run_dir: Path, meta: RunMeta) -> str:
+def seeded(raced: list[Raced], run_dir: Path, meta: RunMeta) -> tuple[str, list[str]]:
     """Start each comparison's race from what the earlier runs of this machine class and code tell its rows
-    (harness.studies.evidence.seeds), and say what they left open and what this run targets."""
+    (harness.studies.evidence.seeds), and say what they left open and what this run targets; with the earlier runs
+    whose readings seeded it."""
     planned = [
         Planned(
             each.study.name,
@@ -148,7 +151,8 @@ def seeded(raced: list[Raced], run_dir: Path, meta: RunMeta) -> str:
     for each, plan in zip(raced, planned, strict=True):
         seed = found[f"{plan.study}/{plan.workload}"]
         each.entrant.race.earlier, each.entrant.race.spread = seed.earlier, (seed.tau2, seed.tau_freedom)
-    return seeded_text([each.entrant.race for each in raced], len(earlier_runs(run_dir, meta.to_json())))
+    seeded_by = sorted({reading.run_id for seed in found.values() for reading in seed.readings})
+    return seeded_text([each.entrant.race for each in raced], len(earlier_runs(run_dir, meta.to_json()))), seeded_by
 
 
 def seeded_text(races: list[Race], earlier: int) -> str:

@@ -24,7 +24,7 @@ class Decision:
     runner_up: str
     over_runner_up: str  # the pick's rate over the runner-up's, with its 95% interval
     over_reference: str  # the pick's rate over the comparison's reference, with its 95% interval
-    verdict: str  # tie (either will do), faster, or unresolved
+    verdict: str  # tie (either will do), faster, or unresolved; certified or not yet certified (the selection rule)
     avoid: str
     study: str  # the evidence: the study, its run and the machine it ran on
     run_id: str
@@ -54,9 +54,26 @@ class Decision:
     # The runs and days its pick over the runner-up pools (1 and 1: the newest run alone).
     runs: int = 1
     days: int = 1
+    # Where the row asks "which" and answers by the selection rule (harness.method.selection): whether its pick is
+    # certified, the best or within `delta` of the best with 95% confidence (None: a row the rule does not judge),
+    # its lowest simultaneous bound over any rival and that rival, and the candidates that could still be the best
+    # (the pick first).
+    certified: bool | None = None
+    lowest: float | None = None
+    binding: str = ""
+    contenders: tuple[str, ...] = ()
+    delta: float = 0.05
 
     def picked(self) -> str:
-        """The pick and its margin over the runner-up, or that the two tie or were not told apart."""
+        """The pick in words: certified by the selection rule ("Pick a: the fastest, or within 5% of the fastest
+        (95%); b could be as fast") or not yet ("Not yet: a, b or c"); where the rule does not judge the row, its
+        margin over the runner-up, or that the two tie or were not told apart."""
+        if self.certified is not None:
+            others = [each for each in self.contenders if each != self.pick]
+            if not self.certified:
+                return f"Not yet: {' or '.join(self.contenders or (self.pick, self.runner_up))}"
+            said = f"Pick {self.pick}: the fastest, or within {self.delta:.0%} of the fastest (95%)"
+            return said + (f"; {', '.join(others)} could be as fast" if others else "")
         if self.verdict == "—":
             return self.pick
         if self.verdict.startswith("tie"):
@@ -127,3 +144,14 @@ def shared_targets(run: StudyRun, report: StudyReport, wall_seconds: float, full
 def no_targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Target]:
     """A study with no targets beyond the shared ones."""
     return {}
+
+
+CERTIFIED, NOT_CERTIFIED = "certified", "not yet certified"  # a selection row's verdict
+
+
+def answered(found: Decision) -> bool:
+    """Whether a row answers its question: its pick certified where the selection rule judges it, else its verdict
+    resolved (a tie, faster or slower)."""
+    if found.certified is not None:
+        return found.certified
+    return not found.verdict.startswith("unresolved") and found.verdict not in ("—", NOT_CERTIFIED)

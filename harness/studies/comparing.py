@@ -12,10 +12,10 @@ from typing import TypedDict
 
 from harness.method.moderation import quantile
 from harness.method.pooling import over_runs_text
+from harness.method.selection import Selection, blocks_to_certify
 from harness.method.verdicts import (
     BLOCKS,
     HELD,
-    TIE,
     UNRESOLVED,
     Interval,
     Method,
@@ -25,6 +25,7 @@ from harness.method.verdicts import (
     noise_floor,
     paired_ratios,
     ratio_text,
+    separated,
     spread_between_rounds,
     verdict,
 )
@@ -33,8 +34,8 @@ from harness.plan.servers import MINIMAL_SUFFIX
 from harness.render.summaries import driver_share, ms, not_ok_mark, rate
 from harness.render.table import Block, Table
 from harness.results.records import StudyRun
-from harness.studies.base import SEPARATED, Decision
-from harness.studies.judging import Judged, absolute, pick_over, windows_of
+from harness.studies.base import CERTIFIED, NOT_CERTIFIED, SEPARATED, Decision
+from harness.studies.judging import Judged, absolute, pick_over, selection_of, windows_of
 
 MOST_BLOCKS_SAID = 200  # what it would take to close a comparison is said up to this many blocks
 
@@ -91,7 +92,7 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
             [
                 rate_text(own.rate) + not_ok_mark([report for _, report in mine]),
                 "1 (reference)" if label == record.reference else pooled_text(outcome) if outcome else "—",
-                "—" if label == record.reference or outcome is None else f"**{outcome.verdict}**",
+                "—" if label == record.reference or outcome is None else verdict_cell(outcome),
                 alone_text(outcome) if outcome else "—",
                 ms(own.p50),
                 ms(own.p99),
@@ -104,6 +105,16 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
             ],
         )
     return [table, "", *measured_how(judged)]
+
+
+def verdict_cell(outcome: Outcome) -> str:
+    """A label's verdict as its table shows it; an A/A control that separated says what that means beside it,
+    on every page its comparison appears (a run made aside too)."""
+    if outcome.control and separated(outcome.alone or outcome.ratio):
+        return (
+            f"**{outcome.verdict}: the A/A control separated**, so this run's ratios of its study are not to be trusted"
+        )
+    return f"**{outcome.verdict}**"
 
 
 def pooled_text(outcome: Outcome) -> str:
@@ -330,33 +341,36 @@ def untrusted(separated: bool, why: str) -> str:
 def decision(
     question: str, judged: Judged, run: StudyRun, trusted: bool, control: Interval | None = None
 ) -> Decision | None:
-    """The decision row of a comparison: the pick, the runner-up, the pick's ratios over it and over the
-    reference (95% intervals), whether that is a tie, and the alternative to avoid (the slowest, if slower);
-    trusted unless the study's A/A control separated or the comparison itself cannot carry it (`distrust`), with
-    how that control read (its noise floor)."""
-    chosen = pick(judged)
-    if chosen is None:
-        return None
-    top, runner = chosen
-    why = untrusted(not trusted, distrust(judged, run, [top, runner]))
+    """The decision row of a comparison, by the selection rule (harness.method.selection): the pick, certified or
+    not, its lowest simultaneous bound over every rival, the contenders, what would certify it; beside them the
+    runner-up with the pick's ratio over it and over the reference (95% intervals), and the alternative to avoid
+    (the slowest, if slower); trusted unless the study's A/A control separated or the comparison itself cannot carry
+    the pick over the rival that binds it (`distrust`), with how that control read (its noise floor)."""
+    labels = candidates(judged)
     tie = judged.record.method.tie
+    chosen = selection_of(judged, labels, tie)
+    if chosen is None or (binding := chosen.binding) is None:
+        return None
+    top = chosen.pick
+    runner = next(label for label in labels if label != top)
+    why = untrusted(not trusted, distrust(judged, run, [top, binding.rival]))
     over = pick_over(judged, top, runner, tie)
     reference = judged.record.reference
     against = judged.outcome(top)
-    slowest = candidates(judged)[-1]
+    slowest = labels[-1]
     worst = pick_over(judged, slowest, top, tie)
     slower = worst[0] if worst and worst[1] == "slower" else None  # the one to avoid, where it was slower
     return Decision(
-        stacks=servers_of(judged, candidates(judged)),
-        **over_runs(judged, top, runner),
+        stacks=servers_of(judged, labels),
+        **with_closing(over_runs(judged, top, runner), certify_text(judged, chosen)),
+        **choice(chosen),
         question=question,
         workload=judged.record.workload,
         pick=top,
         runner_up=runner,
         over_runner_up="—" if over is None else ratio_text(over[0]),
         over_reference="1 (reference)" if top == reference or against is None else ratio_text(against.ratio),
-        verdict="—" if over is None else f"tie with {runner}" if over[1] == TIE else over[1],
-        avoid=f"{slowest} ({ratio_text(slower)} of the pick)" if slower else "—",
+        avoid=f"{slowest} ({ratio_text(slower)} of the pick)" if slower and slowest != top else "—",
         study=judged.study,
         run_id=run.run_id,
         machine=run.cpu_model,
@@ -367,6 +381,51 @@ def decision(
         over=None if over is None else over[0],
         worst=slower,
         floor=None if control is None else noise_floor(control),
+    )
+
+
+class Choice(TypedDict):
+    """A selection as the Decision holds it."""
+
+    verdict: str
+    certified: bool
+    lowest: float
+    binding: str
+    contenders: tuple[str, ...]
+    delta: float
+
+
+def choice(chosen: Selection) -> Choice:
+    """A selection's reading for its decision row: certified or not, its lowest bound and the rival that binds it,
+    the contenders and δ."""
+    binding = chosen.binding
+    return Choice(
+        verdict=CERTIFIED if chosen.certified else NOT_CERTIFIED,
+        certified=chosen.certified,
+        lowest=chosen.lowest,
+        binding="" if binding is None else binding.rival,
+        contenders=chosen.contenders,
+        delta=chosen.delta,
+    )
+
+
+def certify_text(judged: Judged, chosen: Selection, paired: Sequence[str] = ()) -> str:
+    """What would certify an open pick: about how many more blocks of its contenders, at the spread each rival's
+    difference shows (harness.method.selection.blocks_to_certify), as runs of its study (each giving the pair the
+    blocks this run did) and minutes of its blocks; "" where it is certified. paired: the labels of the pick and its
+    rival in the comparison, where the selection names them otherwise ("ten threads")."""
+    if chosen.certified:
+        return ""
+    more = blocks_to_certify(chosen)
+    if more is None:
+        return "a block of every contender, for an interval of each"
+    binding = chosen.binding
+    pair = tuple(paired) or ((chosen.pick, binding.rival) if binding else ())
+    per_run = len(paired_ratios(judged.rates, *pair)) if len(pair) == 2 else 0
+    runs = math.ceil(max(1, more) / max(1, per_run))
+    minutes = judged.record.wall_seconds / max(1, len(judged.record.orders)) * more / 60
+    return (
+        f"about {max(1, more)} more blocks, {runs} more run{'s' if runs != 1 else ''} ({minutes:.0f} min of its blocks)"
     )
 
 
@@ -398,6 +457,11 @@ def over_runs(judged: Judged, first: str, second: str) -> OverRuns:
         runs=pooled.runs if pooled else 1,
         days=pooled.days if pooled else 1,
     )
+
+
+def with_closing(found: OverRuns, closing: str) -> OverRuns:
+    """A row's evidence over runs with what would close it said otherwise (what would certify its pick)."""
+    return OverRuns(held=found["held"], closing=closing, runs=found["runs"], days=found["days"])
 
 
 def held_text(judged: Judged, first: str, second: str) -> str:

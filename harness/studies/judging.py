@@ -3,6 +3,7 @@ latency, its verdicts, and one label over another. Report-side: reads only the r
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 from harness.method.moderation import NO_PRIOR, Prior
 from harness.method.noise import Noise, components
 from harness.method.pooling import Combined
+from harness.method.selection import Difference, Selection, difference_of, select
 from harness.method.verdicts import (
     BLOCKS,
     ComparisonRecord,
@@ -218,3 +220,44 @@ def pick_over(judged: Judged, first: str, second: str, tie: float) -> tuple[Inte
     too few rounds."""
     found = judged.paired(first, second)
     return None if found is None else (found, verdict(found, tie))
+
+
+def selection_of(judged: Judged, labels: Sequence[str], delta: float) -> Selection | None:
+    """The selection rule over these labels of a comparison (harness.method.selection): the pick by its ratio to the
+    reference, each difference paired by block, pooled over runs where it pools; None with fewer than two that
+    ran."""
+    ratio = {each.alternative: each.ratio.value for each in judged.outcomes} | {judged.record.reference: 1.0}
+    standing = {label: math.log(ratio[label]) for label in labels if label in ratio and label in judged.rates}
+
+    def difference(first: str, second: str) -> Difference | None:
+        found = judged.paired(first, second)
+        return None if found is None else difference_of(found)
+
+    return select(list(standing), standing, difference, delta)
+
+
+def cpu_per_call(judged: Judged, label: str) -> dict[int, float]:
+    """A label's server CPU seconds per OK call in each block: its slices' CPU over their OK calls (blocks whose
+    slices were not sampled left out)."""
+    sums: dict[int, tuple[float, int]] = {}
+    for repeat, report in windows_of(judged, label):
+        if repeat.round is not None and repeat.resources.sampled and report.ok:
+            cpu, calls = sums.get(repeat.round, (0.0, 0))
+            sums[repeat.round] = (cpu + repeat.resources.cpu_seconds, calls + report.ok)
+    return {block: cpu / calls for block, (cpu, calls) in sums.items() if cpu > 0 and calls}
+
+
+def peak_memory(judged: Judged, label: str) -> dict[int, float]:
+    """A label's server peak RSS in each block, in bytes: the highest of its slices'."""
+    found: dict[int, float] = {}
+    for repeat, _ in windows_of(judged, label):
+        if repeat.round is not None and repeat.resources.sampled and repeat.resources.peak_rss_bytes > 0:
+            found[repeat.round] = max(found.get(repeat.round, 0.0), float(repeat.resources.peak_rss_bytes))
+    return found
+
+
+def paired_measure(first: dict[int, float], second: dict[int, float]) -> Interval | None:
+    """first's figure over second's, paired by block (each a server's CPU per call or memory in the blocks both
+    ran), with its 95% t-interval over blocks; None with fewer than two."""
+    ratios = [first[block] / second[block] for block in sorted(first) if block in second and second[block] > 0]
+    return interval(ratios) if len(ratios) >= 2 else None

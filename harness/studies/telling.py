@@ -4,6 +4,7 @@ files."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -24,8 +25,16 @@ from harness.render.vega import forest_layers, grid, nothing, png
 from harness.render.views import comparison_view
 from harness.results.records import CellResult, StudyRun, comparison_files, study_dir
 from harness.studies.base import Decision, StudyReport
-from harness.studies.comparing import comparison_table, decision, floors_table, pick, rate_text, sentence
-from harness.studies.judging import Judged, judged_comparisons, pick_over
+from harness.studies.comparing import (
+    candidates,
+    comparison_table,
+    decision,
+    floors_table,
+    pick,
+    rate_text,
+    sentence,
+)
+from harness.studies.judging import Judged, judged_comparisons, pick_over, selection_of
 
 
 @dataclass(frozen=True)
@@ -52,8 +61,8 @@ class Telling:
     # What we found of a stack on a topic, beyond its figures (a profile's reading, with its link), after its table.
     found: Mapping[str, Finding] = field(default_factory=dict)
     # The answer in the question's own words, by topic, where its question is not "which one" (a yes or no, a
-    # cost): from the comparison and its decision row (Decision.lead).
-    leads: Mapping[str, Callable[[Judged, Decision], str]] = field(default_factory=dict)
+    # cost): the comparison's decision row with its lead (Decision.lead) and whatever else that answer measures by.
+    leads: Mapping[str, Callable[[Judged, Decision], Decision]] = field(default_factory=dict)
 
     def question(self, judged: Judged) -> str:
         return self.questions.get(judged.record.topic, self.describe(judged.record.topic))
@@ -67,7 +76,7 @@ class Telling:
     def led(self, judged: Judged, made: Decision | None) -> Decision | None:
         """A comparison's decision row with its answer in the question's words, where the study words one."""
         lead = self.leads.get(judged.record.topic)
-        return made if made is None or lead is None else replace(made, lead=lead(judged, made))
+        return made if made is None or lead is None else lead(judged, made)
 
 
 def comparison_lines(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) -> list[Block]:
@@ -148,12 +157,17 @@ def answer_opening(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) -
 
 
 def told(run: StudyRun, telling: Telling, judged: Judged) -> str:
-    """A comparison's question and pick, then its reading in a sentence ("" where nothing was picked)."""
+    """A comparison's question and pick (certified or not by the selection rule, its lowest bound over any rival),
+    then its reading in a sentence ("" where nothing was picked)."""
     chosen = pick(judged)
     if chosen is None:
         return ""
     over = pick_over(judged, *chosen, run.thresholds.tie)
     settled = "" if over is None else f", {ratio_text(over[0])} × {chosen[1]} ({over[1]})"
+    found = selection_of(judged, candidates(judged), run.thresholds.tie)
+    if found is not None and found.pick == chosen[0] and math.isfinite(found.lowest):
+        said = "certified" if found.certified else "not yet certified"
+        settled += f"; {said}: at least {found.lowest:.2f} × every rival"
     return f"{telling.question(judged)} **{chosen[0]}**{settled}. {sentence(judged)}."
 
 

@@ -4,6 +4,7 @@ driver, and what bounds each shape."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from harness.method.verdicts import FASTER, SLOWER, TIE, UNRESOLVED, ratio_text
 from harness.plan.matrix import IN_FLIGHT
@@ -261,15 +262,15 @@ def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, 
 ANSWER_OF = {FASTER: "Yes", TIE: "Yes", SLOWER: "No", UNRESOLVED: "Not told yet"}
 
 
-def rest_would_do(judged: Judged, made: Decision) -> str:
+def rest_would_do(judged: Judged, made: Decision) -> Decision:
     """Whether REST would do, in those words: the faster REST server against gRPC unary (the reference), then
     the fastest call shape."""
     rest = [each for each in judged.outcomes if each.alternative in REST_SERVERS]
     if not rest:
-        return ""
+        return made
     best = max(rest, key=lambda each: each.ratio.value)
     said = f"{ANSWER_OF[best.verdict]}: {best.alternative} serves {ratio_text(best.ratio)} × gRPC unary"
-    return f"{said}; the fastest shape: {made.picked()}"
+    return replace(made, lead=f"{said}; the call shape: {made.picked()}")
 
 
 TELLING = Telling(

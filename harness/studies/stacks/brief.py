@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
+from harness.method.bounds import at_wait_bound, wait_bound
+from harness.method.selection import difference_of, select
 from harness.method.verdicts import (
     FASTER,
     SLOWER,
@@ -22,7 +25,7 @@ from harness.method.verdicts import (
     unpaired_interval,
     verdict,
 )
-from harness.plan.matrix import REGION
+from harness.plan.matrix import REGION, WAIT_MS
 from harness.render.summaries import rate
 from harness.render.table import Block, Table
 from harness.render.vega import clients_layers, png, side_by_side
@@ -31,14 +34,18 @@ from harness.results.records import StudyRun
 from harness.studies.base import Decision
 from harness.studies.comparing import (
     ALONE,
+    LEAST_TRUSTED_BLOCKS,
+    certify_text,
+    choice,
     decision,
     distrust,
     is_floor,
     over_runs,
     servers_of,
     untrusted,
+    with_closing,
 )
-from harness.studies.judging import Judged, pick_over
+from harness.studies.judging import Judged, absolute, cpu_per_call, paired_measure, peak_memory, pick_over
 from harness.studies.telling import Telling
 
 MOTOR, PYMONGO = "Motor", "PyMongo's async client"
@@ -115,7 +122,9 @@ def chart(topic: str, levels: dict[int, Judged], title: str) -> bytes:
 
 def upward(ratio: Interval) -> Interval:
     """The ratio of the faster over the slower: itself at or above 1, else its inverse."""
-    return ratio if ratio.value >= 1 else Interval(1 / ratio.value, 1 / ratio.high, 1 / ratio.low, ratio.rounds)
+    if ratio.value >= 1:
+        return ratio
+    return Interval(1 / ratio.value, 1 / ratio.high, 1 / ratio.low, ratio.rounds, ratio.freedom)
 
 
 def control_of_run(judgeds: Sequence[Judged]) -> Interval | None:
@@ -139,11 +148,11 @@ def pair_row(
     found = pick_over(judged, first[0], second[0], tie)
     if found is None:
         return None
-    ratio, said = found
+    ratio, _ = found
     top, runner = (first, second) if ratio.value >= 1 else (second, first)
     over = upward(ratio)
     why = distrust(judged, run, [first[0], second[0]])
-    return told_row(question, judged, run, top, runner, over, said, control, scope, why, (top[0], runner[0]))
+    return told_row(question, judged, run, top, runner, over, control, scope, why, (top[0], runner[0]))
 
 
 def told_row(
@@ -153,7 +162,6 @@ def told_row(
     top: tuple[str, str],
     runner: tuple[str, str],
     over: Interval,
-    said: str,
     control: Interval | None,
     scope: str,
     why: str,
@@ -163,16 +171,21 @@ def told_row(
     with its verdict; untrusted for `why` (the comparison's own reasons, `distrust`) or a control that separated.
     paired: the two labels, where paired in the comparison's blocks (so that runs can pool it)."""
     why = untrusted(control is not None and separated(control), why)
+    tie = judged.record.method.tie
+    standing = {top[1]: math.log(over.value), runner[1]: 0.0}
+    chosen = select(list(standing), standing, lambda first, second: difference_of(over), tie)
+    assert chosen is not None  # two candidates
+    made = choice(chosen)
     return Decision(
         stacks=servers_of(judged, paired or (top[0],)),
-        **(over_runs(judged, *paired) if paired else ALONE),
+        **with_closing(over_runs(judged, *paired) if paired else ALONE, certify_text(judged, chosen, paired)),
+        **made,
         question=question,
         workload=f"{judged.record.workload}/{scope}",
         pick=top[1],
         runner_up=runner[1],
         over_runner_up=ratio_text(over),
         over_reference="—",
-        verdict=f"tie with {runner[1]}" if said == TIE else verdict(over, judged.record.method.tie),
         avoid="—",
         study=judged.study,
         run_id=run.run_id,
@@ -225,9 +238,8 @@ def stream_rows(
         ratio = unpaired_interval(list(theirs.values()), list(mine.values()))
         first, second = ("a stream", "one reply") if ratio.value >= 1 else ("one reply", "a stream")
         over = upward(ratio)
-        said = verdict(over, unary.record.method.tie)
         why = distrust(unary, run, [stack]) or distrust(stream, run, [stack])
-        found.append(told_row(question, unary, run, (stack, first), (stack, second), over, said, control, stack, why))
+        found.append(told_row(question, unary, run, (stack, first), (stack, second), over, control, stack, why))
     return found
 
 
@@ -237,19 +249,59 @@ ANSWER_OF = {FASTER: "Yes", TIE: "No, it ties", SLOWER: "No", UNRESOLVED: "Not t
 SYNC_PREFIX = "sync-"  # the grpcio thread-pool servers' labels: sync-w1, sync-w10, sync-w50
 
 
-def async_pays(judged: Judged, made: Decision) -> str:
+COSTS_ANSWER = {SLOWER: "Yes, in CPU, not in rate", TIE: "No, it ties", FASTER: "No", UNRESOLVED: "Not told yet"}
+
+
+def async_pays(judged: Judged, made: Decision) -> Decision:
     """Whether async pays off, in those words: the fastest event-loop stack against the fastest sync server measured
-    (a pool sized to the load where it ran: ten threads serve at most ten waiting calls at once), paired by block."""
+    (a pool sized to the load where it ran: ten threads serve at most ten waiting calls at once), paired by block.
+    Where both serve at the wait bound (Little's law: the clients over the wait), their rates tie by construction,
+    and the row answers by what differs there: the server's CPU per call and its memory, paired in the same
+    blocks."""
     labels = [label for label in judged.standing if not is_floor(label)]
     syncs = [label for label in labels if label.startswith(SYNC_PREFIX)]
     loops = [label for label in labels if not label.startswith(SYNC_PREFIX)]
     if not syncs or not loops:
-        return f"Not asked: {made.pick} serves fastest"
-    over = judged.paired(loops[0], syncs[0])
+        return replace(made, lead=f"Not asked: {made.pick} serves fastest")
+    loop, sync = loops[0], syncs[0]
+    over = judged.paired(loop, sync)
     if over is None:
-        return f"Not told yet: {loops[0]} against {syncs[0]}"
-    said = ANSWER_OF[verdict(over, judged.record.method.tie)]
-    return f"{said}: {loops[0]} serves {ratio_text(over)} × {syncs[0]}, the fastest sync server"
+        return replace(made, lead=f"Not told yet: {loop} against {sync}")
+    tie = judged.record.method.tie
+    clients = judged.cells[loop].record.concurrency if loop in judged.cells else 0
+    bound = wait_bound(clients, None, WAIT_MS / 1000)
+    owns = [absolute(judged, label) for label in (loop, sync)]
+    cpu = paired_measure(cpu_per_call(judged, loop), cpu_per_call(judged, sync))
+    if cpu is None or not all(own is not None and at_wait_bound(own.rate.value, bound) for own in owns):
+        said = verdict(over, tie)
+        lead = f"{ANSWER_OF[said]}: {loop} serves {ratio_text(over)} × {sync}, the fastest sync server"
+        return replace(made, lead=lead, verdict=said, certified=None)
+    said = verdict(cpu, tie)
+    memory = paired_measure(peak_memory(judged, loop), peak_memory(judged, sync))
+    lead = (
+        f"{COSTS_ANSWER[said]}: at {clients} clients waiting {WAIT_MS} ms {loop} and {sync} both serve at the wait "
+        f"bound ({rate(bound)} calls/s; {ratio_text(over)} ×); {loop} uses {ratio_text(cpu)} × the CPU per call of "
+        f"{sync}" + (f" and {ratio_text(memory)} × its memory" if memory else "")
+    )
+    why = ", ".join(part for part in made.why.split(", ") if part and not part.startswith("only "))
+    few = f"only {cpu.rounds} blocks" if cpu.rounds < LEAST_TRUSTED_BLOCKS else ""
+    why = ", ".join(filter(None, [why, few]))
+    return replace(
+        made,
+        lead=lead,
+        pick=loop,
+        runner_up=f"{sync}, CPU per call",
+        over_runner_up=ratio_text(cpu),
+        over=cpu,
+        verdict=said,
+        certified=None,
+        held="",
+        closing="",
+        runs=1,
+        days=1,
+        trusted=not why,
+        why=why,
+    )
 
 
 def brief_decisions(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) -> list[Decision]:
@@ -278,9 +330,33 @@ def brief_decisions(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) 
                 rows += stream_rows(STREAM_QUESTION, unary, stream, run, control)
                 break
     rows += threads_rows(THREADS_QUESTION, top, run, control)
+    rows += uvloop_rows(
+        UVLOOP_QUESTION, {topic: judged for topic, judged in top.items() if topic + REGION not in top}, run, control
+    )
     return rows
+
+
+# Each event-loop stack measured on both loops: its uvloop label and its asyncio label.
+LOOPS = (("grpclib-uvloop", "grpclib-asyncio"), ("aio-uvloop", "aio-asyncio"))
+
+
+def uvloop_rows(question: str, levels: dict[str, Judged], run: StudyRun, control: Interval | None) -> list[Decision]:
+    """uvloop against asyncio's own loop for each stack that ran both in the same blocks, on each scenario (the S3
+    work a region away where measured there), paired by block."""
+    found = []
+    for topic, judged in levels.items():
+        for uvloop, asyncio in LOOPS:
+            if uvloop in judged.rates and asyncio in judged.rates:
+                stack = uvloop.removesuffix("-uvloop")
+                made = pair_row(
+                    question, judged, run, (uvloop, "uvloop"), (asyncio, "asyncio"), control, f"{stack}/{topic}"
+                )
+                if made is not None:
+                    found.append(made)
+    return found
 
 
 MONGO_QUESTION = "S3 to MongoDB on an event loop: Motor or PyMongo's async client?"
 STREAM_QUESTION = "An S3 listing: one reply or a stream?"
 THREADS_QUESTION = "grpcio sync: one worker thread or ten?"
+UVLOOP_QUESTION = "Does uvloop pay off, and on which stack?"

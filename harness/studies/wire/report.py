@@ -16,9 +16,9 @@ from harness.render.table import Block, Table, markdown
 from harness.render.vega import BYTES, Axis, Dash, lines, png
 from harness.results.records import StudyRun
 from harness.run.tls import MTLS, TLS
-from harness.studies.base import Decision, StudyReport
-from harness.studies.comparing import rate_text
-from harness.studies.judging import Judged, judged_comparisons, pick_over
+from harness.studies.base import NOT_CERTIFIED, Decision, StudyReport
+from harness.studies.comparing import certify_text, choice, over_runs, rate_text, with_closing
+from harness.studies.judging import Judged, judged_comparisons, pick_over, selection_of
 from harness.studies.reading import driver_not_busy, failed_cells, medians, study_readme
 from harness.studies.telling import (
     Telling,
@@ -325,22 +325,36 @@ def _description(topic: str) -> str:
     return f"SayHello with {size_label(size)} of payload in its {direction}{small}, {SIZE_LEVEL} loadgen workers"
 
 
-def tls_costs(judged: Judged, made: Decision) -> str:
+def tls_costs(judged: Judged, made: Decision) -> Decision:
     """What TLS costs and how to hold connections under it, in those words: a shared TLS connection against a
-    shared plaintext one, then the fastest way under TLS against the next, each paired by block."""
+    shared plaintext one, an estimate (known once its interval's half-width is within the tie band, whatever the
+    cost), then the way to hold connections under TLS, by the selection rule over the ways under TLS. Answered when
+    both are: the cost known and the way certified."""
     tie = judged.record.method.tie
     cost = pick_over(judged, wire_label(SHARED, TLS), SHARED, tie)
-    ways = sorted(
-        (each for each in judged.outcomes if each.alternative.endswith(f"+{TLS}")), key=lambda each: -each.ratio.value
+    ways = [each.alternative for each in judged.outcomes if each.alternative.endswith(f"+{TLS}")]
+    chosen = selection_of(judged, ways, tie)
+    if cost is None or chosen is None:
+        return made
+    known = cost[0].half_width <= math.log1p(tie)
+    said = f"TLS serves {ratio_text(cost[0])} × plaintext on one shared connection"
+    said += f" ({cost[1]}, known to ±{math.expm1(cost[0].half_width):.0%})" if known else f" ({cost[1]})"
+    rival = chosen.binding.rival if chosen.binding else made.runner_up
+    over = judged.paired(chosen.pick, rival)
+    found = replace(
+        made,
+        **with_closing(over_runs(judged, chosen.pick, rival), certify_text(judged, chosen)),
+        **choice(chosen),
+        pick=chosen.pick,
+        runner_up=rival,
+        over_runner_up="—" if over is None else ratio_text(over),
+        over=over,
+        labels=(chosen.pick, rival),
     )
-    if cost is None or len(ways) < 2:
-        return ""
-    best, second = ways[0].alternative, ways[1].alternative
-    held = pick_over(judged, best, second, tie)
-    said = f"TLS serves {ratio_text(cost[0])} × plaintext on one shared connection ({cost[1]})"
-    if held is None:
-        return said
-    return f"{said}; under TLS hold {best}: {ratio_text(held[0])} × {second} ({held[1]})"
+    lead = f"{said}; under TLS: {found.picked()}"
+    if not known:
+        return replace(found, lead=lead, certified=False, verdict=NOT_CERTIFIED)
+    return replace(found, lead=lead)
 
 
 TELLING = Telling(
