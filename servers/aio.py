@@ -26,6 +26,7 @@ from servers.common import (
     add_grpcio_port,
     archive_reply,
     freeze_startup_heap,
+    grpcio_options,
     info_reply,
     log,
     log_failure,
@@ -35,6 +36,7 @@ from servers.common import (
     status_of,
     supervise,
 )
+from servers.ports import refuse_taken
 
 
 class CallsInFlight(CallLimit):
@@ -220,11 +222,12 @@ def add_services(server: grpc.aio.Server, scenarios: AsyncScenarios, calls: Call
 async def serve(config: ServerConfig) -> None:
     """Serve until SIGTERM or SIGINT, then let calls in flight finish within the grace period."""
     stop = StopSignal()
-
+    if not config.shared_port:
+        refuse_taken(config.host, config.port)  # before the backends' clients are made
     scenarios = await AsyncScenarios.open(
         config.backends, config.pool_size, config.mongo_driver, config.sensor_interval_ms, config.s3_client
     )
-    server = grpc.aio.server(options=AIO_SERVER_OPTIONS)
+    server = grpc.aio.server(options=AIO_SERVER_OPTIONS + grpcio_options(config))
     health_servicer = add_services(server, scenarios, CallsInFlight(config.max_concurrent_rpcs))
     try:
         port = add_grpcio_port(server, config)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -37,6 +38,7 @@ from servers.common import (
     status_of,
     supervise,
 )
+from servers.ports import PortInUse, refuse_taken
 
 
 class LimitedProtoCodec(ProtoCodec):
@@ -182,7 +184,8 @@ class Info(bench_grpc.InfoBase):
 async def serve(config: ServerConfig) -> None:
     """Serve until SIGTERM or SIGINT, then let calls in flight finish within the grace period."""
     stop = StopSignal()
-
+    if not config.shared_port:
+        refuse_taken(config.host, config.port)  # before the backends' clients are made
     scenarios = await AsyncScenarios.open(
         config.backends, config.pool_size, config.mongo_driver, config.sensor_interval_ms, config.s3_client
     )
@@ -202,9 +205,15 @@ async def serve(config: ServerConfig) -> None:
         codec=LimitedProtoCodec(),
     )
     try:
-        # SO_REUSEPORT, as grpcio sets it: the processes of a multi-process server share the port.
+        # SO_REUSEPORT only where the processes of a multi-process server share the port: a single process refuses
+        # a port already in use.
         tls = config.tls.ssl_context(["h2"]) if config.tls else None
-        await server.start(config.host, config.port, reuse_port=True, ssl=tls)
+        try:
+            await server.start(config.host, config.port, reuse_port=config.shared_port, ssl=tls)
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                raise PortInUse(config.host, config.port) from error
+            raise
         serving.set(True)
         freeze_startup_heap()
         log.info(

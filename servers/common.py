@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import gc
 import logging
 import signal
@@ -28,6 +29,7 @@ from scenarios.info import InfoStore
 from scenarios.objects import ArchiveCounts
 from scenarios.sensors import DEFAULT_INTERVAL_MS, interval_seconds
 from servers.diagnostics import count_call, diagnosed_loop
+from servers.ports import PortInUse, refuse_taken
 
 LOOPS = ("asyncio", "uvloop")
 Loop = Literal["asyncio", "uvloop"]
@@ -127,6 +129,10 @@ class ServerConfig:
     workers: int = 10
     # Server processes sharing the port (SO_REUSEPORT); more than 1 needs an explicit port.
     processes: int = 1
+    # One worker process of a multi-process server: it binds with SO_REUSEPORT, sharing the port with its siblings
+    # alone (the supervisor checked that nothing else listens there). A single process binds without it, so that a
+    # port already in use is refused rather than silently shared.
+    shared_port: bool = False
     # Calls a server runs (or, on a thread pool, queues) at once before it refuses more with
     # RESOURCE_EXHAUSTED (grpcio's maximum_concurrent_rpcs on a thread pool; CallLimit on an event loop);
     # None: no limit.
@@ -180,7 +186,7 @@ class ServerConfig:
 
     def worker_argv(self) -> list[str]:
         """The flags that run this configuration as one worker process of a multi-process server."""
-        argv = ["--host", self.host, "--port", str(self.port), "--grace", str(self.grace), "-p", "1"]
+        argv = ["--host", self.host, "--port", str(self.port), "--grace", str(self.grace), "-p", "1", "--shared-port"]
         if self.tls:
             argv += self.tls.argv()
         if self.sensor_interval_ms != DEFAULT_INTERVAL_MS:
@@ -212,8 +218,10 @@ def parse_config(argv: Sequence[str] | None, *, prog: str, description: str, sta
         "--processes",
         type=int,
         default=1,
-        help="server processes sharing the port with SO_REUSEPORT (default: %(default)s)",
+        help="server processes sharing the port with SO_REUSEPORT, refused where anything else listens on it "
+        "(default: %(default)s)",
     )
+    parser.add_argument("--shared-port", action="store_true", default=None, help=argparse.SUPPRESS)  # a -p N worker
     parser.add_argument("--tls-cert", help="serve TLS only, with this certificate chain (PEM)")
     parser.add_argument("--tls-key", help="the certificate's private key (PEM)")
     parser.add_argument(
@@ -448,6 +456,7 @@ def supervise(config: ServerConfig, module: str) -> int:
     port through SO_REUSEPORT. Ready when every worker listens; a worker that dies stops the rest, and
     the supervisor then exits non-zero.
     """
+    refuse_taken(config.host, config.port)  # the workers share the port with each other alone
     stop = StopSignal()
     argv = [sys.executable, "-m", module, *config.worker_argv()]
     workers = [subprocess.Popen(argv) for _ in range(config.processes)]
@@ -480,21 +489,41 @@ def supervise(config: ServerConfig, module: str) -> int:
     return 0 if stop.received is not None and all(worker.returncode == 0 for worker in workers) else 1
 
 
+def grpcio_options(config: ServerConfig) -> tuple[tuple[str, int], ...]:
+    """The channel option that tells grpcio whether to bind with SO_REUSEPORT (its default on Linux): only a worker
+    of a multi-process server does."""
+    return (("grpc.so_reuseport", int(config.shared_port)),)
+
+
 def add_grpcio_port(server: Any, config: ServerConfig) -> int:
-    """Bind a grpcio server (sync or aio) to the configured address, with TLS if configured; the port bound."""
+    """Bind a grpcio server (sync or aio, made with `grpcio_options`) to the configured address, with TLS if
+    configured; the port bound. A port already in use raises PortInUse (grpcio says only that it failed to bind)."""
     address = f"{config.host}:{config.port}"
-    if config.tls:
-        return int(server.add_secure_port(address, config.tls.grpc_credentials()))
-    return int(server.add_insecure_port(address))
+    try:
+        if config.tls:
+            return int(server.add_secure_port(address, config.tls.grpc_credentials()))
+        return int(server.add_insecure_port(address))
+    except RuntimeError:
+        if not config.shared_port:
+            refuse_taken(config.host, config.port)
+        raise
 
 
-def listening_socket(host: str, port: int) -> socket.socket:
-    """The server's socket, bound with SO_REUSEPORT so that the processes of a multi-process server share it."""
+def listening_socket(host: str, port: int, shared: bool = False) -> socket.socket:
+    """The server's socket: bound with SO_REUSEPORT where the processes of a multi-process server share it
+    (`shared`), else without, so that a port already in use raises PortInUse."""
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    if shared:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # accepted connections inherit it
-    sock.bind((host, port))
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        if error.errno == errno.EADDRINUSE:
+            raise PortInUse(host, port) from error
+        raise
     sock.listen(BACKLOG)
     sock.set_inheritable(True)
     return sock

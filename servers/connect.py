@@ -65,6 +65,7 @@ from servers.common import (
 )
 from servers.diagnostics import diagnosed_loop
 from servers.hypercorn_serving import serve_on_hypercorn
+from servers.ports import refuse_taken
 
 PROG = "python -m servers.connect"
 ARGV_ENV = "BENCH_CONNECT_ARGV"  # the app's server flags, as JSON, for the app Envoy imports
@@ -385,7 +386,7 @@ app = ConnectApp()  # what Envoy imports; its configuration comes from ARGV_ENV
 def serve_hypercorn(config: ServerConfig) -> None:
     """The app on hypercorn in this process: HTTP/2 cleartext (gRPC, Connect) and HTTP/1.1 (Connect)."""
     stop = StopSignal()
-    sock = listening_socket(config.host, config.port)
+    sock = listening_socket(config.host, config.port, config.shared_port)
 
     async def main(config: ServerConfig) -> None:
         await serve_on_hypercorn(ConnectApp(config), sock, config.grace, stop, config.tls, config.h2_window)
@@ -463,6 +464,10 @@ class Envoy:
 def serve_pyvoy(config: ServerConfig) -> int:
     """The app inside an Envoy process (pyvoy), until SIGTERM or SIGINT; then a drain within the grace period."""
     stop = StopSignal()
+    if not config.shared_port:
+        # Envoy's listener binds with SO_REUSEPORT, and pyvoy gives no way to say otherwise: a single process checks
+        # the port itself before it starts Envoy.
+        refuse_taken(config.host, config.port)
     envoy = Envoy(config)
     log.info("pyvoy: Envoy %d serving the Connect RPC app on %s:%d", envoy.process.pid, config.host, config.port)
     try:

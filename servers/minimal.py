@@ -22,6 +22,8 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from servers.ports import refuse_taken
+
 STACKS = ("grpcio", "grpclib", "grpc-aio", "connect", "rest")
 
 
@@ -142,6 +144,9 @@ def run(main: Callable[[], Coroutine[Any, Any, None]], loop: str) -> None:
 
 def serve(options: argparse.Namespace) -> None:
     host, port, loop = options.host, options.port, options.loop
+    # Each stack binds as its example does, grpcio and Envoy with SO_REUSEPORT: the port is checked here, first, so
+    # that a floor never shares a port something else listens on.
+    refuse_taken(host, port)
     if options.stack == "grpcio":
         serve_grpcio(host, port, options.workers)
     elif options.stack == "grpclib":

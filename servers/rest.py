@@ -134,7 +134,7 @@ def serve(config: ServerConfig) -> None:
     """Serve until SIGTERM or SIGINT, then let requests in flight finish within the grace period."""
     stop = StopSignal()  # installed before the server starts: a signal during startup is noted, not fatal
     app = create_app(InfoStore())
-    sock = listening_socket(config.host, config.port)
+    sock = listening_socket(config.host, config.port, config.shared_port)
     server, name = (serve_http1, "uvicorn, HTTP/1.1") if config.http == "1.1" else (serve_http2, "hypercorn, HTTP/2")
 
     async def main(config: ServerConfig) -> None:

@@ -27,6 +27,7 @@ from servers.common import (
     add_grpcio_port,
     archive_reply,
     freeze_startup_heap,
+    grpcio_options,
     info_reply,
     log,
     log_failure,
@@ -36,6 +37,7 @@ from servers.common import (
     supervise,
 )
 from servers.diagnostics import count_call, diagnosed
+from servers.ports import refuse_taken
 
 
 def stopped_event(context: grpc.ServicerContext) -> threading.Event:
@@ -154,10 +156,12 @@ class Info(bench_pb2_grpc.InfoServicer):
 def serve(config: ServerConfig) -> None:
     """Serve until SIGTERM or SIGINT, then let calls in flight finish within the grace period."""
     stop = StopSignal()
+    if not config.shared_port:
+        refuse_taken(config.host, config.port)  # before the backends' clients are made
     scenarios = SyncScenarios(config.backends, config.workers, config.sensor_interval_ms, config.s3_client)
     server = grpc.server(
         ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="grpc-worker"),
-        options=GRPCIO_SERVER_OPTIONS,
+        options=GRPCIO_SERVER_OPTIONS + grpcio_options(config),
         maximum_concurrent_rpcs=config.max_concurrent_rpcs,
     )
     bench_pb2_grpc.add_GreeterServicer_to_server(Greeter(scenarios), server)

@@ -103,20 +103,29 @@ def test_a_worker_of_a_multi_process_server_is_started_with_the_same_settings() 
         stack="loop",
     )
     assert loop.worker_argv() == [
-        *("--host", "127.0.0.1", "--port", "5000", "--grace", "5.0", "-p", "1", "--s3-client", "per-request"),
+        *("--host", "127.0.0.1", "--port", "5000", "--grace", "5.0", "-p", "1", "--shared-port"),
+        *("--s3-client", "per-request"),
         *("-l", "uvloop", "--pool-size", "7", "--mongo-driver", "pymongo"),
     ]
     limited = parse_config(
         ["-p", "2", "--port", "5000", "--max-concurrent-rpcs", "3"], prog="p", description="d", stack="loop"
     )
-    assert limited.worker_argv()[8:10] == ["--max-concurrent-rpcs", "3"]
+    assert limited.worker_argv()[9:11] == ["--max-concurrent-rpcs", "3"]
     threads = parse_config(
         ["-p", "3", "--port", "5000", "-w", "4", "--max-concurrent-rpcs", "9"],
         prog="p",
         description="d",
         stack="threads",
     )
-    assert threads.worker_argv()[-7:] == ["1", "--max-concurrent-rpcs", "9", "--s3-client", "per-process", "-w", "4"]
+    assert threads.worker_argv()[-7:] == [
+        "--shared-port",
+        "--max-concurrent-rpcs",
+        "9",
+        "--s3-client",
+        "per-process",
+        "-w",
+        "4",
+    ]
 
 
 def test_a_call_limit_below_one_is_refused() -> None:
