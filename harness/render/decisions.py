@@ -58,6 +58,11 @@ GLOSSARY = (
         "of the same work lend each other how much a block scatters (moderated), so two or three blocks suffice",
     ),
     ("block", "one round in which every alternative serves a short slice, in a shuffled order"),
+    (
+        "certified, could be as fast, not yet",
+        "a pick that, with 95% confidence over every rival at once, is the fastest or within 5% of the fastest; the "
+        "rivals that may be as fast; not yet: the candidates the evidence cannot yet choose between",
+    ),
     ("tie", "the interval lies within ±5% of 1: either will do"),
     ("faster, slower", "the interval lies wholly above or below that band"),
     (

@@ -249,6 +249,12 @@ ANSWER_OF = {FASTER: "Yes", TIE: "No, it ties", SLOWER: "No", UNRESOLVED: "Not t
 SYNC_PREFIX = "sync-"  # the grpcio thread-pool servers' labels: sync-w1, sync-w10, sync-w50
 
 
+def mean_cost(judged: Judged, label: str) -> float:
+    """A label's server CPU seconds per call over its blocks (their geometric mean; inf where none was sampled)."""
+    found = list(cpu_per_call(judged, label).values())
+    return math.exp(sum(map(math.log, found)) / len(found)) if found else math.inf
+
+
 COSTS_ANSWER = {SLOWER: "Yes, in CPU, not in rate", TIE: "No, it ties", FASTER: "No", UNRESOLVED: "Not told yet"}
 
 
@@ -256,8 +262,8 @@ def async_pays(judged: Judged, made: Decision) -> Decision:
     """Whether async pays off, in those words: the fastest event-loop stack against the fastest sync server measured
     (a pool sized to the load where it ran: ten threads serve at most ten waiting calls at once), paired by block.
     Where both serve at the wait bound (Little's law: the clients over the wait), their rates tie by construction,
-    and the row answers by what differs there: the server's CPU per call and its memory, paired in the same
-    blocks."""
+    and the row answers by what differs there: the event-loop stack and the sync server that spend the least CPU a
+    call, their CPU per call and memory paired in the same blocks."""
     labels = [label for label in judged.standing if not is_floor(label)]
     syncs = [label for label in labels if label.startswith(SYNC_PREFIX)]
     loops = [label for label in labels if not label.startswith(SYNC_PREFIX)]
@@ -270,9 +276,13 @@ def async_pays(judged: Judged, made: Decision) -> Decision:
     tie = judged.record.method.tie
     clients = judged.cells[loop].record.concurrency if loop in judged.cells else 0
     bound = wait_bound(clients, None, WAIT_MS / 1000)
-    owns = [absolute(judged, label) for label in (loop, sync)]
+    waiting = [label for label in labels if (own := absolute(judged, label)) and at_wait_bound(own.rate.value, bound)]
+    if loop in waiting and sync in waiting:  # at the bound the rates tie: the cheapest of each kind a call
+        loop = min((each for each in loops if each in waiting), key=lambda each: mean_cost(judged, each))
+        sync = min((each for each in syncs if each in waiting), key=lambda each: mean_cost(judged, each))
+        over = judged.paired(loop, sync) or over
     cpu = paired_measure(cpu_per_call(judged, loop), cpu_per_call(judged, sync))
-    if cpu is None or not all(own is not None and at_wait_bound(own.rate.value, bound) for own in owns):
+    if cpu is None or loop not in waiting or sync not in waiting:
         said = verdict(over, tie)
         lead = f"{ANSWER_OF[said]}: {loop} serves {ratio_text(over)} × {sync}, the fastest sync server"
         return replace(made, lead=lead, verdict=said, certified=None)
