@@ -13,6 +13,7 @@ import pytest
 
 from harness.cli import QUICK_SERVERS
 from harness.method.pilot import Pilot
+from harness.method.rounds import BEHIND
 from harness.plan import pythons
 from harness.plan.matrix import SCENARIOS
 from harness.plan.servers import server_variant
@@ -24,13 +25,15 @@ from harness.studies.streaming import DRIVER_CHECK
 from tests.runs import INTERRUPTED_GRACE, SERVER_MODULES, TEST_TIMEOUT, run_harness, started_by_harness, within
 from tests.waiting import until
 
-pytestmark = pytest.mark.usefixtures("tools")  # every test here starts a server or a tool
+# Every test here starts a server or a tool, and a run-all of its own: on a slow 2-vCPU VM (a Python loop in 0.59 s)
+# a quick run takes longer than the suite's default timeout, so each gets a run's.
+pytestmark = [pytest.mark.usefixtures("tools"), pytest.mark.timeout(900)]
 
 
 RUN_TIMEOUT = 900  # seconds: a run-all of several studies' comparisons, which took 5 to 6 minutes on a 2-vCPU VM
 
 
-def harness(*args: str, timeout: float = within(TEST_TIMEOUT)) -> subprocess.CompletedProcess[str]:
+def harness(*args: str, timeout: float = within(RUN_TIMEOUT)) -> subprocess.CompletedProcess[str]:
     """`python -m harness` with these arguments from the project's root: it must exit 0 and leave no process it
     started."""
     before = started_by_harness()
@@ -219,7 +222,7 @@ def test_a_comparison_in_blocks_alternates_mirrored_slices_of_warm_servers_and_r
     assert {label: stop["round"] for label, stop in compared["stopped"].items()} == {
         label: 2 for label in labels if label != "sync-w10"
     }
-    assert {stop["reason"] for stop in compared["stopped"].values()} <= {"clear", "precise", "cap"}
+    assert {stop["reason"] for stop in compared["stopped"].values()} <= {"clear", "precise", "cap", BEHIND}
     assert set(compared["costs"]) == {"start", "warm", "slice_overhead"}
     reference = json.loads((run_dir / "stacks" / "cells" / "hello" / "sync-w10" / "c2.json").read_text())
     slices = sorted((each["role"], each["round"], each["slice"]) for each in reference["repeats"])
