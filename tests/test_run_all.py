@@ -259,7 +259,10 @@ def test_the_default_method_runs_its_pilot_then_races_its_comparisons_within_a_b
         assert compared["method"]["slice_seconds"] == pilot.slice_for_run, workload
         assert compared["method"]["cycles"] == 1, workload
         assert len(compared["orders"]) == 2 and len(compared["orders"][0]) == 2 * labels, workload
-        assert {stop["reason"] for stop in compared["stopped"].values()} == {"budget"}, workload
+        # The budget stops the race; a label the selection rule put clearly behind the pick at its second block
+        # leaves it for that reason instead (which one does depends on the machine's noise, never on the budget).
+        reasons = {stop["reason"] for stop in compared["stopped"].values()}
+        assert "budget" in reasons and reasons <= {"budget", BEHIND}, workload
     assert meta["wall_seconds"] < 45 + 120  # no block started past the deadline beyond those two
     shown = json.loads(harness("verdicts", "--json", "--out", str(tmp_path), timeout=60).stdout)
     assert {each["workload"] for each in shown} == {"hello/c10", "hello/c2"}
