@@ -13,7 +13,7 @@ from harness import commands
 from harness.method.verdicts import BLOCKS, DESIGNS, HELD, SLICERS, Method
 from harness.plan.matrix import BENCH_BUCKET, BENCH_OBJECTS, CONCURRENCY_LEVELS, SMALL_OBJECTS, Scenario, scenario
 from harness.plan.options import RunOptions
-from harness.plan.pythons import BUILDABLE, DEFAULT_PYTHONS, NotFound
+from harness.plan.pythons import BUILDABLE, DEFAULT_PYTHONS, VERSIONED, NotFound
 from harness.plan.servers import external_server, server_variant
 from harness.plan.shards import parse_shard
 from harness.run.processes import ProcessError
@@ -163,6 +163,12 @@ def parser() -> argparse.ArgumentParser:
         default=DEFAULT_BUDGET_MINUTES,
         help="the run's time: every comparison gets two blocks, then the rest goes, block by block, to the open "
         "comparison that narrows most per second; none starts past it (default: %(default)s; 0: none)",
+    )
+    run.add_argument(
+        "--packages",
+        type=_names,
+        help="the versions study's pins, set against the project's own versions: name==version, comma-separated "
+        f"({', '.join(VERSIONED)}; `--study versions --packages grpcio==1.75.0`)",
     )
     run.add_argument(
         "--pythons",
@@ -337,6 +343,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         budget_minutes=args.budget_minutes or None,
         wire=args.wire or PLAINTEXT,
         pythons=tuple(args.pythons or ()),
+        packages=tuple(args.packages or ()),
         **settings,
     )
 

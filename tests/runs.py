@@ -793,3 +793,32 @@ def write_rounds(
         controlled,
     )
     save_comparison(where, compared)
+
+
+def make_versions_run(root: Path) -> Path:
+    """A versions run in blocks: hello at 50 clients on sync-w10, grpcio 1.85.1 4% slower than the pinned 1.75.0
+    (the reference, with the study's A/A twin), and on aio-uvloop the two alike; each side's virtualenv as the
+    run prepared it."""
+    run_id = "20260110T000000Z"
+    run_dir = root / "runs" / run_id
+    data = meta(run_id, "Test CPU A") | {"schema": 3, "thresholds": Thresholds().to_json()}
+    entry = data["studies"].pop("stacks")
+    entry["matrix"] |= {"servers": ["sync-w10", "aio-uvloop"], "scenarios": ["hello"], "concurrency": [50]}
+    entry["question"] = "Did this upgrade change speed?"
+    data["studies"]["versions"] = entry
+    packages = {"grpcio": "1.75.0", "grpcio-tools": "1.75.0", "protobuf": "6.33.1", "uvloop": "0.23.0"}
+    data["interpreters"] = {
+        "grpcio-1.85.1": {"version": "3.11.7", "packages": packages | {"grpcio": "1.85.1", "protobuf": "7.36.2"}},
+        "grpcio-1.75.0": {"version": "3.11.7", "packages": packages, "pins": {"grpcio": "1.75.0"}},
+    }
+    write_json_atomic(run_dir / "run.json", data)
+    steady = [[1.0, 1.002, 0.998, 1.0, 1.001], [0.999, 1.0, 1.001, 1.0, 0.999], [1.001, 0.999, 1.0, 1.0, 1.0]]
+    for stack, own in (("sync-w10", 2880), ("aio-uvloop", 3000)):
+        sides = {"grpcio-1.75.0": 3000, "grpcio-1.85.1": own}
+        cells = {label: CellRecord("hello", f"{stack}@{label}", 50, "ok", seconds=60.0) for label in sides}
+        noise = {"grpcio-1.75.0": steady[0], "grpcio-1.85.1": steady[1], "grpcio-1.75.0~aa": steady[2]}
+        stops = {"grpcio-1.85.1": Stop(5, "precise")}
+        controlled = stack == "sync-w10"  # the study's A/A control, in its first comparison
+        workload = f"upgrade/hello/{stack}/c50"
+        write_rounds(run_dir / "versions", workload, cells, sides, noise, stops, controlled=controlled)
+    return run_dir

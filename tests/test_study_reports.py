@@ -42,6 +42,7 @@ from tests.runs import (
     make_rounds_run,
     make_run,
     make_streaming_run,
+    make_versions_run,
     make_wire_run,
     study_meta,
     write_rounds,
@@ -56,6 +57,7 @@ MAKERS: dict[str, Callable[[Path], Path]] = {
     "connections": make_connections_run,
     "wire": make_wire_run,
     "interpreters": make_interpreters_run,
+    "versions": make_versions_run,
 }
 
 

@@ -17,7 +17,7 @@ from harness.plan.matrix import (
     Scenario,
     connection_count,
 )
-from harness.plan.pythons import Prepared
+from harness.plan.pythons import Prepared, pinned_versions, pins_of
 from harness.plan.servers import ServerVariant
 from harness.plan.shards import Shard
 from harness.run.tls import PLAINTEXT, WIRES
@@ -73,6 +73,9 @@ class RunOptions:
     # own), and each as prepared for the run (harness.plan.pythons): filled by the runner before it plans.
     pythons: tuple[str, ...] = ()
     interpreters: tuple[Prepared, ...] = ()
+    # The versions study's pins (name==version, --packages), measured against the project's own versions; each
+    # side's virtualenv is prepared with the interpreters, under the labels harness.studies.versions gives them.
+    packages: tuple[str, ...] = ()
 
     @property
     def slices_by(self) -> str:
@@ -110,6 +113,16 @@ class RunOptions:
             raise ValueError(f"the wire is one of {', '.join(WIRES)}, got {self.wire!r}")
         if self.wire != PLAINTEXT and "wire" in self.studies:
             raise ValueError("the wire study sets each cell's wire itself: run it without --tls or --mtls")
+        if self.packages and "versions" not in self.studies:
+            raise ValueError("--packages pins versions for the versions study: add --study versions")
+        if "versions" in self.studies and not self.packages:
+            raise ValueError(
+                "the versions study sets pinned versions against the project's: give --packages grpcio==1.75.0"
+            )
+        own = pinned_versions()
+        for name, version in pins_of(self.packages).items():
+            if own.get(name) == version:
+                raise ValueError(f"{name}=={version} is the project's own version: pin another")
         if self.repeats is not None and self.repeats < 1:
             raise ValueError("repeats must be >= 1")
         if self.requests is not None and self.levels and self.requests < max(self.levels):

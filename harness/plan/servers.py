@@ -20,6 +20,10 @@ class HasName(Protocol):
 Named = TypeVar("Named", bound=HasName)  # a registry's entry: a server variant, or a scenario
 
 
+# How a virtualenv's python runs the repository's code (harness.plan.pythons): -P (3.11+) keeps the working
+# directory (the repository, whose committed stubs an older grpcio refuses) off the front of sys.path, so that
+# PYTHONPATH decides.
+ISOLATED = ("-P",)
 THREAD_POOL_MODULE = "servers.sync"  # the one server module that serves on a thread pool
 
 
@@ -59,7 +63,8 @@ class ServerVariant:
 
     def argv(self, port: int, host: str = "127.0.0.1") -> list[str]:
         """The command that starts this variant on host:port."""
-        return [self.python or sys.executable, "-m", self.module, *self.args, "--host", host, "--port", str(port)]
+        python = [self.python, *ISOLATED] if self.python else [sys.executable]
+        return [*python, "-m", self.module, *self.args, "--host", host, "--port", str(port)]
 
     def _flag(self, *names: str) -> str | None:
         """The value the variant's arguments give one of these flags, or None."""

@@ -120,7 +120,7 @@ def answers(found: Findings, chosen: dict[StudyReport, list[StudyRun]]) -> list[
             lines += [f"**{study.question}** {opening(answer(study, runs))} [More]({study.name}/README.md).", ""]
     for study in STUDIES:
         if study not in chosen:
-            lines += [f"**{study.question}** Not measured yet: `python -m harness run-all --study {study.name}`.", ""]
+            lines += [f"**{study.question}** Not measured yet: `{study.command}`.", ""]
     return lines
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from harness.method.verdicts import HELD, Method
 from harness.plan.matrix import Cell
 from harness.plan.options import RunOptions
-from harness.plan.pythons import DEFAULT_PYTHONS, prepare
+from harness.plan.pythons import DEFAULT_PYTHONS, own_interpreter, prepare
 from harness.plan.servers import REST_VARIANTS, SERVER_VARIANTS
 from harness.plan.shards import Shard, deal
 from harness.results.records import CellRecord, StudyRun, load_cells, save_cell
@@ -36,6 +36,8 @@ from harness.studies import DEFAULT_STUDIES, StudyReport, plan, study
 from harness.studies.base import shared_targets
 from harness.studies.interpreters import NAME as INTERPRETERS_STUDY
 from harness.studies.planning import Comparison, StudyPlan, controlled_first
+from harness.studies.versions import NAME as VERSIONS_STUDY
+from harness.studies.versions.plan import sides
 
 
 @dataclass(frozen=True)
@@ -55,12 +57,16 @@ class Chosen:
 
 def with_interpreters(options: RunOptions) -> RunOptions:
     """The options with every interpreter they compare prepared: found or built, given its virtualenv, and
-    asked which server modules it can run (a study that compares none leaves them as they are)."""
+    asked which server modules it can run; with the versions study, both of its sides' virtualenvs too, on the
+    harness's own interpreter (a study that compares none leaves them as they are)."""
     names = options.pythons or (DEFAULT_PYTHONS if INTERPRETERS_STUDY in options.studies else ())
-    if not names or options.interpreters:
+    versions = sides(options.packages) if VERSIONS_STUDY in options.studies else ()
+    if options.interpreters or not (names or versions):
         return options
     modules = sorted({variant.module for variant in (*SERVER_VARIANTS, *REST_VARIANTS)})
-    return replace(options, pythons=tuple(names), interpreters=tuple(prepare(name, modules) for name in names))
+    found = [prepare(name, modules) for name in names]
+    found += [prepare(side.label, modules, side.pins, own_interpreter()) for side in versions]
+    return replace(options, pythons=tuple(names), interpreters=tuple(found))
 
 
 def chosen_studies(options: RunOptions) -> list[Chosen]:

@@ -13,7 +13,7 @@ import grpc
 import psutil
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from harness.plan.pythons import REPOSITORY_PATH
+from harness.plan.pythons import server_path
 from harness.plan.servers import ServerVariant
 from harness.run.processes import Child, Ready, free_port, managed_process
 from harness.run.tls import PLAIN, Wire
@@ -121,7 +121,7 @@ def running_server(
     if cpus:
         argv = ["taskset", "-c", ",".join(map(str, cpus)), *argv]
     # A server under another interpreter finds the repository's own packages beside its virtualenv's.
-    env = {**os.environ, **backend_env, **(REPOSITORY_PATH if variant.python else {})}
+    env = {**os.environ, **backend_env, **(server_path(variant.python) if variant.python else {})}
     if variant.floor_of:
         healthy = hello_answered(target, variant.protocol, wire)
     else:

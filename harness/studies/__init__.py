@@ -17,12 +17,22 @@ from harness.studies.interpreters.report import REPORT as INTERPRETERS
 from harness.studies.protocols.report import REPORT as PROTOCOLS
 from harness.studies.stacks.report import REPORT as STACKS
 from harness.studies.streaming.report import REPORT as STREAMING
+from harness.studies.versions.report import REPORT as VERSIONS
 from harness.studies.wire.report import REPORT as WIRE
 
 if TYPE_CHECKING:  # the plan halves' type, without importing the measuring modules
     from harness.studies.planning import StudyPlan
 
-STUDIES: tuple[StudyReport, ...] = (STACKS, CAPACITY, STREAMING, PROTOCOLS, CONNECTIONS, WIRE, INTERPRETERS)
+STUDIES: tuple[StudyReport, ...] = (
+    STACKS,
+    CAPACITY,
+    STREAMING,
+    PROTOCOLS,
+    CONNECTIONS,
+    WIRE,
+    INTERPRETERS,
+    VERSIONS,
+)
 DEFAULT_STUDIES: tuple[str, ...] = tuple(each.name for each in STUDIES if each.default)
 
 

@@ -115,6 +115,13 @@ class StudyReport:
     expected_non_ok: Callable[[CellRecord, Repeat], bool] = nothing_expected
     # Its rows of the decision table, from its newest run per CPU model (newest first).
     decisions: Callable[[Sequence[StudyRun]], list[Decision]] = no_decisions
+    # What `run-all --study <name>` needs beside it to run at all ("--packages grpcio==1.75.0"); "": nothing.
+    needs: str = ""
+
+    @property
+    def command(self) -> str:
+        """The command that measures the study on its own."""
+        return " ".join(filter(None, ["python -m harness run-all --study", self.name, self.needs]))
 
 
 def unexpected_non_ok(run: StudyRun, expected: Callable[[CellRecord, Repeat], bool]) -> list[str]:

@@ -128,6 +128,15 @@ def between_servers(
     )
 
 
+def cells_of(comparisons: Callable[[RunOptions], list[Comparison]]) -> Callable[[RunOptions], list[Cell]]:
+    """A study's cells where its comparisons are its whole matrix: theirs, each once."""
+
+    def cells(options: RunOptions) -> list[Cell]:
+        return list({cell.key: cell for comparison in comparisons(options) for cell in comparison.cells}.values())
+
+    return cells
+
+
 def no_comparisons(options: RunOptions) -> list[Comparison]:
     """A study measured cell by cell."""
     return []

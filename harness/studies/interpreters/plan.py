@@ -20,7 +20,7 @@ from harness.studies.interpreters import (
     SCENARIOS,
     STACK_NAMES,
 )
-from harness.studies.planning import Axis, Comparison, StudyPlan
+from harness.studies.planning import Axis, Comparison, StudyPlan, cells_of
 
 GREETER = "bench.v1.Greeter.SayHello"  # the one call a REST server serves of these scenarios
 
@@ -122,17 +122,12 @@ def comparisons(options: RunOptions) -> list[Comparison]:
     return [*interpreter_comparisons(options), *cores_comparisons(options)]
 
 
-def cells(options: RunOptions) -> list[Cell]:
-    """The comparisons' cells, each once."""
-    return list({cell.key: cell for comparison in comparisons(options) for cell in comparison.cells}.values())
-
-
 PLAN = StudyPlan(
     name=NAME,
     axes=(Axis("server", STACK_NAMES, "--servers"), Axis("python", DEFAULT_PYTHONS, "--pythons")),
     driver="ghz",
     repeats=3,
-    cells=cells,
+    cells=cells_of(comparisons),
     measure=measure_closed_loop,
     checkers=("loadgen",),
     comparisons=comparisons,
