@@ -172,8 +172,31 @@ def answer(runs: Sequence[StudyRun]) -> str:
     return " ".join(said)
 
 
+def moved_with(run: StudyRun) -> str:
+    """What moved beside the pins, as the virtualenvs ended ("protobuf 7.36.2 against 6.33.6"): a pin frees what its
+    version may not accept, so the change measured is all of it; "" where nothing else moved."""
+    found = list(sides_of(run).values())
+    if len(found) != 2:
+        return ""
+    pinned, own = (each.get("packages", {}) for each in found)
+    named = set(found[0].get("pins", {}))
+    moved = [
+        f"{name} {own[name]} against {pinned[name]}"
+        for name in SHOWN
+        if name not in named and name in own and name in pinned and own[name] != pinned[name]
+    ]
+    return ", ".join(moved)
+
+
 def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
-    return rounds_decisions(runs, TELLING) if in_rounds(runs[0]) else []
+    """A row per stack; its lead names what moved beside the pins."""
+    if not in_rounds(runs[0]):
+        return []
+    rows = rounds_decisions(runs, TELLING)
+    moved = moved_with(runs[0])
+    if not moved:
+        return rows
+    return [replace(each, lead=each.lead.replace(" on ", f" ({moved} with it) on ", 1)) for each in rows]
 
 
 def _describe(topic: str) -> str:
