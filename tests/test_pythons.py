@@ -17,15 +17,18 @@ from harness.plan.options import RunOptions
 from harness.plan.pythons import NotFound, Prepared
 from harness.plan.servers import server_variant
 from harness.render.table import markdown
-from harness.results.records import StudyRun
+from harness.results.records import StudyRun, load_study
 from harness.run.backends import Backends
 from harness.run.blocks import window_cpus
 from harness.run.drivers.loadgen import loadgen_argv
 from harness.run.serving import running_server
+from harness.studies import study
+from harness.studies.base import answered
 from harness.studies.interpreters import CORES_LEVEL, LEVEL, REFERENCE
 from harness.studies.interpreters.plan import comparisons
-from harness.studies.interpreters.report import free_threaded, interpreters_table
+from harness.studies.interpreters.report import SPREAD_QUESTION, free_threaded, interpreters_table
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
+from tests.runs import make_interpreters_run
 
 
 def _prepared(name: str, *, unavailable: dict[str, str] | None = None, gil: bool = True) -> Prepared:
@@ -154,3 +157,13 @@ def test_the_free_threaded_outcome_names_its_evidence(tmp_path: Path) -> None:
         "| 3.14t | 3.14.7 | — | — | sync off, rest off, async on | python | grpcio | connect: ImportError: no pyvoy |"
         in table
     )
+
+
+def test_the_cores_comparison_says_whether_so_reuseport_spread_the_calls_over_the_processes(tmp_path: Path) -> None:
+    run = load_study(make_interpreters_run(tmp_path), "interpreters")
+    (row,) = [each for each in study("interpreters").decisions([run]) if each.question == SPREAD_QUESTION]
+    assert row.lead == (
+        "on one shared connection (p2) 100% / 0%, not spread; "
+        "on a connection per worker (p2+per-worker) 51% / 49%, spread"
+    )
+    assert row.verdict == "spread on a connection per worker" and row.pick == "p2+per-worker" and answered(row)

@@ -229,6 +229,8 @@ def sure_text(found: Decision) -> str:
     rival that binds it), certified or not, and beside it the pick over the runner-up ("at least 0.97 x every
     rival (sync-w10 binds): certified; 1.04 [0.99, 1.08] x sync-w10"); else the pick over the runner-up with its
     verdict."""
+    if found.over_runner_up == "—":  # nothing paired to set it against: its verdict alone
+        return found.verdict
     if found.certified is None or found.lowest is None:
         return f"{found.over_runner_up} × {found.runner_up}: {found.verdict}"
     lowest = f"{found.lowest:.2f}" if math.isfinite(found.lowest) else "—"

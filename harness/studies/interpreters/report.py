@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from harness.method.verdicts import ratio_text
+from harness.plan.matrix import PER_WORKER
 from harness.render.table import Block, Table, row
 from harness.results.records import CellResult, StudyRun
 from harness.studies.base import Decision, StudyReport
@@ -78,12 +79,18 @@ def interpreters_table(run: StudyRun) -> list[Block]:
     ]
 
 
-def _shares(columns: Sequence[Sequence[float]]) -> str:
-    """Each process's share of a total, summed over windows whose lists run most first; "—" where none."""
+def _shared(columns: Sequence[Sequence[float]]) -> list[float]:
+    """Each process's share of a total, summed over windows whose lists run most first; [] where none."""
     width = max((len(each) for each in columns), default=0)
     summed = [sum(each[rank] for each in columns if rank < len(each)) for rank in range(width)]
     total = sum(summed)
-    return " / ".join(f"{100 * each / total:.0f}%" for each in summed) if total > 0 else "—"
+    return [each / total for each in summed] if total > 0 else []
+
+
+def _shares(columns: Sequence[Sequence[float]]) -> str:
+    """Each process's share of a total, as the table says it ("52% / 48%"); "—" where none."""
+    found = _shared(columns)
+    return " / ".join(f"{100 * each:.0f}%" for each in found) if found else "—"
 
 
 def _core_use(cell: CellResult) -> list[str] | None:
@@ -201,13 +208,64 @@ def answer(runs: Sequence[StudyRun]) -> str:
     return " ".join(part for part in parts if part)
 
 
+SPREAD_QUESTION = "Does SO_REUSEPORT spread the calls over a server's processes?"
+EVEN = 1.25  # the busiest process's calls over the idlest's, at most, for the load to count as spread
+
+
+def _serving(label: str) -> str:
+    """How a cores label's clients held their connections, in words."""
+    return "a connection per worker" if label.endswith(f"+{PER_WORKER}") else "one shared connection"
+
+
+def spread(judged: Judged, made: Decision) -> Decision | None:
+    """How evenly a cores comparison's server of several processes took the calls, on each way its clients held
+    connections: each process's share of the calls it counted over the label's windows, spread where the busiest
+    took at most EVEN times the idlest's; None where no label counted several processes. Trusted as its comparison."""
+    told = []
+    for label, cell in judged.cells.items():
+        windows = [repeat.process_calls for repeat in cell.record.repeats if repeat.role == "round"]
+        shares = _shared(windows)
+        if len(shares) < 2:
+            continue
+        even = shares[-1] > 0 and shares[0] / shares[-1] <= EVEN
+        said = " / ".join(f"{100 * each:.0f}%" for each in shares)
+        told.append((label, even, f"on {_serving(label)} ({label}) {said}, {'spread' if even else 'not spread'}"))
+    if not told:
+        return None
+    spread_on = [label for label, even, _ in told if even]
+    lead = "; ".join(text for _, _, text in told)
+    return replace(
+        made,
+        question=SPREAD_QUESTION,
+        lead=lead,
+        pick=spread_on[0] if spread_on else "—",
+        runner_up=next((label for label, even, _ in told if not even), "—"),
+        over_runner_up="—",
+        over_reference="—",
+        verdict=f"spread on {', '.join(_serving(label) for label in spread_on)}" if spread_on else "not spread",
+        avoid="—",
+        over=None,
+        worst=None,
+        labels=(),
+        certified=None,
+        lowest=None,
+        binding="",
+        contenders=(),
+        closing="",
+    )
+
+
 def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
-    """The handler that computes decides both rows: which interpreter (per stack) and processes or threads."""
-    return [
-        each
-        for each in rounds_decisions(runs, TELLING)
-        if each.workload.startswith(("interpreter/hello-work", "cores/"))
+    """The handler that computes decides the rows: which interpreter (per stack) and processes or threads; and the
+    cores comparisons say how the kernel spread the calls over a server's processes."""
+    rows = rounds_decisions(runs, TELLING)
+    judgeds = {each.record.workload: each for each in judged_comparisons(runs[0])} if rows else {}
+    spreads = [
+        found
+        for each in rows
+        if each.workload.startswith("cores/") and (found := spread(judgeds[each.workload], each)) is not None
     ]
+    return [*(each for each in rows if each.workload.startswith(("interpreter/hello-work", "cores/"))), *spreads]
 
 
 def _describe(topic: str) -> str:
