@@ -254,11 +254,15 @@ def pooled_text(found: Sequence[Decision]) -> str:
 
 def study_command(study: str) -> str:
     """The command that measures a study again: the default run for a default study, else its own run-all."""
-    from harness.studies import DEFAULT_STUDIES, STUDIES
+    from harness.studies import DEFAULT_STUDIES
+    from harness.studies import study as registered
 
     if study in DEFAULT_STUDIES:
         return "make bench"
-    return next((each.command for each in STUDIES if each.name == study), f"python -m harness run-all --study {study}")
+    try:
+        return registered(study).command
+    except KeyError:  # a study no longer registered, read from an old run
+        return f"python -m harness run-all --study {study}"
 
 
 def closing(study: str, found: Sequence[str]) -> str:

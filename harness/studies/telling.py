@@ -199,12 +199,15 @@ def across(judgeds: Sequence[Judged]) -> str:
     return ", ".join(parts)
 
 
-def rounds_decisions(runs: Sequence[StudyRun], telling: Telling) -> list[Decision]:
+def rounds_decisions(
+    runs: Sequence[StudyRun], telling: Telling, judgeds: Sequence[Judged] | None = None
+) -> list[Decision]:
     """A row per comparison of the newest run, where it ran in rounds; each trusted unless an A/A control of the
     run's study separated (one control, in its first comparison; runs before that had one in each), and carrying
-    how the widest control read: its noise floor."""
+    how the widest control read: its noise floor. judgeds: the newest run's comparisons, where the caller has
+    judged them already."""
     newest = runs[0]
-    judgeds = judged_comparisons(newest)
+    judgeds = judged_comparisons(newest) if judgeds is None else judgeds
     controls = [control.ratio for each in judgeds if (control := each.control)]
     trusted = bool(controls) and not any(separated(control) for control in controls)
     widest = max(controls, key=lambda each: each.half_width, default=None)

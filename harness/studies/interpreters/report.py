@@ -258,12 +258,13 @@ def spread(judged: Judged, made: Decision) -> Decision | None:
 def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
     """The handler that computes decides the rows: which interpreter (per stack) and processes or threads; and the
     cores comparisons say how the kernel spread the calls over a server's processes."""
-    rows = rounds_decisions(runs, TELLING)
-    judgeds = {each.record.workload: each for each in judged_comparisons(runs[0])} if rows else {}
+    judgeds = judged_comparisons(runs[0])
+    rows = rounds_decisions(runs, TELLING, judgeds)
+    by_workload = {each.record.workload: each for each in judgeds}
     spreads = [
         found
         for each in rows
-        if each.workload.startswith("cores/") and (found := spread(judgeds[each.workload], each)) is not None
+        if each.workload.startswith("cores/") and (found := spread(by_workload[each.workload], each)) is not None
     ]
     return [*(each for each in rows if each.workload.startswith(("interpreter/hello-work", "cores/"))), *spreads]
 

@@ -125,9 +125,9 @@ def changed(ratio: Interval, banded: str, tie: float) -> str:
     return direction if banded in (FASTER, SLOWER) else UNRESOLVED
 
 
-def upgrade_change(judged: Judged, made: Decision) -> Decision:
+def upgrade_change(judged: Judged, made: Decision, moved: str = "") -> Decision:
     """The project's versions over the pinned ones on one stack, an estimate (`changed`), pooled over runs where
-    they pool."""
+    they pool; moved: what moved beside the pins (`moved_with`), said after them."""
     tie = judged.record.method.tie
     pinned = judged.record.reference
     own = next((each.alternative for each in judged.outcomes if not each.control), None)
@@ -137,11 +137,12 @@ def upgrade_change(judged: Judged, made: Decision) -> Decision:
     ratio, banded = found
     said = changed(ratio, banded, tie)
     stack = judged.record.workload.split("/")[2]
+    with_it = f" ({moved} with it)" if moved else ""
     evidence = over_runs(judged, own, pinned)
     return replace(
         made,
         **evidence,
-        lead=f"{_spoken(own)} against {_against(own, pinned)} on {stack}: {ratio_text(ratio)}, {said}",
+        lead=f"{_spoken(own)} against {_against(own, pinned)}{with_it} on {stack}: {ratio_text(ratio)}, {said}",
         pick=own,
         runner_up=pinned,
         over_runner_up=ratio_text(ratio),
@@ -189,14 +190,15 @@ def moved_with(run: StudyRun) -> str:
 
 
 def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
-    """A row per stack; its lead names what moved beside the pins."""
+    """A row per stack, the upgrade's change in the question's words, naming what moved beside the pins."""
     if not in_rounds(runs[0]):
         return []
-    rows = rounds_decisions(runs, TELLING)
+    judgeds = judged_comparisons(runs[0])
+    by_workload = {each.record.workload: each for each in judgeds}
     moved = moved_with(runs[0])
-    if not moved:
-        return rows
-    return [replace(each, lead=each.lead.replace(" on ", f" ({moved} with it) on ", 1)) for each in rows]
+    return [
+        upgrade_change(by_workload[each.workload], each, moved) for each in rounds_decisions(runs, TELLING, judgeds)
+    ]
 
 
 def _describe(topic: str) -> str:
@@ -206,7 +208,7 @@ def _describe(topic: str) -> str:
     )
 
 
-TELLING = Telling(NAME, {"upgrade": QUESTION}, _describe, "versions", leads={"upgrade": upgrade_change})
+TELLING = Telling(NAME, {"upgrade": QUESTION}, _describe, "versions")
 
 REPORT = with_rounds(
     StudyReport(
