@@ -743,13 +743,14 @@ def write_rounds(
     calls: dict[str, list[int]] | None = None,
     method: Method | None = None,
     cpu: dict[str, float] | None = None,
+    driver: float = 0.8,
 ) -> None:
     """A comparison's five rounds into a study's directory: every label's windows (the first label is the
     reference, its A/A twin's, if controlled, in its cell), drifting together round by round, each with its own
     noise. Without name_cells, the record names no cells, as runs before comparisons of other things than stacks
     did. processes: a label's server CPU seconds by process in every window (a server of several); calls: the calls
     each of its processes counted in every window; cpu: a label's server CPU seconds in every window (2.4 s
-    unless named)."""
+    unless named); driver: the driver's CPU seconds in every window (of 2.5 s)."""
     reference, *alternatives = cells
     control = reference + "~aa"
     twin = [control] if controlled else []
@@ -776,7 +777,7 @@ def write_rounds(
                 process_cpu_seconds=(processes or {}).get(label, []),
             )
             taken = (calls or {}).get(label, [])
-            repeats.append(Repeat(relative, raw["count"], usage, 0.8, role, None, number, taken))
+            repeats.append(Repeat(relative, raw["count"], usage, driver, role, None, number, taken))
         save_cell(where, replace(record, repeats=repeats))
     orders = [[*alternatives, *twin, reference]] * len(drift)
     named = {label: record.key for label, record in cells.items()} if name_cells else {}

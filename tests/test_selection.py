@@ -22,10 +22,12 @@ from harness.method.rounds import BEHIND, Race, Rounds
 from harness.method.selection import Difference, blocks_to_certify, difference_of, select
 from harness.method.validation import ManyBlocks, selection_check
 from harness.method.verdicts import Interval, Method
-from harness.results.records import load_study
-from harness.studies import STUDIES
+from harness.render.decisions import sure_text
+from harness.results.files import write_json_atomic
+from harness.results.records import CellRecord, load_study
+from harness.studies import STUDIES, study
 from harness.studies.base import Decision, answered
-from tests.runs import make_wait_run
+from tests.runs import make_wait_run, study_meta, write_rounds
 
 
 def known(differences: dict[tuple[str, str], Difference]):  # type: ignore[no-untyped-def]
@@ -177,3 +179,31 @@ def test_validation_judges_a_drawn_pick_among_the_labels_that_ran_the_drawn_bloc
     comparison = ManyBlocks(("s/hello", "s", "run"), "s/hello/c50", logs)
     found = selection_check([[comparison]], drawn=3, draws=200, seed=1)
     assert found.selections == 200 and found.certified > 0.9 and found.wrong == 0.0
+
+
+def test_where_the_driver_set_the_rates_a_row_picks_by_calls_per_server_cpu_second(tmp_path: Path) -> None:
+    """1 MiB replies with the driver at 92% of its core: the rates measure the driver, so the row ranks the stacks by
+    the calls each serves per second of its server's CPU (sync-w10, the slower by rate, spends half the CPU a call)
+    and says why; its trust no longer hangs on the driver."""
+    run_dir = tmp_path / "runs" / "20260109T000000Z"
+    servers: dict[str, int | None] = {"sync-w10": 10, "aio-uvloop": None}
+    write_json_atomic(run_dir / "run.json", study_meta("20260109T000000Z", "wire", servers, ["reply-1MiB"]))
+    cells = {label: CellRecord("reply-1MiB", label, 10, "ok", seconds=60.0) for label in servers}
+    noise = {label: [1.0, 1.01, 0.99, 1.0, 1.02] for label in [*servers, "sync-w10~aa"]}
+    rates, cpu = {"sync-w10": 400, "aio-uvloop": 440}, {"sync-w10": 1.2, "aio-uvloop": 2.4}
+    write_rounds(run_dir / "wire", "reply-1MiB/c10", cells, rates, noise, {}, cpu=cpu, driver=2.3)
+    (row,) = [each for each in study("wire").decisions([load_study(run_dir, "wire")]) if each.pick]
+    assert row.pick == "sync-w10" and row.measure == "calls per server CPU second" and row.certified, row
+    assert row.picked() == (
+        "Pick sync-w10: the most calls per server CPU second, or within 5% of the most (95%) (by calls per server CPU "
+        "second: the driver at 92% of its CPU set the rates)"
+    )
+    assert row.over is not None and 1.7 < row.over.value < 1.9  # (2.4 / 440) / (1.2 / 400) calls per CPU second
+    assert (
+        "driver" not in row.why and "at least" in sure_text(row) and "in calls per server CPU second" in sure_text(row)
+    )
+    quiet = tmp_path / "quiet" / "runs" / "20260109T000000Z"
+    write_json_atomic(quiet / "run.json", study_meta("20260109T000000Z", "wire", servers, ["reply-1MiB"]))
+    write_rounds(quiet / "wire", "reply-1MiB/c10", cells, rates, noise, {}, cpu=cpu)
+    (by_rate,) = study("wire").decisions([load_study(quiet, "wire")])
+    assert by_rate.pick == "aio-uvloop" and not by_rate.measure  # a driver with room: the rates tell

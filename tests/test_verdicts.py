@@ -229,6 +229,16 @@ def test_a_race_gives_every_comparison_two_blocks_in_turns_before_the_budget_cou
     assert all(each.record is not None and each.record.stopped["a"].reason == "budget" for each in racers)
 
 
+def test_a_comparison_whose_study_owes_it_three_blocks_gets_them_past_the_deadline() -> None:
+    clock = Clock()
+    racers = [entrant(clock, {"ref": 100.0, "a": 103.0}, 10.0, seed) for seed in range(2)]
+    racers[1].least = 3  # the wire study's: a row from fewer is not trusted
+    order: list[str] = []
+    run_race(racers, deadline=5.0, clock=clock, told=lambda each: order.append(each.race.rounds.workload))
+    assert order == ["w0", "w1", "w0", "w1", "w1"]
+    assert estimated_end(racers, None, clock.now) == clock.now  # nothing owed
+
+
 def test_the_budget_goes_to_the_comparisons_still_open_and_a_clear_one_leaves() -> None:
     clock = Clock()
     clear = entrant(clock, {"ref": 100.0, "a": 200.0}, 10.0, 1)  # clear after the least blocks

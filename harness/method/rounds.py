@@ -362,6 +362,7 @@ class Entrant:
     block: Block
     seconds: float = 0.0  # the time its blocks took, so far
     record: ComparisonRecord | None = None
+    least: int = LEAST_BLOCKS  # the blocks it gets whatever the budget (its study's: StudyPlan.least_blocks)
 
     def step(self, clock: Callable[[], float]) -> None:
         begun = clock()
@@ -373,18 +374,17 @@ def run_race(
     entrants: Sequence[Entrant],
     deadline: float | None = None,
     clock: Callable[[], float] = time.monotonic,
-    least: int = LEAST_BLOCKS,
     told: Callable[[Entrant], None] = lambda entrant: None,
 ) -> None:
-    """A run's comparisons sharing its time. First each gets `least` blocks, in turns (the first block of each,
+    """A run's comparisons sharing its time. First each gets its `least` blocks, in turns (the first block of each,
     then the second of each), whatever the deadline; then, until the deadline (a clock() time) or until none is
     open, a block of the open comparison whose last block fits before the deadline and whose `Race.gain` per
     second of that block is highest: a comparison already clear or precise leaves the race, and the time it
     leaves goes to those still open. Every block is judged by intervals moderated by all the run's rows so far
     (`moderate`). Each entrant's record is set once it has stopped; `told(entrant)` after each block."""
-    for turn in range(least):
+    for turn in range(max((each.least for each in entrants), default=0)):
         for each in entrants:
-            if each.race.open and each.race.blocks <= turn:
+            if each.race.open and each.race.blocks <= turn < each.least:
                 moderate(entrants)
                 each.step(clock)
                 told(each)
@@ -411,12 +411,14 @@ def moderate(entrants: Sequence[Entrant]) -> None:
         race.prior = next((prior for (owner, _), prior in zip(rows, fitted, strict=True) if owner is race), NO_PRIOR)
 
 
-def estimated_end(entrants: Sequence[Entrant], deadline: float | None, now: float, least: int = LEAST_BLOCKS) -> float:
+def estimated_end(entrants: Sequence[Entrant], deadline: float | None, now: float) -> float:
     """When a race should end (a clock() time): the blocks each comparison still needs for an interval, each as
     long as its last (or, before its first, as the mean block so far), then the budget's end if that is later."""
     measured = [seconds for each in entrants for seconds in each.race.seconds]
     typical = sum(measured) / len(measured) if measured else 0.0
     pending = sum(
-        max(0, least - each.race.blocks) * (each.race.last_seconds or typical) for each in entrants if each.race.open
+        max(0, each.least - each.race.blocks) * (each.race.last_seconds or typical)
+        for each in entrants
+        if each.race.open
     )
     return max(now + pending, deadline or 0.0)

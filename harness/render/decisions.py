@@ -155,7 +155,7 @@ def lead(found: Sequence[Decision], told: Sequence[str]) -> str:
         return found[0].lead or found[0].picked()
     picks = list(dict.fromkeys(each.pick for each in found))
     margins = [each.over.value for each in found if each.over]
-    if len(picks) == 1 and len(margins) == len(found) and not any(each.lead for each in found):
+    if len(picks) == 1 and len(margins) == len(found) and not any(each.lead or each.measure for each in found):
         runners = listed(list(dict.fromkeys(each.runner_up for each in found)))
         if all(each.certified for each in found):
             delta = max(each.delta for each in found)
@@ -183,7 +183,7 @@ def merged(question: str, found: Sequence[Decision]) -> Row:
         each_pick = ", ".join(f"{e.pick} ({s})" for e, s in zip(found, told, strict=True))
         pick = f"{picks[0]} (on {listed(told)})" if len(picks) == 1 else each_pick
         margins = [each.over for each in found]
-        if all(margins) and len(picks) == 1:
+        if all(margins) and len(picks) == 1 and not any(each.measure for each in found):
             verdicts = [each.verdict for each in found]
             counted = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts))
             runners = ", ".join(dict.fromkeys(each.runner_up for each in found))
@@ -234,8 +234,9 @@ def sure_text(found: Decision) -> str:
     if found.certified is None or found.lowest is None:
         return f"{found.over_runner_up} × {found.runner_up}: {found.verdict}"
     lowest = f"{found.lowest:.2f}" if math.isfinite(found.lowest) else "—"
+    measure = f" in {found.measure}" if found.measure else ""
     return (
-        f"at least {lowest} × every rival ({found.binding} binds): {found.verdict}; "
+        f"at least {lowest} × every rival{measure} ({found.binding} binds): {found.verdict}; "
         f"{found.over_runner_up} × {found.runner_up}"
     )
 

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.method.pilot import Pilot, pilot_seconds
-from harness.method.rounds import LEAST_BLOCKS, Entrant, Race, budget_shares, estimated_end, run_race
+from harness.method.rounds import Entrant, Race, budget_shares, estimated_end, run_race
 from harness.method.verdicts import BLOCKS, HELD, Method, control_of
 from harness.plan.matrix import BUCKET_PREFIXES
 from harness.plan.options import RunOptions
@@ -102,7 +102,7 @@ def race_studies(
                 fitted_method = fitted(pilot, comparison, method, share, options)
                 measurement = ComparisonMeasurement(comparison, where_of(each), driven, fitted_method, progress)
                 race = Race(measurement.rounds(), fitted_method, seed)
-                raced.append(Raced(each, measurement, Entrant(race, measurement.block)))
+                raced.append(Raced(each, measurement, Entrant(race, measurement.block, least=each.plan.least_blocks)))
             if not options.fresh:
                 said, seeded_by = seeded(raced, where_of(chosen[0]).run_dir, meta)
                 meta = replace(meta, seeded_by=seeded_by)
@@ -179,11 +179,13 @@ def planned_text(plans: list[Chosen], method: Method, budget_minutes: float | No
     by_cell = [each.name for each in plans if not each.comparisons]
     parts = []
     if comparisons:
-        least = sum(each.block_seconds(method) for each in comparisons) * LEAST_BLOCKS / 60
+        owed = {each.plan.least_blocks for each in plans if each.comparisons}
+        least = sum(each.plan.least_blocks * c.block_seconds(method) for each in plans for c in each.comparisons) / 60
+        first = "-".join(map(str, sorted(owed)))
         budget = f"; the budget {budget_minutes:g} min" if budget_minutes else "; no budget: until every label stops"
         parts.append(
             f"{len(comparisons)} comparisons of {sum(len(each.cells) for each in plans if each.comparisons)} cells in "
-            f"blocks, their first {LEAST_BLOCKS} blocks each about {least:.0f} min{budget}"
+            f"blocks, their first {first} blocks each about {least:.0f} min{budget}"
         )
     checks = [cell.key for each in plans for cell in each.checks]
     if checks:

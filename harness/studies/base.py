@@ -63,6 +63,10 @@ class Decision:
     binding: str = ""
     contenders: tuple[str, ...] = ()
     delta: float = 0.05
+    # What the row ranks by where not the rate ("calls per server CPU second"), and why ("the driver at 84% of its
+    # CPU set the rates"); "": the rate.
+    measure: str = ""
+    measured_why: str = ""
 
     def picked(self) -> str:
         """The pick in words: certified by the selection rule ("Pick a: the fastest, or within 5% of the fastest
@@ -70,10 +74,14 @@ class Decision:
         margin over the runner-up, or that the two tie or were not told apart."""
         if self.certified is not None:
             others = [each for each in self.contenders if each != self.pick]
+            by = f" (by {self.measure}: {self.measured_why})" if self.measure else ""
             if not self.certified:
-                return f"Not yet: {' or '.join(self.contenders or (self.pick, self.runner_up))}"
-            said = f"Pick {self.pick}: the fastest, or within {self.delta:.0%} of the fastest (95%)"
-            return said + (f"; {', '.join(others)} could be as fast" if others else "")
+                return f"Not yet: {' or '.join(self.contenders or (self.pick, self.runner_up))}{by}"
+            best, of = (f"the most {self.measure}", "the most") if self.measure else ("the fastest", "the fastest")
+            said = f"Pick {self.pick}: {best}, or within {self.delta:.0%} of {of} (95%)"
+            said += f"; {', '.join(others)} could do as well" if others and self.measure else ""
+            said += f"; {', '.join(others)} could be as fast" if others and not self.measure else ""
+            return said + by
         if self.verdict == "—":
             return self.pick
         if self.verdict.startswith("tie"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypedDict
 
 from harness.method.moderation import quantile
@@ -35,7 +35,17 @@ from harness.render.summaries import driver_share, ms, not_ok_mark, rate
 from harness.render.table import Block, Table
 from harness.results.records import StudyRun
 from harness.studies.base import CERTIFIED, NOT_CERTIFIED, SEPARATED, Decision
-from harness.studies.judging import Judged, absolute, pick_over, selection_of, windows_of
+from harness.studies.judging import (
+    Judged,
+    absolute,
+    cost_selection,
+    cpu_per_call,
+    mean_cost,
+    paired_measure,
+    pick_over,
+    selection_of,
+    windows_of,
+)
 
 MOST_BLOCKS_SAID = 200  # what it would take to close a comparison is said up to this many blocks
 
@@ -309,27 +319,32 @@ LEAST_TRUSTED_BLOCKS = (
 )
 
 
-def distrust(judged: Judged, run: StudyRun, labels: Sequence[str]) -> str:
-    """Why a row from this comparison is not to be trusted, whatever its study's control said: a run before blocks,
-    fewer than LEAST_TRUSTED_BLOCKS blocks of the labels it sets side by side (two labels: every block of the runs
-    their pair pools over), or a driver busy enough to have been the limit in their slices; "" where none of these
-    holds."""
-    why = []
-    if judged.record.method.design != BLOCKS:
-        why.append("a run before blocks")
-    pair = judged.over(*labels) if len(labels) == 2 else None
-    blocks = pair.ratio.rounds if pair else min((len(judged.rates.get(label, {})) for label in labels), default=0)
-    if blocks < LEAST_TRUSTED_BLOCKS:
-        why.append(f"only {blocks} blocks")
-    limit = run.thresholds.driver_busy
+def driver_peak(judged: Judged, run: StudyRun, labels: Sequence[str]) -> float:
+    """The busiest the driver was in these labels' slices, as a share of its CPUs (0 where it was not measured)."""
     shares = [
         share
         for label in labels
         for repeat, _ in windows_of(judged, label)
         if (share := driver_share(repeat, run.meta)) is not None
     ]
-    if shares and max(shares) > limit:
-        why.append(f"the driver at {max(shares):.0%} of its CPU")
+    return max(shares, default=0.0)
+
+
+def distrust(judged: Judged, run: StudyRun, labels: Sequence[str], by_rate: bool = True) -> str:
+    """Why a row from this comparison is not to be trusted, whatever its study's control said: a run before blocks,
+    fewer than LEAST_TRUSTED_BLOCKS blocks of the labels it sets side by side (two labels: every block of the runs
+    their pair pools over), or, where the row reads their rates (by_rate), a driver busy enough to have been the
+    limit in their slices; "" where none of these holds."""
+    why = []
+    if judged.record.method.design != BLOCKS:
+        why.append("a run before blocks")
+    pair = judged.over(*labels) if len(labels) == 2 and by_rate else None
+    blocks = pair.ratio.rounds if pair else min((len(judged.rates.get(label, {})) for label in labels), default=0)
+    if blocks < LEAST_TRUSTED_BLOCKS:
+        why.append(f"only {blocks} blocks")
+    busiest = driver_peak(judged, run, labels)
+    if by_rate and busiest > run.thresholds.driver_busy:
+        why.append(f"the driver at {busiest:.0%} of its CPU")
     return ", ".join(why)
 
 
@@ -360,7 +375,7 @@ def decision(
     slowest = labels[-1]
     worst = pick_over(judged, slowest, top, tie)
     slower = worst[0] if worst and worst[1] == "slower" else None  # the one to avoid, where it was slower
-    return Decision(
+    made = Decision(
         stacks=servers_of(judged, labels),
         **with_closing(over_runs(judged, top, runner), certify_text(judged, chosen)),
         **choice(chosen),
@@ -382,6 +397,52 @@ def decision(
         worst=slower,
         floor=None if control is None else noise_floor(control),
     )
+    busiest = driver_peak(judged, run, chosen.contenders)
+    efficient = cost_selection(judged, labels, tie) if busiest > run.thresholds.driver_busy else None
+    if efficient is None or efficient.binding is None:
+        return made
+    said = f"the driver at {busiest:.0%} of its CPU set the rates"
+    return by_cost(made, judged, run, efficient, trusted, said)
+
+
+def by_cost(made: Decision, judged: Judged, run: StudyRun, chosen: Selection, trusted: bool, why: str) -> Decision:
+    """A decision row read again by the server's CPU per call (judging.cost_selection), for a comparison whose
+    rates its driver set (`why`): the pick serves the most calls per server CPU second, or within δ of the most;
+    beside it the runner-up (the next cheapest) and the costliest to avoid, each paired by block in the newest run."""
+    costs = {label: found for label in candidates(judged) if (found := cpu_per_call(judged, label))}
+    labels = sorted(costs, key=lambda each: mean_cost(judged, each))  # the cheapest a call first
+    top, binding = chosen.pick, chosen.binding
+    assert binding is not None
+    runner = next(label for label in labels if label != top)
+    over = paired_measure(costs[runner], costs[top])  # the pick's calls per CPU second over the runner-up's
+    costliest = labels[-1]
+    worst = paired_measure(costs[top], costs[costliest]) if costliest != top else None
+    slower = worst if worst is not None and verdict(worst, judged.record.method.tie) == "slower" else None
+    against = judged.outcome(top)
+    untrust = untrusted(not trusted, distrust(judged, run, [top, binding.rival], by_rate=False))
+    return replace(
+        made,
+        stacks=servers_of(judged, labels),
+        **with_closing(ALONE, certify_text(judged, chosen)),
+        **choice(chosen),
+        pick=top,
+        runner_up=runner,
+        over_runner_up="—" if over is None else ratio_text(over),
+        over_reference="1 (reference)"
+        if top == judged.record.reference or against is None
+        else ratio_text(against.ratio),
+        avoid=f"{costliest} ({ratio_text(slower)} of the pick)" if slower else "—",
+        trusted=not untrust,
+        why=untrust,
+        labels=(),
+        over=over,
+        worst=slower,
+        measure=BY_COST,
+        measured_why=why,
+    )
+
+
+BY_COST = "calls per server CPU second"  # what a row measures where its driver set the rates
 
 
 class Choice(TypedDict):

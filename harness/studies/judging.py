@@ -261,3 +261,23 @@ def paired_measure(first: dict[int, float], second: dict[int, float]) -> Interva
     ran), with its 95% t-interval over blocks; None with fewer than two."""
     ratios = [first[block] / second[block] for block in sorted(first) if block in second and second[block] > 0]
     return interval(ratios) if len(ratios) >= 2 else None
+
+
+def mean_cost(judged: Judged, label: str) -> float:
+    """A label's server CPU seconds per call over its blocks (their geometric mean; inf where none was sampled)."""
+    found = list(cpu_per_call(judged, label).values())
+    return math.exp(sum(map(math.log, found)) / len(found)) if found else math.inf
+
+
+def cost_selection(judged: Judged, labels: Sequence[str], delta: float) -> Selection | None:
+    """The selection rule over these labels by the server's CPU per call, for a comparison whose rates its driver
+    set: the pick spends the least, each difference a rival's CPU per call over the pick's, paired by block (the
+    newest run's blocks, where the server's CPU was sampled); None with fewer than two that were."""
+    costs = {label: cpu_per_call(judged, label) for label in labels}
+    standing = {label: -math.log(mean_cost(judged, label)) for label in labels if costs[label]}
+
+    def difference(first: str, second: str) -> Difference | None:
+        found = paired_measure(costs[second], costs[first])
+        return None if found is None else difference_of(found)
+
+    return select(list(standing), standing, difference, delta)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from harness.method.rounds import LEAST_BLOCKS
 from harness.method.verdicts import BLOCKS, Method
 from harness.plan.matrix import SHARED, SLOW_SLICE_CALLS, Cell, Scenario, cell_name
 from harness.plan.options import RunOptions
@@ -171,6 +172,9 @@ class StudyPlan:
     full_comparisons: Callable[[RunOptions], list[Comparison]] | None = None
     # Cells measured cell by cell beside the comparisons, in every run that races them: a driver's cross-check.
     checks: Callable[[RunOptions], list[Cell]] = no_checks
+    # The blocks each of its comparisons gets whatever the budget (two make an interval; a row from fewer than
+    # three is not trusted: harness.studies.comparing.LEAST_TRUSTED_BLOCKS).
+    least_blocks: int = LEAST_BLOCKS
 
     def is_default_matrix(self, options: RunOptions) -> bool:
         """True when options expand to the study's full default cells, repeats and sizing."""

@@ -45,7 +45,15 @@ from harness.studies.comparing import (
     untrusted,
     with_closing,
 )
-from harness.studies.judging import Judged, absolute, cpu_per_call, paired_measure, peak_memory, pick_over
+from harness.studies.judging import (
+    Judged,
+    absolute,
+    cpu_per_call,
+    mean_cost,
+    paired_measure,
+    peak_memory,
+    pick_over,
+)
 from harness.studies.telling import Telling
 
 MOTOR, PYMONGO = "Motor", "PyMongo's async client"
@@ -247,12 +255,6 @@ ANSWER_OF = {FASTER: "Yes", TIE: "No, it ties", SLOWER: "No", UNRESOLVED: "Not t
 
 
 SYNC_PREFIX = "sync-"  # the grpcio thread-pool servers' labels: sync-w1, sync-w10, sync-w50
-
-
-def mean_cost(judged: Judged, label: str) -> float:
-    """A label's server CPU seconds per call over its blocks (their geometric mean; inf where none was sampled)."""
-    found = list(cpu_per_call(judged, label).values())
-    return math.exp(sum(map(math.log, found)) / len(found)) if found else math.inf
 
 
 COSTS_ANSWER = {SLOWER: "Yes, in CPU, not in rate", TIE: "No, it ties", FASTER: "No", UNRESOLVED: "Not told yet"}

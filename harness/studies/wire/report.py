@@ -183,10 +183,23 @@ def connection_costs(judgeds: Sequence[Judged]) -> list[Block]:
     ]
 
 
+# What a row reads where one driver core cannot feed the server (issue 60's choice among three).
+DRIVER_BOUND = (
+    "**Where the driver binds.** One loadgen process on one core drives every comparison; with 1 MiB messages, or a "
+    "TLS handshake every call, it can use more than 80% of that core, and then the rates measure the driver, not "
+    "the server. Such a decision row ranks the stacks by the calls each serves per second of its server's CPU "
+    "(paired by block) and says so. Lowering the load would measure latency rather than what a stack can move, and a "
+    "driver process per group of connections would take the server's core on a two-core machine. Each comparison's "
+    "table gives the driver's CPU."
+)
+
+
 def _more(judgeds: Sequence[Judged], sized: Sequence[Sized], charts: str) -> list[Block]:
     """Beside a run's comparisons: what connections cost the server, then the payload moved at each size (its
     chart in the directory `charts`, as the page that shows it links to it)."""
     return [
+        DRIVER_BOUND,
+        "",
         *connection_costs(judgeds),
         f"![sizes]({charts}/sizes.png)",
         "",
