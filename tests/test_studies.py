@@ -120,12 +120,12 @@ def test_stacks_measures_the_brief_s_matrix_in_comparisons_against_sync_w10_by_d
     unsized = [name for name in stacks if name != "sync-w50"]  # at 10 clients or fewer sync-w10 is the sized pool
     brief = ["sync-w1", "grpclib-asyncio", "grpclib-uvloop"]  # below the decision level: the brief's stacks
     by_workload = {each.workload: [label for label, _ in each.alternatives] for each in comparisons}
-    assert by_workload["hello/c50"] == stacks and by_workload["hello/c2"] == brief  # the floors: --floors
+    assert by_workload["hello/c50"] == [*stacks, "aio-asyncio"] and by_workload["hello/c2"] == brief  # no floors
     assert by_workload["s3-mongo/c25"] == [*brief, "sync-w50"]  # PyMongo's async client where MongoDB is far
     pymongo = ["grpclib-asyncio-pymongo", "grpclib-uvloop-pymongo", "aio-uvloop-pymongo"]
     assert by_workload["s3-mongo-region/c50"] == stacks[1:] + pymongo  # Motor and PyMongo's async client side by side
     assert by_workload["s3-unary-region/c50"] == stacks[1:] and by_workload["s3-mongo-region/c10"] == unsized[1:]
-    assert by_workload["hello-wait/c50"] == stacks[1:]  # sync-w1's one thread waits alone: not asked
+    assert by_workload["hello-wait/c50"] == [*stacks[1:], "aio-asyncio"]  # sync-w1 waits alone: not asked
     assert [each.slow for each in comparisons] == [False] * 4 + [True] * 12 + [False] + [True] * 6
     assert [each.deciding for each in comparisons] == [
         each.workload.endswith("/c50") for each in comparisons
@@ -194,7 +194,7 @@ def test_studies_command_lists_questions_and_cell_counts(capsys: pytest.CaptureF
     assert main(["studies"]) == 0
     out = capsys.readouterr().out
     assert "stacks (default): Which gRPC server stack should we run, and when does async pay off?" in out
-    assert "23 comparisons of 122 cells in rounds; --full: 640 cells, 3 measured runs each" in out
+    assert "23 comparisons of 124 cells in rounds; --full: 640 cells, 3 measured runs each" in out
 
 
 def test_the_wire_study_sets_rest_beside_the_grpc_stacks_and_sizes_both_ways(tmp_path: Path) -> None:

@@ -20,6 +20,10 @@ PEERS = ("sync-w50", "aio-uvloop", "connect-pyvoy")
 BRIEF_SCENARIOS = ("hello", "s3-unary", "s3-stream", "s3-mongo")
 BRIEF_LEVELS = (2, 10, 25, 50)
 PYMONGO = ("grpclib-asyncio-pymongo", "grpclib-uvloop-pymongo", "aio-uvloop-pymongo")
+# grpc.aio on asyncio's own loop beside aio-uvloop, so that "does uvloop pay off" answers for grpc.aio as for grpclib:
+# where the loop's own cost shows (handlers that compute nothing, and that wait), at the level the rows read; its
+# slices are short there, so it costs the default run about a minute.
+LOOP_PEER, LOOP_SCENARIOS = "aio-asyncio", ("hello", "hello-wait")
 # Beyond the brief, the comparison that decides whether async pays off when handlers wait: scenario -> level.
 DECISIVE = {"hello-wait": 50}
 # Beyond the brief, its S3 work with the backends a cloud region away (S3 100 ms, MongoDB 1 ms): scenario -> the

@@ -32,6 +32,8 @@ from harness.studies.stacks import (
     CONNECTIONS_LEVEL,
     DECISIVE,
     DISTANT,
+    LOOP_PEER,
+    LOOP_SCENARIOS,
     NAME,
     PEERS,
     PYMONGO,
@@ -54,7 +56,7 @@ def comparisons(options: RunOptions) -> list[Comparison]:
     reference = next((each for each in stacks if each.name == REFERENCE), stacks[0])
     others = tuple(each for each in stacks if each != reference)
     if options.servers is None:
-        others += tuple(server_variant(name) for name in PYMONGO)
+        others += tuple(server_variant(name) for name in (*PYMONGO, LOOP_PEER))
     chosen = options.scenarios or tuple(scenario(name) for name in (*BRIEF_SCENARIOS, *DECISIVE, *DISTANT))
 
     def levels(each: Scenario) -> tuple[int, ...]:
@@ -92,7 +94,8 @@ def alternatives(
     (the default run's 30 minutes give every comparison its two blocks so); beyond the brief (hello-wait, the S3
     work a region away) not sync-w1 by default, whose one thread serves a waiting call at a time (ten calls/s: a
     slice of a wave would last seconds, to say what its one thread already says); PyMongo's async client only a
-    region away, where a team's MongoDB is, at the highest level (`top`), where the row that asks reads it."""
+    region away, where a team's MongoDB is, at the highest level (`top`), where the row that asks reads it; grpc.aio
+    on asyncio (LOOP_PEER) on LOOP_SCENARIOS at the highest level, for the row that asks whether uvloop pays off."""
     found = [s for s in others if s.runs(each.name)]
     if options.servers is None and each.name in BRIEF_SCENARIOS and not top:
         found = [s for s in found if s.name in BRIEF_SERVERS or s.name == SIZED]
@@ -102,6 +105,8 @@ def alternatives(
         found = [s for s in found if s.name != "sync-w1"]
     if options.servers is None and (each.name not in DISTANT or not top):
         found = [s for s in found if s.name not in PYMONGO]
+    if options.servers is None and (each.name not in LOOP_SCENARIOS or not top):
+        found = [s for s in found if s.name != LOOP_PEER]
     return found
 
 
