@@ -182,23 +182,25 @@ def test_validation_judges_a_drawn_pick_among_the_labels_that_ran_the_drawn_bloc
 
 
 def test_where_the_driver_set_the_rates_a_row_picks_by_calls_per_server_cpu_second(tmp_path: Path) -> None:
-    """1 MiB replies with the driver at 92% of its core: the rates measure the driver, so the row ranks the stacks by
-    the calls each serves per second of its server's CPU (sync-w10, the slower by rate, spends half the CPU a call)
-    and says why; its trust no longer hangs on the driver."""
+    """1 MiB replies with the driver at 92% of its core: the rates measure the driver, so the row ranks the
+    contenders by the calls each serves per second of its server's CPU (sync-w10, 2.5% slower by rate, spends half
+    the CPU a call) and says why; its trust no longer hangs on the driver."""
     run_dir = tmp_path / "runs" / "20260109T000000Z"
-    servers: dict[str, int | None] = {"sync-w10": 10, "aio-uvloop": None}
+    servers: dict[str, int | None] = {"sync-w10": 10, "aio-uvloop": None, "connect-pyvoy": None}
     write_json_atomic(run_dir / "run.json", study_meta("20260109T000000Z", "wire", servers, ["reply-1MiB"]))
     cells = {label: CellRecord("reply-1MiB", label, 10, "ok", seconds=60.0) for label in servers}
     noise = {label: [1.0, 1.01, 0.99, 1.0, 1.02] for label in [*servers, "sync-w10~aa"]}
-    rates, cpu = {"sync-w10": 400, "aio-uvloop": 440}, {"sync-w10": 1.2, "aio-uvloop": 2.4}
+    rates = {"sync-w10": 400, "aio-uvloop": 410, "connect-pyvoy": 200}  # connect-pyvoy: its own server held it
+    cpu = {"sync-w10": 1.2, "aio-uvloop": 2.4, "connect-pyvoy": 0.5}
     write_rounds(run_dir / "wire", "reply-1MiB/c10", cells, rates, noise, {}, cpu=cpu, driver=2.3)
     (row,) = [each for each in study("wire").decisions([load_study(run_dir, "wire")]) if each.pick]
     assert row.pick == "sync-w10" and row.measure == "calls per server CPU second" and row.certified, row
+    assert row.contenders == ("sync-w10",) and row.avoid.startswith("aio-uvloop (0.51 [")  # connect-pyvoy: behind
     assert row.picked() == (
         "Pick sync-w10: the most calls per server CPU second, or within 5% of the most (95%) (by calls per server CPU "
         "second: the driver at 92% of its CPU set the rates)"
     )
-    assert row.over is not None and 1.7 < row.over.value < 1.9  # (2.4 / 440) / (1.2 / 400) calls per CPU second
+    assert row.over is not None and 1.9 < row.over.value < 2.0  # (2.4 / 410) / (1.2 / 400) calls per CPU second
     assert (
         "driver" not in row.why and "at least" in sure_text(row) and "in calls per server CPU second" in sure_text(row)
     )

@@ -397,8 +397,10 @@ def decision(
         worst=slower,
         floor=None if control is None else noise_floor(control),
     )
+    # Where the driver set the rates, the contenders are read again by CPU per call. A label clearly behind by rate
+    # served below the rate the driver held the others to: its own server held it, and it stays behind.
     busiest = driver_peak(judged, run, chosen.contenders)
-    efficient = cost_selection(judged, labels, tie) if busiest > run.thresholds.driver_busy else None
+    efficient = cost_selection(judged, chosen.contenders, tie) if busiest > run.thresholds.driver_busy else None
     if efficient is None or efficient.binding is None:
         return made
     said = f"the driver at {busiest:.0%} of its CPU set the rates"
@@ -406,10 +408,11 @@ def decision(
 
 
 def by_cost(made: Decision, judged: Judged, run: StudyRun, chosen: Selection, trusted: bool, why: str) -> Decision:
-    """A decision row read again by the server's CPU per call (judging.cost_selection), for a comparison whose
-    rates its driver set (`why`): the pick serves the most calls per server CPU second, or within δ of the most;
-    beside it the runner-up (the next cheapest) and the costliest to avoid, each paired by block in the newest run."""
-    costs = {label: found for label in candidates(judged) if (found := cpu_per_call(judged, label))}
+    """A decision row read again by the server's CPU per call among its contenders by rate (`chosen`, by
+    judging.cost_selection over them), for a comparison whose rates its driver set (`why`): the pick serves the
+    most calls per server CPU second, or within δ of the most; beside it the runner-up (the next cheapest) and the
+    costliest to avoid, each paired by block in the newest run; the one to avoid by rate stays where none is."""
+    costs = {label: found for label in made.contenders if (found := cpu_per_call(judged, label))}
     labels = sorted(costs, key=lambda each: mean_cost(judged, each))  # the cheapest a call first
     top, binding = chosen.pick, chosen.binding
     assert binding is not None
@@ -431,12 +434,12 @@ def by_cost(made: Decision, judged: Judged, run: StudyRun, chosen: Selection, tr
         over_reference="1 (reference)"
         if top == judged.record.reference or against is None
         else ratio_text(against.ratio),
-        avoid=f"{costliest} ({ratio_text(slower)} of the pick)" if slower else "—",
+        avoid=f"{costliest} ({ratio_text(slower)} of the pick)" if slower else made.avoid,
         trusted=not untrust,
         why=untrust,
         labels=(),
         over=over,
-        worst=slower,
+        worst=slower or made.worst,
         measure=BY_COST,
         measured_why=why,
     )
