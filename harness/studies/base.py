@@ -79,9 +79,8 @@ class Decision:
                 return f"Not yet: {' or '.join(self.contenders or (self.pick, self.runner_up))}{by}"
             best, of = (f"the most {self.measure}", "the most") if self.measure else ("the fastest", "the fastest")
             said = f"Pick {self.pick}: {best}, or within {self.delta:.0%} of {of} (95%)"
-            said += f"; {', '.join(others)} could do as well" if others and self.measure else ""
-            said += f"; {', '.join(others)} could be as fast" if others and not self.measure else ""
-            return said + by
+            could = "do as well" if self.measure else "be as fast"
+            return said + (f"; {', '.join(others)} could {could}" if others else "") + by
         if self.verdict == "—":
             return self.pick
         if self.verdict.startswith("tie"):

@@ -38,9 +38,9 @@ from harness.studies.base import CERTIFIED, NOT_CERTIFIED, SEPARATED, Decision
 from harness.studies.judging import (
     Judged,
     absolute,
+    block_mean,
     cost_selection,
     cpu_per_call,
-    mean_cost,
     paired_measure,
     pick_over,
     selection_of,
@@ -413,7 +413,7 @@ def by_cost(made: Decision, judged: Judged, run: StudyRun, chosen: Selection, tr
     most calls per server CPU second, or within δ of the most; beside it the runner-up (the next cheapest) and the
     costliest to avoid, each paired by block in the newest run; the one to avoid by rate stays where none is."""
     costs = {label: found for label in made.contenders if (found := cpu_per_call(judged, label))}
-    labels = sorted(costs, key=lambda each: mean_cost(judged, each))  # the cheapest a call first
+    labels = sorted(costs, key=lambda each: block_mean(costs[each]))  # the cheapest a call first
     top, binding = chosen.pick, chosen.binding
     assert binding is not None
     runner = next(label for label in labels if label != top)

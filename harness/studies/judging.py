@@ -265,8 +265,12 @@ def paired_measure(first: dict[int, float], second: dict[int, float]) -> Interva
 
 def mean_cost(judged: Judged, label: str) -> float:
     """A label's server CPU seconds per call over its blocks (their geometric mean; inf where none was sampled)."""
-    found = list(cpu_per_call(judged, label).values())
-    return math.exp(sum(map(math.log, found)) / len(found)) if found else math.inf
+    return block_mean(cpu_per_call(judged, label))
+
+
+def block_mean(per_block: dict[int, float]) -> float:
+    """The geometric mean of a figure over its blocks (inf where there are none)."""
+    return math.exp(sum(map(math.log, per_block.values())) / len(per_block)) if per_block else math.inf
 
 
 def cost_selection(judged: Judged, labels: Sequence[str], delta: float) -> Selection | None:
@@ -274,7 +278,7 @@ def cost_selection(judged: Judged, labels: Sequence[str], delta: float) -> Selec
     set: the pick spends the least, each difference a rival's CPU per call over the pick's, paired by block (the
     newest run's blocks, where the server's CPU was sampled); None with fewer than two that were."""
     costs = {label: cpu_per_call(judged, label) for label in labels}
-    standing = {label: -math.log(mean_cost(judged, label)) for label in labels if costs[label]}
+    standing = {label: -math.log(block_mean(costs[label])) for label in labels if costs[label]}
 
     def difference(first: str, second: str) -> Difference | None:
         found = paired_measure(costs[second], costs[first])
