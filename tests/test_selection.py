@@ -21,7 +21,7 @@ from harness.method.moderation import Prior
 from harness.method.rounds import BEHIND, Race, Rounds
 from harness.method.selection import Difference, blocks_to_certify, difference_of, select
 from harness.method.validation import ManyBlocks, selection_check
-from harness.method.verdicts import Interval, Method
+from harness.method.verdicts import Interval, Method, Stop
 from harness.render.decisions import sure_text
 from harness.results.files import write_json_atomic
 from harness.results.records import CellRecord, load_study
@@ -209,3 +209,20 @@ def test_where_the_driver_set_the_rates_a_row_picks_by_calls_per_server_cpu_seco
     write_rounds(quiet / "wire", "reply-1MiB/c10", cells, rates, noise, {}, cpu=cpu)
     (by_rate,) = study("wire").decisions([load_study(quiet, "wire")])
     assert by_rate.pick == "aio-uvloop" and not by_rate.measure  # a driver with room: the rates tell
+
+
+def test_a_label_the_race_left_behind_stays_behind_when_a_row_is_read_by_cpu_per_call(tmp_path: Path) -> None:
+    """grpclib-uvloop, as fast as the others within the band but stopped behind the pick by the race at its second
+    block, spends the least CPU a call: it has too few blocks to bound, and the race put it behind, so the row
+    ranks the others."""
+    run_dir = tmp_path / "runs" / "20260109T000000Z"
+    servers: dict[str, int | None] = {"sync-w10": 10, "aio-uvloop": None, "grpclib-uvloop": None}
+    write_json_atomic(run_dir / "run.json", study_meta("20260109T000000Z", "wire", servers, ["reply-1MiB"]))
+    cells = {label: CellRecord("reply-1MiB", label, 10, "ok", seconds=60.0) for label in servers}
+    noise = {label: [1.0, 1.01, 0.99, 1.0, 1.02] for label in [*servers, "sync-w10~aa"]}
+    rates = {"sync-w10": 400, "aio-uvloop": 410, "grpclib-uvloop": 405}
+    cpu = {"sync-w10": 1.2, "aio-uvloop": 2.4, "grpclib-uvloop": 0.6}
+    stops = {"grpclib-uvloop": Stop(2, BEHIND)}
+    write_rounds(run_dir / "wire", "reply-1MiB/c10", cells, rates, noise, stops, cpu=cpu, driver=2.3)
+    (row,) = study("wire").decisions([load_study(run_dir, "wire")])
+    assert row.measure and row.pick == "sync-w10" and "grpclib-uvloop" not in row.contenders, row

@@ -12,6 +12,7 @@ from typing import TypedDict
 
 from harness.method.moderation import quantile
 from harness.method.pooling import over_runs_text
+from harness.method.rounds import BEHIND
 from harness.method.selection import Selection, blocks_to_certify
 from harness.method.verdicts import (
     BLOCKS,
@@ -398,13 +399,21 @@ def decision(
         floor=None if control is None else noise_floor(control),
     )
     # Where the driver set the rates, the contenders are read again by CPU per call. A label clearly behind by rate
-    # served below the rate the driver held the others to: its own server held it, and it stays behind.
+    # served below the rate the driver held the others to: its own server held it, and it stays behind, as does one
+    # the race left behind the pick (its blocks stopped there).
     busiest = driver_peak(judged, run, chosen.contenders)
-    efficient = cost_selection(judged, chosen.contenders, tie) if busiest > run.thresholds.driver_busy else None
+    ahead = [label for label in chosen.contenders if not left_behind(judged, label)]
+    efficient = cost_selection(judged, ahead, tie) if busiest > run.thresholds.driver_busy else None
     if efficient is None or efficient.binding is None:
         return made
     said = f"the driver at {busiest:.0%} of its CPU set the rates"
     return by_cost(made, judged, run, efficient, trusted, said)
+
+
+def left_behind(judged: Judged, label: str) -> bool:
+    """Whether the race stopped this label's blocks as clearly behind its row's pick (harness.method.rounds)."""
+    stop = judged.record.stopped.get(label)
+    return stop is not None and stop.reason == BEHIND
 
 
 def by_cost(made: Decision, judged: Judged, run: StudyRun, chosen: Selection, trusted: bool, why: str) -> Decision:
@@ -412,7 +421,8 @@ def by_cost(made: Decision, judged: Judged, run: StudyRun, chosen: Selection, tr
     judging.cost_selection over them), for a comparison whose rates its driver set (`why`): the pick serves the
     most calls per server CPU second, or within δ of the most; beside it the runner-up (the next cheapest) and the
     costliest to avoid, each paired by block in the newest run; the one to avoid by rate stays where none is."""
-    costs = {label: found for label in made.contenders if (found := cpu_per_call(judged, label))}
+    ahead = [label for label in made.contenders if not left_behind(judged, label)]
+    costs = {label: found for label in ahead if (found := cpu_per_call(judged, label))}
     labels = sorted(costs, key=lambda each: block_mean(costs[each]))  # the cheapest a call first
     top, binding = chosen.pick, chosen.binding
     assert binding is not None
