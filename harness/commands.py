@@ -9,7 +9,7 @@ import os
 import shlex
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -267,15 +267,13 @@ def validate_command(out_dir: Path, draws: int, seed: int) -> int:
         "each. held: the interval holds the mean of the blocks left out; compatible: the two are within both their "
         "errors (an exact 95% interval: 95%)."
     )
-    head = ("runs", "blocks", "intervals", "method", "held", "compatible", "half-width")
-    lines: list[tuple[str, ...]] = []
-    chosen: list[tuple[str, list[list[ManyBlocks]]]] = [(name, [each]) for name, each in runs.items()]
-    for name, drawn_from in [*chosen, ("all", list(runs.values()))]:
-        for drawn in (2, 3):
-            for each in coverage(drawn_from, drawn, draws, seed):
-                figures = (f"{each.held:.1%}", f"{each.compatible:.1%}", f"±{each.half_width:.1%}")
-                lines.append((name, str(drawn), str(each.intervals), each.method, *figures))
-    print_columns(head, lines)
+    print_coverage(runs, draws, seed)
+    costs = {run.name: comparisons for run in all_runs(out_dir) if (comparisons := many_blocks(run, by_cost=True))}
+    print(
+        "\nThe same by calls per server CPU second (each label's CPU per call over the reference's, paired by block), "
+        f"as a row whose driver set the rates reads it with the plain t: {len(costs)} runs."
+    )
+    print_coverage(costs, draws, seed)
     print(
         "\nThe selection rule (harness.method.selection) on 2, 3 and 4 drawn blocks of the same comparisons: how often "
         "it certified a pick, and how often a certified pick lay more than 5% behind the best by all the blocks "
@@ -291,6 +289,20 @@ def validate_command(out_dir: Path, draws: int, seed: int) -> int:
         )
     print_columns(("blocks", "selections", "certified", "wrong", "good selection", "worst comparison"), selecting)
     return 0
+
+
+def print_coverage(runs: Mapping[str, list[ManyBlocks]], draws: int, seed: int) -> None:
+    """Each way of making intervals from 2 and from 3 drawn blocks, run by run and over every run: how often it
+    held the blocks left out, and how wide it was."""
+    head = ("runs", "blocks", "intervals", "method", "held", "compatible", "half-width")
+    lines: list[tuple[str, ...]] = []
+    chosen: list[tuple[str, list[list[ManyBlocks]]]] = [(name, [each]) for name, each in runs.items()]
+    for name, drawn_from in [*chosen, ("all", list(runs.values()))] if runs else []:
+        for drawn in (2, 3):
+            for each in coverage(drawn_from, drawn, draws, seed):
+                figures = (f"{each.held:.1%}", f"{each.compatible:.1%}", f"±{each.half_width:.1%}")
+                lines.append((name, str(drawn), str(each.intervals), each.method, *figures))
+    print_columns(head, lines)
 
 
 def print_columns(head: Sequence[str], lines: Sequence[Sequence[str]]) -> None:

@@ -73,6 +73,18 @@ def test_a_run_s_comparisons_are_read_as_each_label_s_log_ratio_by_block(tmp_pat
     assert found.block_noise == {}  # one window a label a block
 
 
+def test_a_run_s_comparisons_read_by_cost_are_each_label_s_calls_per_server_cpu_second_over_the_reference_s(
+    tmp_path: Path,
+) -> None:
+    run_dir = make_rounds_run(tmp_path)
+    (by_rate,) = many_blocks(run_dir, least=5)
+    (by_cost,) = many_blocks(run_dir, least=5, by_cost=True)
+    # every window of the synthetic run spends the same server CPU over the same seconds: the ratios are the rates'
+    assert set(by_cost.logs) == set(by_rate.logs)
+    for label, logs in by_cost.logs.items():
+        assert logs == pytest.approx(by_rate.logs[label])
+
+
 def test_validate_says_so_when_no_run_has_blocks_enough(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     make_rounds_run(tmp_path)
     assert main(["validate", "--out", str(tmp_path)]) == 2

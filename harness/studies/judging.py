@@ -33,7 +33,7 @@ from harness.results.records import (
 from harness.run.drivers.histogram import Latencies
 from harness.run.drivers.report import LoadReport
 from harness.studies.evidence import Pool, pools
-from harness.studies.readings import read_comparisons, run_priors
+from harness.studies.readings import block_costs, label_windows, read_comparisons, run_priors
 
 
 @dataclass(frozen=True)
@@ -101,11 +101,7 @@ class Judged:
 
 def windows_of(judged: Judged, label: str) -> list[tuple[Repeat, LoadReport]]:
     """A label's slices (or windows) with their reports: the A/A twin's are the reference cell's "control" ones."""
-    record = judged.record
-    cell = judged.cells.get(record.reference if label == record.control else label)
-    role = "control" if label == record.control else "round"
-    windows = [] if cell is None else list(zip(cell.record.repeats, cell.reports, strict=True))
-    return [(repeat, report) for repeat, report in windows if repeat.role == role]
+    return label_windows(judged.record, judged.cells, label)
 
 
 def pooled_latency(windows: Sequence[tuple[Repeat, LoadReport]], p: float) -> float | None:
@@ -237,14 +233,8 @@ def selection_of(judged: Judged, labels: Sequence[str], delta: float) -> Selecti
 
 
 def cpu_per_call(judged: Judged, label: str) -> dict[int, float]:
-    """A label's server CPU seconds per OK call in each block: its slices' CPU over their OK calls (blocks whose
-    slices were not sampled left out)."""
-    sums: dict[int, tuple[float, int]] = {}
-    for repeat, report in windows_of(judged, label):
-        if repeat.round is not None and repeat.resources.sampled and report.ok:
-            cpu, calls = sums.get(repeat.round, (0.0, 0))
-            sums[repeat.round] = (cpu + repeat.resources.cpu_seconds, calls + report.ok)
-    return {block: cpu / calls for block, (cpu, calls) in sums.items() if cpu > 0 and calls}
+    """A label's server CPU seconds per OK call in each block (readings.block_costs)."""
+    return block_costs(judged.record, judged.cells, label)
 
 
 def peak_memory(judged: Judged, label: str) -> dict[int, float]:

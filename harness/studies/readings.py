@@ -19,12 +19,14 @@ from harness.results.files import read_json
 from harness.results.records import (
     CellRecord,
     CellResult,
+    Repeat,
     StudyRun,
     load_comparisons,
     load_study,
     studies_in,
     study_dir,
 )
+from harness.run.drivers.report import LoadReport
 
 
 def workload_of(record: CellRecord) -> str:
@@ -42,6 +44,27 @@ def labelled_cells(run: StudyRun, record: ComparisonRecord) -> dict[str, CellRes
 
 
 Slices = dict[str, dict[int, list[tuple[int, float]]]]  # label -> block -> (place, OK rate) of its slices, in order
+
+
+def label_windows(
+    record: ComparisonRecord, cells: Mapping[str, CellResult], label: str
+) -> list[tuple[Repeat, LoadReport]]:
+    """A label's slices (or windows) with their reports: the A/A twin's are the reference cell's "control" ones."""
+    cell = cells.get(record.reference if label == record.control else label)
+    role = "control" if label == record.control else "round"
+    windows = [] if cell is None else list(zip(cell.record.repeats, cell.reports, strict=True))
+    return [(repeat, report) for repeat, report in windows if repeat.role == role]
+
+
+def block_costs(record: ComparisonRecord, cells: Mapping[str, CellResult], label: str) -> dict[int, float]:
+    """A label's server CPU seconds per OK call in each block: its slices' CPU over their OK calls (blocks whose
+    slices were not sampled left out)."""
+    sums: dict[int, tuple[float, int]] = {}
+    for repeat, report in label_windows(record, cells, label):
+        if repeat.round is not None and repeat.resources.sampled and report.ok:
+            cpu, calls = sums.get(repeat.round, (0.0, 0))
+            sums[repeat.round] = (cpu + repeat.resources.cpu_seconds, calls + report.ok)
+    return {block: cpu / calls for block, (cpu, calls) in sums.items() if cpu > 0 and calls}
 
 
 @dataclass(frozen=True)
@@ -109,20 +132,28 @@ def run_priors(run_dir: Path, meta: Mapping[str, Any]) -> dict[tuple[str, str], 
     return {(study, workload): prior for (study, workload, _), prior in row_priors(rows).items()}
 
 
-def many_blocks(run_dir: Path, least: int = LEAST_BLOCKS) -> list[ManyBlocks]:
+def many_blocks(run_dir: Path, least: int = LEAST_BLOCKS, by_cost: bool = False) -> list[ManyBlocks]:
     """A run's comparisons whose reference ran at least `least` blocks, each label's log ratio to the reference by
-    block: what harness.method.validation draws from."""
+    block: what harness.method.validation draws from. By cost, the ratio is of calls per server CPU second (the
+    reference's CPU per call over the label's), as a row whose driver set the rates reads it."""
     meta = read_json(run_dir / "run.json")
     found = []
     for study in studies_in(meta):
         for read in read_comparisons(load_study(run_dir, study)):
-            reference = read.rates.get(read.record.reference, {})
+            figures = (
+                {label: block_costs(read.record, read.cells, label) for label in read.rates}
+                if by_cost
+                else {label: {block: 1 / rate for block, rate in rates.items()} for label, rates in read.rates.items()}
+            )
+            reference = figures.get(read.record.reference, {})
             if len(reference) < least:
                 continue
             logs = {
-                label: {block: math.log(rate / reference[block]) for block, rate in rates.items() if block in reference}
-                for label, rates in read.rates.items()
-                if label != read.record.reference
+                label: {
+                    block: math.log(reference[block] / each) for block, each in per_block.items() if block in reference
+                }
+                for label, per_block in figures.items()
+                if label != read.record.reference and per_block
             }
             groups = row_groups(study, read.scenario)
             found.append(ManyBlocks(groups, f"{study}/{read.record.workload}", logs, block_noise(read.slices)))
