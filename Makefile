@@ -20,8 +20,10 @@ $(INSTALLED): pyproject.toml constraints.txt
 setup: $(INSTALLED)
 	$(BIN)/python -m harness tools
 
-test: setup chromium
-	$(BIN)/python -m pytest
+# Every test once: those of our own logic first (a fault there shows in minutes), then those against real servers,
+# backends and a browser.
+test: test-fast setup chromium
+	$(BIN)/python -m pytest -m "live or browser"
 
 test-fast: $(INSTALLED)
 	$(BIN)/python -m pytest -m "not live and not browser"
