@@ -407,7 +407,7 @@ def decision(
     if efficient is None or efficient.binding is None:
         return made
     said = f"the driver at {busiest:.0%} of its CPU set the rates"
-    return by_cost(made, judged, run, efficient, trusted, said)
+    return by_cost(made, judged, run, efficient, ahead, trusted, said)
 
 
 def left_behind(judged: Judged, label: str) -> bool:
@@ -416,12 +416,20 @@ def left_behind(judged: Judged, label: str) -> bool:
     return stop is not None and stop.reason == BEHIND
 
 
-def by_cost(made: Decision, judged: Judged, run: StudyRun, chosen: Selection, trusted: bool, why: str) -> Decision:
-    """A decision row read again by the server's CPU per call among its contenders by rate (`chosen`, by
-    judging.cost_selection over them), for a comparison whose rates its driver set (`why`): the pick serves the
-    most calls per server CPU second, or within δ of the most; beside it the runner-up (the next cheapest) and the
-    costliest to avoid, each paired by block in the newest run; the one to avoid by rate stays where none is."""
-    ahead = [label for label in made.contenders if not left_behind(judged, label)]
+def by_cost(
+    made: Decision,
+    judged: Judged,
+    run: StudyRun,
+    chosen: Selection,
+    ahead: Sequence[str],
+    trusted: bool,
+    why: str,
+) -> Decision:
+    """A decision row read again by the server's CPU per call among its contenders by rate that the race did not
+    leave behind (`ahead`; `chosen`, by judging.cost_selection over them), for a comparison whose rates its driver
+    set (`why`): the pick serves the most calls per server CPU second, or within δ of the most; beside it the
+    runner-up (the next cheapest) and the costliest to avoid, each paired by block in the newest run; the one to
+    avoid by rate stays where none is."""
     costs = {label: found for label in ahead if (found := cpu_per_call(judged, label))}
     labels = sorted(costs, key=lambda each: block_mean(costs[each]))  # the cheapest a call first
     top, binding = chosen.pick, chosen.binding
