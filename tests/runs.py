@@ -561,12 +561,12 @@ def make_brief_run(root: Path, run_id: str = "20260107T000000Z", day: str = "202
     return run_dir
 
 
-def make_wait_run(root: Path, rates: dict[str, int], cpu: dict[str, float]) -> Path:
+def make_wait_run(root: Path, rates: dict[str, int], cpu: dict[str, float], run_id: str = "20260109T000000Z") -> Path:
     """A stacks run of hello-wait alone at 50 clients in blocks: each label's OK calls/s and its server's CPU
     seconds a window (the first label the reference)."""
     servers = {"sync-w10": 10, "sync-w50": 50, "grpclib-uvloop": None}
-    run_dir = root / "runs" / "20260109T000000Z"
-    data = meta("20260109T000000Z", "Test CPU A") | {"schema": 3, "thresholds": Thresholds().to_json()}
+    run_dir = root / "runs" / run_id
+    data = meta(run_id, "Test CPU A") | {"schema": 3, "thresholds": Thresholds().to_json()}
     data["environment"]["module_codes"] = dict(MODULE_CODES)
     entry = data["studies"]["stacks"]
     entry["matrix"] |= {

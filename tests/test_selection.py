@@ -27,6 +27,7 @@ from harness.results.files import write_json_atomic
 from harness.results.records import CellRecord, load_study
 from harness.studies import STUDIES, study
 from harness.studies.base import Decision, answered
+from harness.studies.judging import judged_comparisons
 from tests.runs import make_wait_run, study_meta, write_rounds
 
 
@@ -148,6 +149,21 @@ def test_where_both_serve_at_the_wait_bound_async_answers_by_cpu_per_call_and_me
     assert "grpclib-uvloop uses 0.39 [" in row.lead and "× the CPU per call of sync-w50" in row.lead
     assert row.verdict == "slower" and row.certified is None and answered(row)
     assert row.runner_up == "sync-w50, CPU per call" and row.over is not None and row.over.high < 0.95
+
+
+def test_the_cpu_per_call_of_a_row_at_the_wait_bound_pools_over_the_runs_of_its_code(tmp_path: Path) -> None:
+    """Two blocks a run are too few to trust a CPU-per-call ratio; two runs of the same code pool theirs, as rates
+    pool, and the row says over how many runs."""
+    rates = {"sync-w10": 100, "sync-w50": 470, "grpclib-uvloop": 480}
+    cpu = {"sync-w50": 1.0, "grpclib-uvloop": 0.4}
+    make_wait_run(tmp_path, rates, cpu, run_id="20260108T000000Z")
+    row = wait_row(tmp_path, rates, cpu)
+    assert row.runs == 2 and row.over is not None and row.over.rounds == 10
+    assert row.over.value == pytest.approx(0.4 * 470 / 480, rel=0.05)  # CPU a window over calls a window
+    newest = load_study(tmp_path / "runs" / "20260109T000000Z", "stacks")
+    judged = next(each for each in judged_comparisons(newest) if each.record.workload == "hello-wait/c50")
+    pooled = judged.cost_over("sync-w50", "grpclib-uvloop")  # the loop's CPU per call over the sync server's
+    assert pooled is not None and pooled.runs == 2 and pooled.ratio.value == pytest.approx(row.over.value)
 
 
 def test_where_a_sync_pool_sets_its_rate_below_the_bound_async_answers_by_rate(tmp_path: Path) -> None:

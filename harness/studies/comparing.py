@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import TypedDict
 
 from harness.method.moderation import quantile
-from harness.method.pooling import over_runs_text
+from harness.method.pooling import Combined, over_runs_text
 from harness.method.rounds import BEHIND
 from harness.method.selection import Selection, blocks_to_certify
 from harness.method.verdicts import (
@@ -42,7 +42,6 @@ from harness.studies.judging import (
     block_mean,
     cost_selection,
     cpu_per_call,
-    paired_measure,
     pick_over,
     selection_of,
     windows_of,
@@ -435,16 +434,18 @@ def by_cost(
     top, binding = chosen.pick, chosen.binding
     assert binding is not None
     runner = next(label for label in labels if label != top)
-    over = paired_measure(costs[runner], costs[top])  # the pick's calls per CPU second over the runner-up's
+    pooled = judged.cost_over(top, runner)  # the pick's calls per CPU second over the runner-up's, over runs
+    over = None if pooled is None else pooled.ratio
     costliest = labels[-1]
-    worst = paired_measure(costs[top], costs[costliest]) if costliest != top else None
+    against_costliest = judged.cost_over(costliest, top) if costliest != top else None
+    worst = None if against_costliest is None else against_costliest.ratio
     slower = worst if worst is not None and verdict(worst, judged.record.method.tie) == "slower" else None
     against = judged.outcome(top)
     untrust = untrusted(not trusted, distrust(judged, run, [top, binding.rival], by_rate=False))
     return replace(
         made,
         stacks=servers_of(judged, labels),
-        **with_closing(ALONE, certify_text(judged, chosen)),
+        **with_closing(pooled_runs(pooled), certify_text(judged, chosen)),
         **choice(chosen),
         pick=top,
         runner_up=runner,
@@ -539,6 +540,13 @@ def over_runs(judged: Judged, first: str, second: str) -> OverRuns:
         runs=pooled.runs if pooled else 1,
         days=pooled.days if pooled else 1,
     )
+
+
+def pooled_runs(found: Combined | None) -> OverRuns:
+    """A row's evidence over the runs its pick and runner-up pool (`ALONE` where they pool with none)."""
+    if found is None or found.runs < 2:
+        return ALONE
+    return OverRuns(held=over_runs_text(found), closing="", runs=found.runs, days=found.days)
 
 
 def with_closing(found: OverRuns, closing: str) -> OverRuns:

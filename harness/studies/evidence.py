@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from harness.method.verdicts import Method, paired_ratios
 from harness.results.code import label_code
 from harness.results.files import read_json
 from harness.results.records import load_study, machine_of, studies_in
-from harness.studies.readings import Read, read_comparisons, run_priors
+from harness.studies.readings import Read, block_costs, read_comparisons, run_priors
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout, whose history tells a run's code
 
@@ -29,13 +29,20 @@ ROOT = Path(__file__).resolve().parents[2]  # the checkout, whose history tells 
 @dataclass(frozen=True)
 class Reading:
     """One run's reading of a comparison: the run, its day, each label's rate by block, the prior its run's rows
-    lend it, and the code each label's server ran ("" where unknown: it never pools)."""
+    lend it, the code each label's server ran ("" where unknown: it never pools), and each label's calls per server
+    CPU second by block (where its server's CPU was sampled)."""
 
     run_id: str
     day: str
     rates: Mapping[str, Mapping[int, float]]
     prior: Prior
     codes: Mapping[str, str]
+    costs: Mapping[str, Mapping[int, float]] = field(default_factory=dict)
+
+    def by_cost(self) -> Reading:
+        """The reading by calls per server CPU second in place of the rates, unmoderated: the run's prior is fitted
+        to its rates, and the plain t-interval is the one validated for costs (harness validate)."""
+        return replace(self, rates=self.costs, prior=NO_PRIOR)
 
     def estimate(self, first: str, second: str) -> Estimate | None:
         """first over second in this run: its moderated estimate; None with fewer than two blocks in common."""
@@ -97,7 +104,11 @@ def reading_of(study: str, read: Read, meta: Mapping[str, Any], prior: Prior, ro
     if read.record.control:
         codes[read.record.control] = codes.get(read.record.reference, "")
     day = str(meta.get("date", ""))[:10]
-    return Reading(str(meta["run_id"]), day, read.rates, prior, codes)
+    costs = {
+        label: {block: 1 / cost for block, cost in block_costs(read.record, read.cells, label).items()}
+        for label in read.rates
+    }
+    return Reading(str(meta["run_id"]), day, read.rates, prior, codes, costs)
 
 
 # A run's comparisons as readings, each with how it was measured (`method_of`), by (study, workload).
@@ -152,10 +163,11 @@ def pools(
     meta: Mapping[str, Any],
     priors: Mapping[tuple[str, str], Prior],
     root: Path = ROOT,
+    by_cost: bool = False,
 ) -> dict[str, Pool]:
     """Each comparison of a run's study (by workload) with the earlier readings it may pool with, and its scenario's
     between-run variance on this machine class (from every row of the run's comparisons in that scenario that
-    pools)."""
+    pools); by cost, every reading by calls per server CPU second (`Reading.by_cost`)."""
     earlier = [run_readings(other, root) for other in earlier_runs(run_dir, meta)] if run_dir.parent.exists() else []
     found: dict[str, Pool] = {}
     for read in reads:
@@ -163,7 +175,8 @@ def pools(
         own = reading_of(study, read, meta, priors.get(key, NO_PRIOR), root)
         how = method_of(read.record.method, meta, study)
         peers = [runs[key][0] for runs in earlier if key in runs and runs[key][1] == how]
-        found[read.record.workload] = Pool((own, *peers), read.record.reference)
+        readings = [each.by_cost() for each in (own, *peers)] if by_cost else [own, *peers]
+        found[read.record.workload] = Pool(tuple(readings), read.record.reference)
     return shared_spread(found, {read.record.workload: read.scenario for read in reads})
 
 

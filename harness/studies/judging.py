@@ -48,6 +48,7 @@ class Judged:
     slices: dict[str, dict[int, list[tuple[int, float]]]] = field(default_factory=dict)  # (place, rate) in order
     prior: Prior = NO_PRIOR  # what its run's rows give its intervals (harness.method.moderation)
     pool: Pool | None = None  # the earlier runs it pools with (harness.studies.evidence); None: its own alone
+    cost_pool: Pool | None = None  # the same by calls per server CPU second
 
     def over(self, first: str, second: str) -> Combined | None:
         """first's rate over second's, paired by block in each run, over the runs it pools with (its own first);
@@ -58,6 +59,15 @@ class Judged:
         if len(ratios) < 2:
             return None
         return Combined(interval(ratios, 0.95, self.prior), 1, 1, 0.0, False)
+
+    def cost_over(self, first: str, second: str) -> Combined | None:
+        """first's calls per server CPU second over second's (second's CPU per call over first's), paired by block in
+        each run, over the runs it pools with (its own first); None where this run has fewer than two blocks of
+        both."""
+        if self.cost_pool is not None:
+            return self.cost_pool.over(first, second)
+        found = paired_measure(cpu_per_call(self, second), cpu_per_call(self, first))
+        return None if found is None else Combined(found, 1, 1, 0.0, False)
 
     def paired(self, first: str, second: str) -> Interval | None:
         """first's rate over second's with its 95% interval: pooled over runs where it pools, else this run's
@@ -165,6 +175,7 @@ def judged_comparisons(run: StudyRun) -> list[Judged]:
     priors = run_priors(run.run_dir, run.meta) if studied else {}
     reads = read_comparisons(run)
     found_pools = pools(run.study, reads, run.run_dir, run.meta, priors) if studied else {}
+    cost_pools = pools(run.study, reads, run.run_dir, run.meta, priors, by_cost=True) if studied else {}
     found = []
     for read in reads:
         record = read.record
@@ -173,7 +184,8 @@ def judged_comparisons(run: StudyRun) -> list[Judged]:
         pool = found_pools.get(record.workload)
         if pool is not None:
             outcomes = [pooled_outcome(each, pool, record.method.tie) for each in outcomes]
-        found.append(Judged(run.study, record, read.rates, outcomes, read.cells, read.slices, prior, pool))
+        cost_pool = cost_pools.get(record.workload)
+        found.append(Judged(run.study, record, read.rates, outcomes, read.cells, read.slices, prior, pool, cost_pool))
     return found
 
 
@@ -264,14 +276,21 @@ def block_mean(per_block: dict[int, float]) -> float:
 
 
 def cost_selection(judged: Judged, labels: Sequence[str], delta: float) -> Selection | None:
-    """The selection rule over these labels by the server's CPU per call, for a comparison whose rates its driver
-    set: the pick spends the least, each difference a rival's CPU per call over the pick's, paired by block (the
-    newest run's blocks, where the server's CPU was sampled); None with fewer than two that were."""
-    costs = {label: cpu_per_call(judged, label) for label in labels}
-    standing = {label: -math.log(block_mean(costs[label])) for label in labels if costs[label]}
+    """The selection rule over these labels by calls per server CPU second, for a comparison whose rates its driver
+    set: the pick serves the most a CPU second, each difference paired by block and pooled over runs where it pools
+    (Judged.cost_over), the standing by each one's ratio to the reference; None with fewer than two whose server's
+    CPU was sampled."""
+    reference = judged.record.reference
+    standing = {
+        label: math.log(found.ratio.value)
+        for label in labels
+        if label != reference and (found := judged.cost_over(label, reference))
+    }
+    if reference in labels and cpu_per_call(judged, reference):
+        standing[reference] = 0.0
 
     def difference(first: str, second: str) -> Difference | None:
-        found = paired_measure(costs[second], costs[first])
-        return None if found is None else difference_of(found)
+        found = judged.cost_over(first, second)
+        return None if found is None else difference_of(found.ratio)
 
     return select(list(standing), standing, difference, delta)

@@ -48,7 +48,6 @@ from harness.studies.comparing import (
 from harness.studies.judging import (
     Judged,
     absolute,
-    cpu_per_call,
     mean_cost,
     paired_measure,
     peak_memory,
@@ -283,17 +282,20 @@ def async_pays(judged: Judged, made: Decision) -> Decision:
         loop = min((each for each in loops if each in waiting), key=lambda each: mean_cost(judged, each))
         sync = min((each for each in syncs if each in waiting), key=lambda each: mean_cost(judged, each))
         over = judged.paired(loop, sync) or over
-    cpu = paired_measure(cpu_per_call(judged, loop), cpu_per_call(judged, sync))
-    if cpu is None or loop not in waiting or sync not in waiting:
+    pooled = judged.cost_over(sync, loop)  # the loop's CPU per call over the sync server's, over runs
+    if pooled is None or loop not in waiting or sync not in waiting:
         said = verdict(over, tie)
         lead = f"{ANSWER_OF[said]}: {loop} serves {ratio_text(over)} × {sync}, the fastest sync server"
         return replace(made, lead=lead, verdict=said, certified=None)
+    cpu = pooled.ratio
     said = verdict(cpu, tie)
     memory = paired_measure(peak_memory(judged, loop), peak_memory(judged, sync))
     lead = (
         f"{COSTS_ANSWER[said]}: at {clients} clients waiting {WAIT_MS} ms {loop} and {sync} both serve at the wait "
         f"bound ({rate(bound)} calls/s; {ratio_text(over)} ×); {loop} uses {ratio_text(cpu)} × the CPU per call of "
-        f"{sync}" + (f" and {ratio_text(memory)} × its memory" if memory else "")
+        f"{sync}"
+        + (f" and {ratio_text(memory)} × its memory" if memory else "")
+        + (f" (the CPU over {pooled.runs} runs, the memory the newest's)" if memory and pooled.runs > 1 else "")
     )
     why = ", ".join(part for part in made.why.split(", ") if part and not part.startswith("only "))
     few = f"only {cpu.rounds} blocks" if cpu.rounds < LEAST_TRUSTED_BLOCKS else ""
@@ -309,8 +311,8 @@ def async_pays(judged: Judged, made: Decision) -> Decision:
         certified=None,
         held="",
         closing="",
-        runs=1,
-        days=1,
+        runs=pooled.runs,
+        days=pooled.days,
         trusted=not why,
         why=why,
     )
