@@ -10,6 +10,7 @@
 //	loadgen fetch -target HOST:PORT -pattern paging|stream -parallelism P -bucket B -expect K -clients C -total N
 //	loadgen watch -target HOST:PORT -streams N -seconds S -sensors K
 //	loadgen info  -target HOST:PORT -shape unary|lockstep|pipelined|rest|connect [-http 1.1|2] -workers W -total N
+//	loadgen slow  -target HOST:PORT -bucket B -streams N [-connections C] [-every D] -seconds S [-window BYTES]
 //	loadgen serve (runs of call, fetch or info, one a line of JSON on stdin, on connections held between them)
 //
 // Every mode speaks TLS with -cacert CA.pem (and mutual TLS with -cert and -key as well), plaintext without.
@@ -30,7 +31,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: loadgen call|fetch|watch|info [flags], or loadgen serve; loadgen <mode> -h lists the flags")
+		fail("usage: loadgen call|fetch|watch|info|slow [flags], or loadgen serve; loadgen <mode> -h lists the flags")
 	}
 	var (
 		report any
@@ -45,6 +46,8 @@ func main() {
 		report, err = runWatch(args)
 	case "info":
 		report, err = runInfo(args)
+	case "slow":
+		report, err = runSlow(args)
 	case "serve":
 		if err := runServe(os.Stdin, os.Stdout); err != nil {
 			fail(err.Error())
@@ -54,7 +57,7 @@ func main() {
 		fmt.Println(version)
 		return
 	default:
-		fail(fmt.Sprintf("unknown mode %q: call, fetch, watch, info or serve", mode))
+		fail(fmt.Sprintf("unknown mode %q: call, fetch, watch, info, slow or serve", mode))
 	}
 	if err != nil {
 		fail(err.Error())
@@ -131,12 +134,12 @@ func tlsConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
 
 // dial opens one HTTP/2 connection (grpc-go dials lazily; the first call connects), over TLS when the run
 // speaks it.
-func dial(target string) (*grpc.ClientConn, error) {
+func dial(target string, options ...grpc.DialOption) (*grpc.ClientConn, error) {
 	creds := insecure.NewCredentials()
 	if clientTLS != nil {
 		creds = credentials.NewTLS(clientTLS)
 	}
-	return grpc.NewClient(target, grpc.WithTransportCredentials(creds))
+	return grpc.NewClient(target, append([]grpc.DialOption{grpc.WithTransportCredentials(creds)}, options...)...)
 }
 
 // dialEach opens n connections; close closes them all. A served loadgen (serve.go) hands out the ones it

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import tomllib
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,8 @@ from harness.run.drivers.histogram import encode_latencies
 from harness.run.drivers.report import HISTOGRAM_KEY
 from harness.run.tools import ROOT
 from harness.studies.capacity.report import SETTINGS as CAPACITY_SETTINGS
+from harness.studies.readers import READER_OF, READER_SCENARIOS, READER_STREAMS
+from harness.studies.readers.report import SETTINGS as READERS_SETTINGS
 from harness.studies.stacks.report import SETTINGS as STACKS_SETTINGS
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -822,4 +825,45 @@ def make_versions_run(root: Path) -> Path:
         controlled = stack == "sync-w10"  # the study's A/A control, in its first comparison
         workload = f"upgrade/hello/{stack}/c50"
         write_rounds(run_dir / "versions", workload, cells, sides, noise, stops, controlled=controlled)
+    return run_dir
+
+
+def slow_report(streams: int, read: int, ended: dict[str, int], every_ms: int = 0) -> dict[str, Any]:
+    """loadgen slow's report: `read` messages a stream (each an OK entry), how the streams ended."""
+    return ghz_report(streams * read, 20.0, 1.0) | {
+        "streams": streams,
+        "connections": 1,
+        "every_ms": every_ms,
+        "seconds": 20.0,
+        "window_bytes": 65535,
+        "opened": streams if read else 0,
+        "messages": [read] * streams,
+        "bytes": [read * 100] * streams,
+        "ended": ended,
+        "stream_errors": {},
+    }
+
+
+def make_readers_run(
+    root: Path, grown: Mapping[str, tuple[int, ...]], ended: dict[str, dict[str, int]] | None = None
+) -> Path:
+    """A readers run: each stack under the stopped reader, READER_STREAMS streams, a reading for each of its growths
+    (bytes a stream), every stream Canceled unless `ended` says otherwise (in its every reading)."""
+    run_id = "20260111T000000Z"
+    run_dir = root / "runs" / run_id
+    stopped = [each for each in READER_SCENARIOS if READER_OF[each.name] == "stopped"]
+    readings = max(len(each) for each in grown.values())
+    data = study_meta(run_id, "readers", dict.fromkeys(grown), [each.name for each in stopped[:readings]])
+    data["studies"]["readers"]["settings"] = dict(READERS_SETTINGS)
+    write_json_atomic(run_dir / "run.json", data)
+    where = run_dir / "readers"
+    for server, growths in grown.items():
+        for scenario, each in zip(stopped, growths, strict=False):
+            record = CellRecord(scenario.name, server, READER_STREAMS, "ok", seconds=25.0)
+            raw = slow_report(READER_STREAMS, 1, (ended or {}).get(server, {"Canceled": READER_STREAMS}))
+            relative = f"{record.stem}-r1.json"
+            write_json_atomic(where / relative, raw)
+            start = 60 * 1024 * 1024
+            usage = ResourceUsage(20.0, 4.0, 60.0, start + READER_STREAMS * each, start_rss_bytes=start)
+            save_cell(where, replace(record, repeats=[Repeat(relative, raw["count"], usage, 1.0)]))
     return run_dir

@@ -39,6 +39,7 @@ from tests.runs import (
     make_connections_run,
     make_interpreters_run,
     make_protocols_run,
+    make_readers_run,
     make_rounds_run,
     make_run,
     make_streaming_run,
@@ -58,6 +59,9 @@ MAKERS: dict[str, Callable[[Path], Path]] = {
     "wire": make_wire_run,
     "interpreters": make_interpreters_run,
     "versions": make_versions_run,
+    "readers": lambda root: make_readers_run(
+        root, {"sync-w10": (4_200_000, 4_500_000, 4_400_000), "connect-pyvoy": (19_000_000, 21_000_000, 20_000_000)}
+    ),
 }
 
 

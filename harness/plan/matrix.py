@@ -17,6 +17,14 @@ WIDE_BUCKET = "bench-wide"  # the streaming study's fetch-all: many objects unde
 WIDE_OBJECTS = 10_000
 WIDE_PREFIXES = 10
 BUCKET_PREFIXES = {WIDE_BUCKET: WIDE_PREFIXES}  # top-level prefixes of a seeded bucket (none if absent)
+# The readers study's bucket: keys of about 1 KB (S3 allows 1,024 bytes), so that a stream's listing (10 MB) weighs
+# ten times a page of it (1,000 objects), what a handler that flow control holds back still holds.
+LONG_KEYS_BUCKET = "bench-long-keys"
+LONG_KEYS_OBJECTS = 10_000
+LONG_KEY_BYTES = 1_000
+BUCKET_KEY_BYTES = {
+    LONG_KEYS_BUCKET: LONG_KEY_BYTES
+}  # the length of a seeded bucket's keys (as short as may be if absent)
 WAIT_MS = 100
 S3_LATENCY_MS = 100
 # Backends as a cloud region has them: S3 100 ms to the first byte (AWS's S3 performance guidance gives 100-200 ms;

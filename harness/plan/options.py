@@ -10,6 +10,8 @@ from harness.method.verdicts import BLOCKS, DESIGNS, HELD, PROCESS, SLICERS
 from harness.plan.matrix import (
     BENCH_BUCKET,
     BENCH_OBJECTS,
+    LONG_KEYS_BUCKET,
+    LONG_KEYS_OBJECTS,
     SMALL_BUCKET,
     SMALL_OBJECTS,
     WIDE_BUCKET,
@@ -152,7 +154,12 @@ class RunOptions:
 
     def bucket_objects(self, bucket: str) -> int:
         """How many objects a seeded bucket holds."""
-        sizes = {BENCH_BUCKET: self.objects, SMALL_BUCKET: self.latency_bucket_objects, WIDE_BUCKET: WIDE_OBJECTS}
+        sizes = {
+            BENCH_BUCKET: self.objects,
+            SMALL_BUCKET: self.latency_bucket_objects,
+            WIDE_BUCKET: WIDE_OBJECTS,
+            LONG_KEYS_BUCKET: LONG_KEYS_OBJECTS,
+        }
         return sizes[bucket]
 
     def skip_reason(self, server: ServerVariant, scenario: Scenario | None = None) -> str:

@@ -46,6 +46,7 @@ class ResourceUsage:
     sampled: bool = True  # False for a server the harness did not start: only the wall time is known
     # The CPU seconds of each process of a server with several (largest first): how its port spread the load.
     process_cpu_seconds: list[float] = field(default_factory=list)
+    start_rss_bytes: int = 0  # its memory as the run began (0 in runs from before it was kept): peak less it grew
 
     @property
     def average_cpu_percent(self) -> float:

@@ -345,17 +345,31 @@ def toxiproxy() -> Iterator[Toxiproxy]:
         yield Toxiproxy(api, child)
 
 
+FILLER_FOLDER = "k" * 199 + "/"  # a long key's folders (long_key)
+
+
 def seed_body(index: int) -> bytes:
     """The deterministic content of seeded object number index (sizes 1 to 4096 bytes)."""
     return (hashlib.sha256(str(index).encode()).digest() * 128)[: (index * 997) % 4096 + 1]
 
 
-def seed_objects(count: int, prefixes: int = 0) -> dict[str, bytes]:
+def seed_objects(count: int, prefixes: int = 0, key_bytes: int = 0) -> dict[str, bytes]:
     """Key -> body of a seeded bucket of count objects, keys in S3's (lexicographic) order; with prefixes N,
-    spread over N top-level prefixes (`p0/` ...), as a listing by prefix sees them."""
+    spread over N top-level prefixes (`p0/` ...), as a listing by prefix sees them; with key_bytes, each key that
+    long (`long_key`)."""
     if prefixes:
-        return {f"p{index % prefixes}/obj-{index:05d}": seed_body(index) for index in range(count)}
-    return {f"obj-{index:05d}": seed_body(index) for index in range(count)}
+        keys = {f"p{index % prefixes}/obj-{index:05d}": index for index in range(count)}
+    else:
+        keys = {f"obj-{index:05d}": index for index in range(count)}
+    return {long_key(key, key_bytes): seed_body(index) for key, index in keys.items()}
+
+
+def long_key(key: str, length: int) -> str:
+    """key made `length` bytes long (itself where it is that long already) by filler before it: folders of 200
+    bytes, as a file system holds a name to 255, then what is left; the same filler for every key, so the order holds
+    (and a key's top-level prefix becomes the filler's)."""
+    folders, rest = divmod(max(0, length - len(key)), len(FILLER_FOLDER))
+    return FILLER_FOLDER * folders + FILLER_FOLDER[:rest] + key
 
 
 def expected_etag(body: bytes) -> str:
@@ -373,10 +387,14 @@ def s3_client(config: BackendConfig, pool_size: int = 16) -> Any:
 
 
 def seed_bucket(
-    config: BackendConfig, bucket: str = BENCH_BUCKET, count: int = BENCH_OBJECTS, prefixes: int = 0
+    config: BackendConfig,
+    bucket: str = BENCH_BUCKET,
+    count: int = BENCH_OBJECTS,
+    prefixes: int = 0,
+    key_bytes: int = 0,
 ) -> int:
-    """Create bucket with objects obj-00000.. obj-<count-1> (under `prefixes` top-level prefixes if given),
-    idempotently; returns how many were written."""
+    """Create bucket with objects obj-00000.. obj-<count-1> (under `prefixes` top-level prefixes if given, each key
+    key_bytes long if given: seed_objects), idempotently; returns how many were written."""
     client = s3_client(config)
     try:
         try:
@@ -389,7 +407,7 @@ def seed_bucket(
             for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
             for entry in page.get("Contents", ())
         }
-        missing = {key: body for key, body in seed_objects(count, prefixes).items() if key not in existing}
+        missing = {key: body for key, body in seed_objects(count, prefixes, key_bytes).items() if key not in existing}
 
         def put(key: str) -> None:
             client.put_object(Bucket=bucket, Key=key, Body=missing[key])

@@ -89,7 +89,8 @@ class ResourceSampler:
         self._start_wall = time.monotonic()
         if self._root is not None:
             tree = process_tree(self._root)
-            self._start_cpu, self._peak_rss = _cpu_and_rss(tree)
+            self._start_cpu, self._start_rss = _cpu_and_rss(tree)
+            self._peak_rss = self._start_rss
             self._start_each = _cpu_by_process(tree)
             self._thread.start()
         return self
@@ -110,6 +111,7 @@ class ResourceSampler:
             cpu_seconds=max(0.0, cpu - self._start_cpu),
             peak_cpu_percent=self._peak_cpu,
             peak_rss_bytes=max(self._peak_rss, rss),
+            start_rss_bytes=self._start_rss,
             process_cpu_seconds=sorted((round(used, 3) for used in each.values()), reverse=True)
             if len(each) > 1
             else [],

@@ -17,7 +17,7 @@ from pathlib import Path
 from harness.method.pilot import Pilot, pilot_seconds
 from harness.method.rounds import Entrant, Race, budget_shares, estimated_end, run_race
 from harness.method.verdicts import BLOCKS, HELD, Method, control_of
-from harness.plan.matrix import BUCKET_PREFIXES
+from harness.plan.matrix import BUCKET_KEY_BYTES, BUCKET_PREFIXES
 from harness.plan.options import RunOptions
 from harness.results.provenance import environment, tool_version
 from harness.results.run_meta import RunMeta, StudyEntry, Thresholds
@@ -266,7 +266,13 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
                 described = backends.describe()
                 all_cells = [cell for each in plans for cell in each.cells]
                 for bucket in sorted({cell.scenario.bucket for cell in all_cells if cell.scenario.bucket}):
-                    seed_bucket(config, bucket, options.bucket_objects(bucket), BUCKET_PREFIXES.get(bucket, 0))
+                    seed_bucket(
+                        config,
+                        bucket,
+                        options.bucket_objects(bucket),
+                        BUCKET_PREFIXES.get(bucket, 0),
+                        BUCKET_KEY_BYTES.get(bucket, 0),
+                    )
                 if any(options.latencies(cell.scenario) != (0, 0, 0) for cell in all_cells):
                     routes = LatencyRoutes(stack.enter_context(toxiproxy()), config)
                     described["latency_proxy"] = tool_version(TOXIPROXY)

@@ -15,6 +15,7 @@ from harness.studies.capacity.report import REPORT as CAPACITY
 from harness.studies.connections.report import REPORT as CONNECTIONS
 from harness.studies.interpreters.report import REPORT as INTERPRETERS
 from harness.studies.protocols.report import REPORT as PROTOCOLS
+from harness.studies.readers.report import REPORT as READERS
 from harness.studies.stacks.report import REPORT as STACKS
 from harness.studies.streaming.report import REPORT as STREAMING
 from harness.studies.versions.report import REPORT as VERSIONS
@@ -32,6 +33,7 @@ STUDIES: tuple[StudyReport, ...] = (
     WIRE,
     INTERPRETERS,
     VERSIONS,
+    READERS,
 )
 DEFAULT_STUDIES: tuple[str, ...] = tuple(each.name for each in STUDIES if each.default)
 

@@ -7,6 +7,8 @@ It drives what ghz cannot express and prints ghz's JSON shape, so `LoadReport` r
   end; one entry per fetch-all, OK only if every object came exactly once; one connection per client;
 - `watch`: Sensor.Watch streams, each watching one sensor; one entry per reading received in the window
   (its latency: receipt minus the reading's timestamp), plus how the streams were established and ended;
+- `slow`: StreamObjects streams read slower than the server sends (one message every D, or the first only), on
+  fixed HTTP/2 windows, then cancelled; one entry per message read, plus what each stream read and how it ended;
 - `info`: the Info flow in one shape: SetInfo calls, a SetInfos stream per worker in lockstep or
   pipelined, or REST (or Connect JSON) POSTs over HTTP/1.1 or HTTP/2; one entry per message (request to its
   reply).
@@ -29,6 +31,8 @@ CALL_METHODS = {
 }
 FETCH_CALLS = ("bench.v1.ObjectStore.ListObjectsPage", "bench.v1.ObjectStore.StreamObjects")
 WATCH_CALL = "bench.v1.Sensor.Watch"
+SLOW_PER_CONNECTION = 100  # a slow reader's streams per HTTP/2 connection, under servers' usual stream limits
+SLOW_WINDOW = 65_535  # a slow reader's HTTP/2 window a stream, bytes: HTTP/2's initial one, fixed
 # A call's request fields that a scenario may set, and the flags that carry them.
 REQUEST_FLAGS = (
     ("delay_ms", "-delay-ms"),
@@ -45,6 +49,38 @@ def is_fetch(cell: Cell) -> bool:
 
 def is_watch(cell: Cell) -> bool:
     return cell.scenario.call == WATCH_CALL
+
+
+def is_slow(cell: Cell) -> bool:
+    """A slow-reader cell: its scenario says how often its reader reads."""
+    return "every_ms" in cell.scenario.data
+
+
+def slow_argv(loadgen: Path | str, cell: Cell, target: str) -> list[str]:
+    """cell.concurrency StreamObjects streams at once, read as the scenario says (one message every every_ms; 0: the
+    first only) for its seconds, then cancelled; a connection per PER_CONNECTION streams."""
+    data = cell.scenario.data
+    connections = -(-cell.concurrency // SLOW_PER_CONNECTION)
+    return [
+        str(loadgen),
+        "slow",
+        "-target",
+        target,
+        "-bucket",
+        str(data["bucket"]),
+        "-batch",
+        str(data.get("batch_size", 1)),
+        "-streams",
+        str(cell.concurrency),
+        "-connections",
+        str(connections),
+        "-every",
+        f"{data['every_ms']}ms",
+        "-seconds",
+        f"{data['seconds']}s",
+        "-window",
+        str(data.get("window", SLOW_WINDOW)),
+    ]
 
 
 def is_info(cell: Cell) -> bool:
@@ -78,6 +114,8 @@ def loadgen_argv(loadgen: Path | str, cell: Cell, target: str, requests: int) ->
     """The loadgen command for a cell: `requests` calls (or fetch-alls) at cell.concurrency workers (or
     clients); for a watch cell, cell.concurrency streams for the scenario's seconds (requests unused)."""
     data = cell.scenario.data
+    if is_slow(cell):
+        return slow_argv(loadgen, cell, target)
     if is_watch(cell):
         return [
             str(loadgen),

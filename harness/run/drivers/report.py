@@ -121,6 +121,49 @@ class WatchOutcome:
 
 
 @dataclass(frozen=True)
+class SlowOutcome:
+    """How a slow reader's streams fared (each message read is one of the report's OK entries): the streams opened at
+    once, those whose first message came, the messages and payload bytes each read before the client cancelled it,
+    and how each ended (status code name -> streams: Canceled where the client's cancel ended it, as it meant to)."""
+
+    streams: int
+    every_ms: int  # one message read per this many ms; 0: the first, then none
+    seconds: float
+    window_bytes: int
+    opened: int
+    messages: tuple[int, ...]
+    payload: tuple[int, ...]
+    ended: dict[str, int]
+    stream_errors: dict[str, int]
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> SlowOutcome:
+        try:
+            outcome = cls(
+                streams=int(raw["streams"]),
+                every_ms=int(raw["every_ms"]),
+                seconds=float(raw["seconds"]),
+                window_bytes=int(raw["window_bytes"]),
+                opened=int(raw["opened"]),
+                messages=tuple(int(each) for each in raw["messages"]),
+                payload=tuple(int(each) for each in raw["bytes"]),
+                ended={str(code): int(n) for code, n in raw["ended"].items()},
+                stream_errors={str(error): int(n) for error, n in (raw.get("stream_errors") or {}).items()},
+            )
+        except (TypeError, ValueError, KeyError, AttributeError) as error:
+            raise DriverError(f"malformed slow-reader report: {error!r}") from error
+        if len(outcome.messages) != outcome.streams or sum(outcome.ended.values()) != outcome.streams:
+            raise DriverError(f"slow-reader report: its streams' reads and ends do not count {outcome.streams}")
+        return outcome
+
+    @property
+    def clean(self) -> bool:
+        """Every stream ended by the client's cancel or at its end: none failed. (A stream whose first message never
+        came, waiting for a worker thread, ends Canceled too: `opened` tells those.)"""
+        return set(self.ended) <= {"Canceled", "OK"}
+
+
+@dataclass(frozen=True)
 class FetchCounts:
     """What a fetch run's fetch-alls took in all: RPCs, messages and objects."""
 
