@@ -19,6 +19,7 @@ from harness.run.resources import ResourceSampler
 from harness.run.serving import running_server
 from harness.run.tools import LOADGEN, ensure_go_tool
 from harness.studies import study
+from harness.studies.base import answered
 from harness.studies.readers import BOUNDED_BYTES_A_STREAM, BUFFERING, READER_SCENARIOS, READER_SECONDS, STACK_NAMES
 from harness.studies.readers.plan import WARMUP_LISTINGS, whole_listing
 from tests.runs import make_readers_run, slow_report
@@ -63,6 +64,7 @@ def test_the_row_names_the_stack_that_buffers_and_by_how_much_a_stream(tmp_path:
         "Yes: aio-uvloop +8.0 MiB a stream [7.0 to 9.0 over 3 readings], buffering (78% of a stream's listing)"
     ), row.lead
     assert row.pick == "sync-w10" and row.avoid == "aio-uvloop (+8.0 MiB a stream)" and row.trusted
+    assert row.verdict == "buffering: aio-uvloop" and answered(row)
     targets = readers.targets(run, 60.0, False)
     assert targets["streams_end_clean"].met and targets["streams_end_clean"].gate
     assert not targets["memory_bounded"].met and not targets["memory_bounded"].gate
@@ -73,10 +75,10 @@ def test_readings_on_both_sides_of_the_bound_are_not_told_and_fewer_than_three_n
     straddling = {"sync-w10": (2 * MIB, 2 * MIB, 2 * MIB), "aio-uvloop": (2 * MIB, 3 * MIB, 7 * MIB)}
     (row,) = readers.decisions([load_study(make_readers_run(tmp_path / "a", straddling), "readers")])
     assert row.lead.startswith("Not told yet: aio-uvloop +3.0 MiB a stream [2.0 to 7.0 over 3 readings], unsettled")
-    assert not row.trusted and row.why == "readings on both sides of the bound"
+    assert not row.trusted and row.why == "readings on both sides of the bound" and not answered(row)
     (row,) = readers.decisions([load_study(make_readers_run(tmp_path / "b", {"sync-w10": (MIB, MIB)}), "readers")])
     assert row.lead.startswith("No: every stack's memory stayed within 6.2 MiB a stream (sync-w10 +1.0 MiB")
-    assert not row.trusted and row.why == "only 2 readings"
+    assert not row.trusted and row.why == "only 2 readings" and row.verdict == "bounded"
 
 
 def test_a_stream_that_failed_fails_the_run(tmp_path: Path) -> None:

@@ -186,6 +186,14 @@ def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, 
     }
 
 
+def standing_of(growing: Sequence[Held], unsettled: Sequence[Held]) -> str:
+    """A reader's row in a word, as the decision table counts it answered: unresolved while any stack's readings
+    straddle the bound, else the stacks that buffer, or bounded."""
+    if unsettled:
+        return "unresolved: readings on both sides of the bound"
+    return f"buffering: {', '.join(each.server for each in growing)}" if growing else "bounded"
+
+
 def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
     """A row per reader: whether any stack's memory grew past the bound, the stack that grew least a stream first;
     trusted with READER_REPEATS readings of every stack."""
@@ -216,7 +224,7 @@ def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
                 runner_up=mine[1].server if len(mine) > 1 else "—",
                 over_runner_up="—",
                 over_reference="—",
-                verdict="—",
+                verdict=standing_of(growing, unsettled),
                 avoid=", ".join(f"{each.server} (+{mib(each.typical)} MiB a stream)" for each in growing) or "—",
                 study=NAME,
                 run_id=newest.run_id,
