@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from harness.method.moderation import Prior, Row, priors
+from harness.method.moderation import NO_PRIOR, Prior, Row, priors
 from harness.method.pooling import (
     Estimate,
     between_runs,
@@ -18,6 +18,7 @@ from harness.method.pooling import (
     held_text,
     over_runs_text,
     pooled,
+    pooled_row,
     run_estimate,
 )
 from harness.method.verdicts import interval
@@ -153,3 +154,14 @@ def test_the_shared_between_run_variance_is_dersimonian_and_laird_s_summed_over_
     assert between_runs(rows) == pytest.approx((max(0.0, expected), 3.0))
     assert q[0] == pytest.approx(0.3**2 / 0.02)
     assert between_runs([[Estimate(0.0, 0.01, 5, 2), Estimate(0.0, 0.01, 5, 2)]]) == (0.0, 1.0)
+
+
+def test_a_run_that_reads_no_spread_pools_without_failing() -> None:
+    """A cost whose CPU times the clock's ticks made equal in every block reads no spread: alone or beside another
+    run, unmoderated (no between-run variance either), it pools to a finite interval about its own ratio."""
+    flat = estimate_of([math.log(1.2)] * 2, NO_PRIOR)
+    assert flat.variance == 0
+    alone = pooled_row([flat], 0.0, 0.0)
+    assert alone.ratio.low == pytest.approx(1.2) and alone.ratio.high == pytest.approx(1.2)
+    both = pooled_row([flat, estimate_of([math.log(1.1), math.log(1.3)], NO_PRIOR)], 0.0, 0.0)
+    assert math.isfinite(both.ratio.low) and both.ratio.low <= 1.2 <= both.ratio.high

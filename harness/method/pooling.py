@@ -158,13 +158,18 @@ class Combined:
     disagree: bool
 
 
+LEAST_VARIANCE = 1e-12  # log scale: a run that reads no spread weighs as this (combined)
+
+
 def combined(estimates: Sequence[Estimate], tau2: float, tau_freedom: float, confidence: float = 0.95) -> Combined:
     """The random-effects mean of a row's runs, each weighted by 1 / (its variance + tau²), with tau² the scenario's
     (`between_runs`): its variance 1 / sum of the weights, on Welch-Satterthwaite's degrees of freedom from each
     run's variance and tau² (each on its own). One run gives its own interval back."""
     if not estimates:
         raise ValueError("a row needs a run")
-    weights = [1 / (each.variance + tau2) for each in estimates]
+    # A run may read no spread at all (a cost whose CPU times the clock's ticks made equal in every block): it then
+    # weighs as the least variance a float tells apart, as in the fixed-effect weights below.
+    weights = [1 / max(each.variance + tau2, LEAST_VARIANCE) for each in estimates]
     total = math.fsum(weights)
     mean = math.fsum(w * each.mean for w, each in zip(weights, estimates, strict=True)) / total
     shares = [w / total for w in weights]
@@ -176,7 +181,7 @@ def combined(estimates: Sequence[Estimate], tau2: float, tau_freedom: float, con
     half = quantile(confidence, freedom) * math.sqrt(variance)
     blocks = sum(each.blocks for each in estimates)
     ratio = Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half), blocks, freedom)
-    fixed_weights = [1 / max(each.variance, 1e-12) for each in estimates]
+    fixed_weights = [1 / max(each.variance, LEAST_VARIANCE) for each in estimates]
     fixed = math.fsum(w * each.mean for w, each in zip(fixed_weights, estimates, strict=True)) / math.fsum(
         fixed_weights
     )
