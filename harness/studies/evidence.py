@@ -163,11 +163,10 @@ def pools(
     meta: Mapping[str, Any],
     priors: Mapping[tuple[str, str], Prior],
     root: Path = ROOT,
-    by_cost: bool = False,
 ) -> dict[str, Pool]:
     """Each comparison of a run's study (by workload) with the earlier readings it may pool with, and its scenario's
     between-run variance on this machine class (from every row of the run's comparisons in that scenario that
-    pools); by cost, every reading by calls per server CPU second (`Reading.by_cost`)."""
+    pools)."""
     earlier = [run_readings(other, root) for other in earlier_runs(run_dir, meta)] if run_dir.parent.exists() else []
     found: dict[str, Pool] = {}
     for read in reads:
@@ -175,9 +174,23 @@ def pools(
         own = reading_of(study, read, meta, priors.get(key, NO_PRIOR), root)
         how = method_of(read.record.method, meta, study)
         peers = [runs[key][0] for runs in earlier if key in runs and runs[key][1] == how]
-        readings = [each.by_cost() for each in (own, *peers)] if by_cost else [own, *peers]
-        found[read.record.workload] = Pool(tuple(readings), read.record.reference)
-    return shared_spread(found, {read.record.workload: read.scenario for read in reads})
+        found[read.record.workload] = Pool((own, *peers), read.record.reference)
+    return shared_spread(found, scenarios_of(reads))
+
+
+def cost_pools(found: Mapping[str, Pool], reads: Sequence[Read]) -> dict[str, Pool]:
+    """The same pools with every reading by calls per server CPU second (`Reading.by_cost`), and the between-run
+    variance of their scenario's costs."""
+    by_cost = {
+        workload: Pool(tuple(each.by_cost() for each in pool.readings), pool.reference)
+        for workload, pool in found.items()
+    }
+    return shared_spread(by_cost, scenarios_of(reads))
+
+
+def scenarios_of(reads: Sequence[Read]) -> dict[str, str]:
+    """Each comparison's scenario, by workload: the rows that share a between-run variance."""
+    return {read.record.workload: read.scenario for read in reads}
 
 
 def shared_spread(found: Mapping[str, Pool], scenario: Mapping[str, str]) -> dict[str, Pool]:

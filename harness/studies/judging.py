@@ -32,7 +32,7 @@ from harness.results.records import (
 )
 from harness.run.drivers.histogram import Latencies
 from harness.run.drivers.report import LoadReport
-from harness.studies.evidence import Pool, pools
+from harness.studies.evidence import Pool, cost_pools, pools
 from harness.studies.readings import block_costs, label_windows, read_comparisons, run_priors
 
 
@@ -175,7 +175,7 @@ def judged_comparisons(run: StudyRun) -> list[Judged]:
     priors = run_priors(run.run_dir, run.meta) if studied else {}
     reads = read_comparisons(run)
     found_pools = pools(run.study, reads, run.run_dir, run.meta, priors) if studied else {}
-    cost_pools = pools(run.study, reads, run.run_dir, run.meta, priors, by_cost=True) if studied else {}
+    by_cost = cost_pools(found_pools, reads)
     found = []
     for read in reads:
         record = read.record
@@ -184,7 +184,7 @@ def judged_comparisons(run: StudyRun) -> list[Judged]:
         pool = found_pools.get(record.workload)
         if pool is not None:
             outcomes = [pooled_outcome(each, pool, record.method.tie) for each in outcomes]
-        cost_pool = cost_pools.get(record.workload)
+        cost_pool = by_cost.get(record.workload)
         found.append(Judged(run.study, record, read.rates, outcomes, read.cells, read.slices, prior, pool, cost_pool))
     return found
 

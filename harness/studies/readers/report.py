@@ -4,6 +4,7 @@ what a stream's listing weighs; what the streams read and how they ended."""
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,8 +25,7 @@ from harness.studies.readers import (
 )
 from harness.studies.reading import driver_not_busy, measured
 
-KIB = 1024
-MIB = KIB * KIB
+MIB = 1024 * 1024
 SETTINGS = {"bounded_bytes_a_stream": BOUNDED_BYTES_A_STREAM, "listing_bytes": LISTING_BYTES}
 
 
@@ -111,10 +111,7 @@ def readers_table(run: StudyRun) -> list[Block]:
     )
     for each in held(run):
         outcomes = [reading.outcome for reading in each.readings]
-        ended: dict[str, int] = {}
-        for outcome in outcomes:
-            for code, count in outcome.ended.items():
-                ended[code] = ended.get(code, 0) + count
+        ended = sum((Counter(outcome.ended) for outcome in outcomes), Counter[str]())
         streams = sum(outcome.streams for outcome in outcomes)
         table.add(
             each.server,
@@ -199,9 +196,10 @@ def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
     trusted with READER_REPEATS readings of every stack."""
     newest = runs[0]
     bound = newest.settings["bounded_bytes_a_stream"]
+    found = held(newest)
     rows = []
     for reader in READERS:
-        mine = sorted((each for each in held(newest) if each.reader == reader), key=lambda each: each.typical)
+        mine = sorted((each for each in found if each.reader == reader), key=lambda each: each.typical)
         if not mine:
             continue
         growing = [each for each in mine if each.standing(bound) == "buffering"]
