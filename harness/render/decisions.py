@@ -96,6 +96,12 @@ GLOSSARY = (
         "a large listing fetched as pages of calls, as one server stream, or by the server listing 10 parts at "
         "once; a request stream that waits for each reply before the next message, or keeps several in flight",
     ),
+    (
+        "reader stopped, one-a-second; bounded, buffering; readings",
+        "a client that reads a stream's first message and then none, or one message a second; a server whose memory "
+        "grew at most six pages of the S3 listing a stream (flow control held it back), or more than that in every "
+        "reading (it kept producing into its own buffers); a reading is one slow reader against a fresh server",
+    ),
 )
 
 
