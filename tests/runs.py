@@ -564,9 +564,15 @@ def make_brief_run(root: Path, run_id: str = "20260107T000000Z", day: str = "202
     return run_dir
 
 
-def make_wait_run(root: Path, rates: dict[str, int], cpu: dict[str, float], run_id: str = "20260109T000000Z") -> Path:
+def make_wait_run(
+    root: Path,
+    rates: dict[str, int],
+    cpu: dict[str, float],
+    run_id: str = "20260109T000000Z",
+    latency: dict[str, float] | None = None,
+) -> Path:
     """A stacks run of hello-wait alone at 50 clients in blocks: each label's OK calls/s and its server's CPU
-    seconds a window (the first label the reference)."""
+    seconds a window (the first label the reference), and where named its calls' latency in ms."""
     servers = {"sync-w10": 10, "sync-w50": 50, "grpclib-uvloop": None}
     run_dir = root / "runs" / run_id
     data = meta(run_id, "Test CPU A") | {"schema": 3, "thresholds": Thresholds().to_json()}
@@ -585,7 +591,9 @@ def make_wait_run(root: Path, rates: dict[str, int], cpu: dict[str, float], run_
     cells = {server: CellRecord("hello-wait", server, 50, "ok", seconds=60.0) for server in rates}
     stops = {label: Stop(5, "cap") for label in rates if label != "sync-w10"}
     method = Method(cycles=1, mirrored=False)
-    write_rounds(run_dir / "stacks", "hello-wait/c50", cells, rates, noise, stops, method=method, cpu=cpu)
+    write_rounds(
+        run_dir / "stacks", "hello-wait/c50", cells, rates, noise, stops, method=method, cpu=cpu, latency=latency
+    )
     return run_dir
 
 
@@ -747,13 +755,15 @@ def write_rounds(
     method: Method | None = None,
     cpu: dict[str, float] | None = None,
     driver: float = 0.8,
+    latency: dict[str, float] | None = None,
 ) -> None:
     """A comparison's five rounds into a study's directory: every label's windows (the first label is the
     reference, its A/A twin's, if controlled, in its cell), drifting together round by round, each with its own
     noise. Without name_cells, the record names no cells, as runs before comparisons of other things than stacks
     did. processes: a label's server CPU seconds by process in every window (a server of several); calls: the calls
     each of its processes counted in every window; cpu: a label's server CPU seconds in every window (2.4 s
-    unless named); driver: the driver's CPU seconds in every window (of 2.5 s)."""
+    unless named); driver: the driver's CPU seconds in every window (of 2.5 s); latency: a label's OK calls' latency
+    in ms (50,000 over its calls a window unless named)."""
     reference, *alternatives = cells
     control = reference + "~aa"
     twin = [control] if controlled else []
@@ -763,7 +773,7 @@ def write_rounds(
         for label in (reference, *twin, *alternatives):
             owner, role = (reference, "control") if label == control else (label, "round")
             ok = round(base[owner] * factor * noise[label][index] * 2.5)
-            windows[owner].append((role, ghz_report(ok, 2.5, 50_000 / ok)))
+            windows[owner].append((role, ghz_report(ok, 2.5, (latency or {}).get(owner, 50_000 / ok))))
     for label, found in windows.items():
         record = cells[label]
         repeats = []

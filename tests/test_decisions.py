@@ -85,3 +85,28 @@ def test_a_part_a_scope_repeats_is_said_once() -> None:
     first = interpreter_row("aio-uvloop", "3.13", 1.24, 0.64)
     rows = [Decision(**{**first.__dict__, "workload": f"{topic}/c50/{topic}"}) for topic in ("hello", "s3-unary")]
     assert scopes(rows) == ["hello", "s3-unary"]
+
+
+def test_a_row_too_long_for_its_answer_keeps_what_would_close_it() -> None:
+    """Seven workloads each not yet certified: the answer says as many of them as fit, then what would close the
+    row, within ANSWER_WORDS; the table says what would close each part."""
+    first = interpreter_row("aio-uvloop", "3.13", 1.24, 0.64)
+    found = [
+        Decision(
+            **{
+                **first.__dict__,
+                "workload": f"interpreter/hello-work/stack-{index}/c50",
+                "pick": "3.11" if index % 2 else "3.12",
+                "certified": False,
+                "lowest": 0.9,
+                "binding": "3.13",
+                "contenders": ("3.11", "3.12", "3.13", "3.14"),
+                "closing": f"about {index + 2} more blocks, 1 more run (2 min of its blocks)",
+            }
+        )
+        for index in range(7)
+    ]
+    (row,) = decision_rows(found)
+    assert row.closing.startswith("To close it: about 2 more blocks") and row.closing in row.answer
+    assert len(row.answer.split()) <= ANSWER_WORDS and "; …" in row.answer
+    assert "stack-6: about 8 more blocks, 1 more run (2 min of its blocks)" in row.sure

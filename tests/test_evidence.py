@@ -7,12 +7,17 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pytest
+
 from harness.method.pooling import Estimate
 from harness.method.rounds import Race, Rounds
 from harness.method.verdicts import BLOCKS, HELD, Method
 from harness.results.files import read_json, write_json_atomic
+from harness.results.records import load_study
 from harness.run.runner import seeded_text
+from harness.studies import study
 from harness.studies.evidence import Planned, earlier_runs, method_of, seeds
+from harness.studies.stacks.brief import STREAM_QUESTION
 from tests.runs import make_brief_run
 
 HOW = (BLOCKS, "process", "ghz")
@@ -83,3 +88,14 @@ def test_an_earlier_run_on_another_machine_class_or_made_later_does_not_seed(tmp
     here = tmp_path / "runs" / "20260109T000000Z"
     meta = {**read_json(later / "run.json"), "run_id": here.name}
     assert earlier_runs(here, meta) == []
+
+
+def test_one_reply_or_a_stream_pools_its_unpaired_ratio_over_the_runs_of_its_code(tmp_path: Path) -> None:
+    """One reply and a stream are two comparisons, so their ratio is unpaired: Welch's estimate in each run that ran
+    both with the stack's code, pooled over those runs, and trusted on all their blocks."""
+    make_brief_run(tmp_path, "20260107T000000Z", "2026-01-07")
+    newest = load_study(make_brief_run(tmp_path, "20260108T000000Z", "2026-01-08"), "stacks")
+    rows = [each for each in study("stacks").decisions([newest]) if each.question == STREAM_QUESTION]
+    row = next(each for each in rows if each.workload == "s3-unary/c50/grpclib-uvloop")
+    assert row.pick == "a stream" and row.over is not None and row.over.value == pytest.approx(9.2 / 8, rel=0.03)
+    assert (row.runs, row.days, row.over.rounds) == (2, 2, 10) and row.trusted

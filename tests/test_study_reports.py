@@ -255,8 +255,9 @@ def test_a_comparison_of_ways_to_connect_is_told_by_its_labels_and_joins_the_dec
     assert (
         "| How should clients hold connections, and servers their S3 client? | **Pick shared: the fastest, or within "
         "5% of the fastest (95%); pool-10 could be as fast** | at least 0.99 × every rival (pool-10 binds): certified; "
-        "1.00 [0.99, 1.02] × pool-10 | per-call (0.50 [0.49, 0.51] of the pick) |"
-    ) in decide
+        "1.00 [0.99, 1.02] × pool-10; to close it: 1 run in blocks (about 10 min, as this run took) | per-call (0.50 "
+        "[0.49, 0.51] of the pick) |"
+    ) in decide  # made before blocks: certified, yet not trusted until a run in blocks
 
 
 def test_verdicts_prints_every_comparison_of_the_newest_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

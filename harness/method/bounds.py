@@ -35,6 +35,14 @@ def at_wait_bound(rate: float, bound: float) -> bool:
     return math.isfinite(bound) and bound > 0 and AT_BOUND * bound <= rate <= bound / AT_BOUND
 
 
+def waits_alone(latency_seconds: float, wait_seconds: float) -> bool:
+    """Whether calls that take this long (their median) spend about their wait and no more: at least the wait, at
+    most the wait over AT_BOUND. The same test as at_wait_bound read from the latency, which a short slice does
+    not bias: a slice of ten waves of calls counts its first wave's wait and its last wave's tail in its wall
+    time, so its rate reads a few percent under Little's bound even where every call took the wait alone."""
+    return wait_seconds > 0 and wait_seconds <= latency_seconds <= wait_seconds / AT_BOUND
+
+
 def cpu_bound(server_cpus: int, cpu_seconds: float, calls: int) -> float:
     """The most calls per second the server's CPUs allow at the CPU cost measured per call."""
     if calls <= 0 or cpu_seconds <= 0:

@@ -198,6 +198,8 @@ def merged(question: str, found: Sequence[Decision]) -> Row:
             sure = f"{bound}{span([m.value for m in margins if m])} × the runner-up ({runners}): {counted}"
         else:
             sure = "; ".join(f"{s}: {sure_text(e)}" for e, s in zip(found, told, strict=True))
+        open_parts = [f"{s}: {e.closing}" for e, s in zip(found, told, strict=True) if e.closing]
+        sure += f"; to close it: {'; '.join(open_parts)}" if open_parts else ""
         avoided = [each for each in found if each.avoid != "—"]
         names = list(dict.fromkeys(named(each.avoid) for each in avoided))
         worst = [each.worst.value for each in avoided if each.worst]
@@ -272,10 +274,18 @@ def study_command(study: str) -> str:
         return f"python -m harness run-all --study {study}"
 
 
+MOST_CLOSINGS_SAID = 2  # a row's answer says what would close this many of its open parts; its table says all
+
+
 def closing(study: str, found: Sequence[str]) -> str:
-    """What would close a row's open parts, each said once, with the command that measures them again."""
+    """What would close a row's open parts, each said once (the first MOST_CLOSINGS_SAID, and how many more the
+    table gives), with the command that measures them again."""
     said = list(dict.fromkeys(each for each in found if each))
-    return f"To close it: {'; '.join(said)}, by `{study_command(study)}`." if said else ""
+    if not said:
+        return ""
+    more = len(said) - MOST_CLOSINGS_SAID
+    told = "; ".join(said[:MOST_CLOSINGS_SAID]) + (f"; and {more} more in its table" if more > 0 else "")
+    return f"To close it: {told}, by `{study_command(study)}`."
 
 
 def answer(row: Row, found: Sequence[Decision]) -> str:
@@ -287,8 +297,6 @@ def answer(row: Row, found: Sequence[Decision]) -> str:
         said.append(f"Avoid {row.avoid}.")
     if not row.trusted:
         said.insert(1, f"Not to be trusted yet ({row.why}): measure longer before you act on it.")
-    if row.closing:
-        said.insert(1, row.closing)
     said += [f"Pooled {each.held}." for each in found[:1] if each.held and len(found) > 1]
     widths = [noise_floor(each.over) for each in found if each.over is not None]
     if widths and all(math.isfinite(width) for width in widths) and max(widths) <= 1:
@@ -298,11 +306,27 @@ def answer(row: Row, found: Sequence[Decision]) -> str:
     floors = [each.floor for each in found if each.floor is not None and math.isfinite(each.floor)]
     if floors:
         said.append(f"The run could tell apart differences down to ±{max(floors):.1%}.")
-    kept = said[:1]  # the decision, then as many of the figures as fit
+    # The decision, what would close it, then as many of the figures as fit; a decision too long to leave room for
+    # what would close it is said in as many of its parts as fit (its page says all).
+    room = ANSWER_WORDS - (len(row.closing.split()) if row.closing else 0)
+    kept = [fitted(said[0], room), *([row.closing] if row.closing else [])]
     for sentence in said[1:]:
         if len(" ".join([*kept, sentence]).split()) <= ANSWER_WORDS:
             kept.append(sentence)
     return " ".join(" ".join(kept).split()[:ANSWER_WORDS])
+
+
+def fitted(text: str, words: int) -> str:
+    """text in at most `words` words: whole where it fits, else as many of its parts ("; ") as fit, then "…"."""
+    if len(text.split()) <= words:
+        return text
+    parts = text.rstrip(".").split("; ")
+    kept: list[str] = []
+    for part in parts:
+        if len("; ".join([*kept, part]).split()) + 1 > words:
+            break
+        kept.append(part)
+    return ("; ".join(kept) if kept else " ".join(text.split()[: words - 1])) + "; …"
 
 
 def decision_rows(decisions: Sequence[Decision]) -> list[Row]:

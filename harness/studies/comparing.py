@@ -330,22 +330,30 @@ def driver_peak(judged: Judged, run: StudyRun, labels: Sequence[str]) -> float:
     return max(shares, default=0.0)
 
 
-def distrust(judged: Judged, run: StudyRun, labels: Sequence[str], by_rate: bool = True) -> str:
+def distrust(
+    judged: Judged, run: StudyRun, labels: Sequence[str], by_rate: bool = True, blocks: int | None = None
+) -> str:
     """Why a row from this comparison is not to be trusted, whatever its study's control said: a run before blocks,
     fewer than LEAST_TRUSTED_BLOCKS blocks of the labels it sets side by side (two labels: every block of the runs
-    their pair pools over), or, where the row reads their rates (by_rate), a driver busy enough to have been the
-    limit in their slices; "" where none of these holds."""
+    their pair pools over; `blocks` where the row pooled them otherwise), or, where the row reads their rates
+    (by_rate), a driver busy enough to have been the limit in their slices; "" where none of these holds."""
     why = []
     if judged.record.method.design != BLOCKS:
         why.append("a run before blocks")
-    pair = judged.over(*labels) if len(labels) == 2 and by_rate else None
-    blocks = pair.ratio.rounds if pair else min((len(judged.rates.get(label, {})) for label in labels), default=0)
+    blocks = blocks_of(judged, labels, by_rate) if blocks is None else blocks
     if blocks < LEAST_TRUSTED_BLOCKS:
         why.append(f"only {blocks} blocks")
     busiest = driver_peak(judged, run, labels)
     if by_rate and busiest > run.thresholds.driver_busy:
         why.append(f"the driver at {busiest:.0%} of its CPU")
     return ", ".join(why)
+
+
+def blocks_of(judged: Judged, labels: Sequence[str], by_rate: bool = True) -> int:
+    """The blocks that carry a row: of two labels read by rate, every block of the runs their pair pools over; else
+    the fewest any of the labels ran in this run."""
+    pair = judged.over(*labels) if len(labels) == 2 and by_rate else None
+    return pair.ratio.rounds if pair else min((len(judged.rates.get(label, {})) for label in labels), default=0)
 
 
 def untrusted(separated: bool, why: str) -> str:
@@ -375,9 +383,10 @@ def decision(
     slowest = labels[-1]
     worst = pick_over(judged, slowest, top, tie)
     slower = worst[0] if worst and worst[1] == "slower" else None  # the one to avoid, where it was slower
+    closing = certify_text(judged, chosen) or trust_text(judged, run, (top, binding.rival))
     made = Decision(
         stacks=servers_of(judged, labels),
-        **with_closing(over_runs(judged, top, runner), certify_text(judged, chosen)),
+        **with_closing(over_runs(judged, top, runner), closing),
         **choice(chosen),
         question=question,
         workload=judged.record.workload,
@@ -504,12 +513,30 @@ def certify_text(judged: Judged, chosen: Selection, paired: Sequence[str] = ()) 
         return "a block of every contender, for an interval of each"
     binding = chosen.binding
     pair = tuple(paired) or ((chosen.pick, binding.rival) if binding else ())
+    return more_text(judged, max(1, more), pair)
+
+
+def more_text(judged: Judged, blocks: int, pair: Sequence[str]) -> str:
+    """So many more blocks of a pair, as runs of its study (each giving the pair the blocks this run did) and
+    minutes of its blocks: "about 5 more blocks, 3 more runs (2 min of its blocks)"."""
     per_run = len(paired_ratios(judged.rates, *pair)) if len(pair) == 2 else 0
-    runs = math.ceil(max(1, more) / max(1, per_run))
-    minutes = judged.record.wall_seconds / max(1, len(judged.record.orders)) * more / 60
+    runs = math.ceil(blocks / max(1, per_run))
+    minutes = judged.record.wall_seconds / max(1, len(judged.record.orders)) * blocks / 60
+    took = f"{minutes:.0f} min" if minutes >= 0.5 else "under 1 min"
     return (
-        f"about {max(1, more)} more blocks, {runs} more run{'s' if runs != 1 else ''} ({minutes:.0f} min of its blocks)"
+        f"about {blocks} more block{'s' if blocks != 1 else ''}, {runs} more run{'s' if runs != 1 else ''} "
+        f"({took} of its blocks)"
     )
+
+
+def trust_text(judged: Judged, run: StudyRun, pair: Sequence[str]) -> str:
+    """What would give a row the evidence `distrust` finds it lacks: a run of its study in blocks, about as long as
+    this run took, where it was made before blocks; else the blocks it lacks of the pair it sets side by side; ""
+    where it lacks neither."""
+    if judged.record.method.design != BLOCKS:
+        return f"1 run in blocks (about {run.info.get('wall_seconds', 0.0) / 60:.0f} min, as this run took)"
+    blocks = blocks_of(judged, pair)
+    return more_text(judged, LEAST_TRUSTED_BLOCKS - blocks, pair) if blocks < LEAST_TRUSTED_BLOCKS else ""
 
 
 def servers_of(judged: Judged, labels: Sequence[str]) -> tuple[str, ...]:
@@ -583,8 +610,7 @@ def close_text(judged: Judged, first: str, second: str) -> str:
     runs = math.ceil(needed / max(1, len(paired_ratios(judged.rates, first, second))))
     if runs > MOST_RUNS_SAID:
         return f"more than {MOST_RUNS_SAID} runs: its ratio sits near the band's edge"
-    minutes = judged.record.wall_seconds / max(1, len(judged.record.orders)) * needed / 60
-    return f"about {needed} more blocks, {runs} more run{'s' if runs != 1 else ''} ({minutes:.0f} min of its blocks)"
+    return more_text(judged, needed, (first, second))
 
 
 def sentence(judged: Judged) -> str:

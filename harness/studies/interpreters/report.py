@@ -251,7 +251,7 @@ def spread(judged: Judged, made: Decision) -> Decision | None:
         lowest=None,
         binding="",
         contenders=(),
-        closing="",
+        closing="" if made.trusted else made.closing,  # what would give its comparison the evidence it lacks
     )
 
 

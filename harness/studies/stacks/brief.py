@@ -6,10 +6,12 @@ listing as one reply or a stream, and Motor or PyMongo's async client. Report-si
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from harness.method.bounds import at_wait_bound, wait_bound
+from harness.method.bounds import at_wait_bound, wait_bound, waits_alone
+from harness.method.pooling import Combined, Estimate, pooled_row
 from harness.method.selection import difference_of, select
 from harness.method.verdicts import (
     FASTER,
@@ -35,13 +37,16 @@ from harness.studies.base import Decision
 from harness.studies.comparing import (
     ALONE,
     LEAST_TRUSTED_BLOCKS,
+    OverRuns,
     certify_text,
     choice,
     decision,
     distrust,
     is_floor,
     over_runs,
+    pooled_runs,
     servers_of,
+    trust_text,
     untrusted,
     with_closing,
 )
@@ -173,10 +178,12 @@ def told_row(
     scope: str,
     why: str,
     paired: tuple[str, ...] = (),
+    evidence: OverRuns | None = None,
 ) -> Decision:
     """A row of two things set against each other in one comparison: the pick, the runner-up, the pick over it
     with its verdict; untrusted for `why` (the comparison's own reasons, `distrust`) or a control that separated.
-    paired: the two labels, where paired in the comparison's blocks (so that runs can pool it)."""
+    paired: the two labels, where paired in the comparison's blocks (so that runs can pool it); evidence: over
+    which runs `over` pools where it was pooled otherwise (`unpaired_over_runs`)."""
     why = untrusted(control is not None and separated(control), why)
     tie = judged.record.method.tie
     standing = {top[1]: math.log(over.value), runner[1]: 0.0}
@@ -185,7 +192,10 @@ def told_row(
     made = choice(chosen)
     return Decision(
         stacks=servers_of(judged, paired or (top[0],)),
-        **with_closing(over_runs(judged, *paired) if paired else ALONE, certify_text(judged, chosen, paired)),
+        **with_closing(
+            over_runs(judged, *paired) if paired else evidence or ALONE,
+            certify_text(judged, chosen, paired) or (trust_text(judged, run, paired) if paired else ""),
+        ),
         **made,
         question=question,
         workload=f"{judged.record.workload}/{scope}",
@@ -236,18 +246,59 @@ def stream_rows(
     question: str, unary: Judged, stream: Judged, run: StudyRun, control: Interval | None
 ) -> list[Decision]:
     """An S3 listing as a stream against one reply, per stack, at one level: the two are separate comparisons, so
-    the ratio is unpaired (Welch's interval of the blocks' rates)."""
+    the ratio is unpaired (Welch's interval of the blocks' rates in each run), pooled over the runs in which both
+    comparisons ran the stack's code (`unpaired_over_runs`); trusted on the blocks of those runs."""
     found = []
     for stack in stacks_of({0: unary}):
-        mine, theirs = stream.rates.get(stack, {}), unary.rates.get(stack, {})
-        if len(mine) < 2 or len(theirs) < 2:
+        pooled = unpaired_over_runs(unary, stream, stack)
+        if pooled is None:
             continue
-        ratio = unpaired_interval(list(theirs.values()), list(mine.values()))
+        ratio = pooled.ratio
         first, second = ("a stream", "one reply") if ratio.value >= 1 else ("one reply", "a stream")
         over = upward(ratio)
-        why = distrust(unary, run, [stack]) or distrust(stream, run, [stack])
-        found.append(told_row(question, unary, run, (stack, first), (stack, second), over, control, stack, why))
+        blocks = ratio.rounds
+        why = distrust(unary, run, [stack], blocks=blocks) or distrust(stream, run, [stack], blocks=blocks)
+        evidence = pooled_runs(pooled)
+        row = told_row(question, unary, run, (stack, first), (stack, second), over, control, stack, why, (), evidence)
+        found.append(row)
     return found
+
+
+def unpaired_over_runs(unary: Judged, stream: Judged, stack: str) -> Combined | None:
+    """A stream's rate over one reply's for a stack, from two comparisons: in each run that read both with the
+    stack's code of this run, Welch's estimate on the log scale (its variance the two means' own, unmoderated),
+    and those runs pooled as a row's are, with the spread between them that they show (pooling.pooled_row); None
+    where this run has fewer than two blocks of either."""
+    mine, theirs = stream.rates.get(stack, {}), unary.rates.get(stack, {})
+    if len(mine) < 2 or len(theirs) < 2:
+        return None
+    if unary.pool is None or stream.pool is None:  # no earlier runs to pool with
+        alone = welch_estimate(theirs, mine, "")
+        return None if alone is None else pooled_row([alone], 0.0, 0.0)
+    streams = {reading.run_id: reading for reading in stream.pool.readings}
+    code = (unary.pool.readings[0].codes.get(stack), stream.pool.readings[0].codes.get(stack))
+    estimates = [
+        found
+        for replied in unary.pool.readings
+        if (streamed := streams.get(replied.run_id)) is not None
+        and (replied.codes.get(stack), streamed.codes.get(stack)) == code
+        and (found := welch_estimate(replied.rates.get(stack, {}), streamed.rates.get(stack, {}), replied.day))
+    ]
+    return pooled_row(estimates, 0.0, 0.0) if estimates else None
+
+
+def welch_estimate(before: Mapping[int, float], after: Mapping[int, float], day: str) -> Estimate | None:
+    """after's geometric mean rate over before's as a run's estimate (verdicts.unpaired_interval's Welch terms);
+    None with fewer than two blocks a side."""
+    if len(before) < 2 or len(after) < 2:
+        return None
+    ratio = unpaired_interval(list(before.values()), list(after.values()))
+    logs = [[math.log(value) for value in side.values()] for side in (before, after)]
+    variances = [statistics.variance(side) / len(side) for side in logs]
+    terms = sum(variances)
+    scatter = sum(v**2 / (len(side) - 1) for v, side in zip(variances, logs, strict=True))
+    freedom = terms**2 / scatter if scatter > 0 else math.inf
+    return Estimate(math.log(ratio.value), terms, freedom, ratio.rounds, day)
 
 
 ANSWER_OF = {FASTER: "Yes", TIE: "No, it ties", SLOWER: "No", UNRESOLVED: "Not told yet"}
@@ -257,6 +308,15 @@ SYNC_PREFIX = "sync-"  # the grpcio thread-pool servers' labels: sync-w1, sync-w
 
 
 COSTS_ANSWER = {SLOWER: "Yes, in CPU, not in rate", TIE: "No, it ties", FASTER: "No", UNRESOLVED: "Not told yet"}
+
+
+def waits(judged: Judged, label: str, bound: float) -> bool:
+    """Whether a label serves at the wait bound: its median call takes the wait and little more (bounds.waits_alone),
+    or its rate is near the bound (bounds.at_wait_bound; the only test where its slices kept no latencies)."""
+    own = absolute(judged, label)
+    if own is None:
+        return False
+    return (own.p50 is not None and waits_alone(own.p50, WAIT_MS / 1000)) or at_wait_bound(own.rate.value, bound)
 
 
 def async_pays(judged: Judged, made: Decision) -> Decision:
@@ -277,7 +337,7 @@ def async_pays(judged: Judged, made: Decision) -> Decision:
     tie = judged.record.method.tie
     clients = judged.cells[loop].record.concurrency if loop in judged.cells else 0
     bound = wait_bound(clients, None, WAIT_MS / 1000)
-    waiting = [label for label in labels if (own := absolute(judged, label)) and at_wait_bound(own.rate.value, bound)]
+    waiting = [label for label in labels if waits(judged, label, bound)]
     if loop in waiting and sync in waiting:  # at the bound the rates tie: the cheapest of each kind a call
         loop = min((each for each in loops if each in waiting), key=lambda each: mean_cost(judged, each))
         sync = min((each for each in syncs if each in waiting), key=lambda each: mean_cost(judged, each))
