@@ -85,6 +85,18 @@ def test_every_interpreter_is_set_against_3_11_and_rest_only_where_it_serves_the
     assert cores.alternatives[0][1].server.args[-2:] == ("-p", "2")
 
 
+def test_scenarios_narrow_the_study_to_its_rows_and_hello_work_alone_keeps_the_cores_comparisons(
+    tmp_path: Path,
+) -> None:
+    prepared = (_prepared("3.11"), _prepared("3.12"))
+    work = RunOptions(tmp_path, pythons=("3.11", "3.12"), interpreters=prepared, scenarios=(HELLO_WORK,))
+    found = [each.workload for each in comparisons(work)]
+    assert all(name.startswith(("interpreter/hello-work/", "cores/")) for name in found)
+    assert f"cores/sync-w10/c{CORES_LEVEL}" in found and f"interpreter/hello-work/sync-w10/c{LEVEL}" in found
+    hello = RunOptions(tmp_path, pythons=("3.11", "3.12"), interpreters=prepared, scenarios=(scenario("hello"),))
+    assert all(each.workload.startswith("interpreter/hello/") for each in comparisons(hello))
+
+
 def test_the_free_threaded_build_adds_threads_where_grpcio_left_the_gil_off(tmp_path: Path) -> None:
     prepared = (_prepared("3.11"), _prepared("3.14t", gil=False))
     options = RunOptions(tmp_path, pythons=("3.11", "3.14t"), interpreters=prepared, available_cpus=(0, 1))

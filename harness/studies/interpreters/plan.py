@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.plan.matrix import HELLO_WORK, PER_WORKER, Cell
+from harness.plan.matrix import HELLO_WORK, PER_WORKER, Cell, Scenario
 from harness.plan.options import RunOptions
 from harness.plan.pythons import DEFAULT_PYTHONS, Prepared
 from harness.plan.servers import ServerVariant, server_variant
@@ -57,13 +57,20 @@ def threads(server: ServerVariant, count: int) -> ServerVariant:
     return replace(server, name=name, args=tuple(flags), description=f"{server.description} ({count} threads)")
 
 
+def asked_scenarios(options: RunOptions) -> tuple[Scenario, ...]:
+    """The study's scenarios that --scenarios names (all of them where it names none): the cores comparisons run
+    hello-work alone."""
+    asked = {each.name for each in options.scenarios or SCENARIOS}
+    return tuple(each for each in SCENARIOS if each.name in asked)
+
+
 def interpreter_comparisons(options: RunOptions) -> list[Comparison]:
     """Each stack on each scenario under every interpreter against REFERENCE; REST only where it serves the
     call (SayHello), driven by loadgen."""
     found = []
     chosen = interpreters(options)
     stacks = options.servers or tuple(server_variant(name) for name in STACK_NAMES)
-    for each in SCENARIOS:
+    for each in asked_scenarios(options):
         for server in stacks:
             if server.protocol == "http" and each.call != GREETER:
                 continue
@@ -89,6 +96,8 @@ def cores_comparisons(options: RunOptions) -> list[Comparison]:
     """hello-work on every CPU of the machine: one process against N on one shared connection and on one per
     worker, and one process of N x the threads under the free-threaded build where grpcio left the GIL off."""
     count = len(options.available_cpus)
+    if HELLO_WORK not in asked_scenarios(options):
+        return []
     chosen = interpreters(options)
     found = []
     asked = [server.name for server in options.servers or ()]
@@ -133,4 +142,6 @@ PLAN = StudyPlan(
     comparisons=comparisons,
     full_comparisons=comparisons,  # its comparisons are its whole matrix: --full measures them in blocks
     diagnostics=True,  # each process counts the calls it took: how SO_REUSEPORT spread them in the cores comparison
+    own_scenarios=(HELLO_WORK,),  # --scenarios hello-work: its rows alone, in a run aside
+    least_blocks=3,  # a row from fewer is not trusted (the race stopped its certified picks at 2 on 2026-11-29)
 )
