@@ -16,7 +16,7 @@ from harness.results.files import read_json, write_json_atomic
 from harness.results.records import load_study
 from harness.run.runner import seeded_text
 from harness.studies import study
-from harness.studies.evidence import Planned, earlier_runs, method_of, seeds
+from harness.studies.evidence import Planned, earlier_runs, method_of, pooled_with, seeds
 from harness.studies.stacks.brief import STREAM_QUESTION
 from tests.runs import make_brief_run
 
@@ -99,3 +99,16 @@ def test_one_reply_or_a_stream_pools_its_unpaired_ratio_over_the_runs_of_its_cod
     row = next(each for each in rows if each.workload == "s3-unary/c50/grpclib-uvloop")
     assert row.pick == "a stream" and row.over is not None and row.over.value == pytest.approx(9.2 / 8, rel=0.03)
     assert (row.runs, row.days, row.over.rounds) == (2, 2, 10) and row.trusted
+
+
+def test_a_run_made_aside_after_a_run_pools_into_that_run_s_rows(tmp_path: Path) -> None:
+    """A question closed by a run aside closes the row of the run before it, as an aside made before a run pools
+    into the run's rows; a run made aside does not decide rows itself."""
+    first = make_brief_run(tmp_path, "20260107T000000Z", "2026-01-07")
+    aside = make_brief_run(tmp_path, "20260108T000000Z", "2026-01-08")
+    write_json_atomic(aside / "run.json", read_json(aside / "run.json") | {"aside": True})
+    assert [path.name for path in pooled_with(first, read_json(first / "run.json"))] == [aside.name]
+    assert pooled_with(aside, read_json(aside / "run.json")) == [first]  # an aside pools with the runs before it
+    rows = study("stacks").decisions([load_study(first, "stacks")])
+    row = next(each for each in rows if each.workload == "s3-unary/c50/grpclib-uvloop")
+    assert (row.runs, row.days) == (2, 2)

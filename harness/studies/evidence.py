@@ -1,9 +1,10 @@
 """A run's comparisons as evidence with the runs before it: every row (a label over another, paired by block) pooled
 over the runs of one machine class that measured the same comparison the same way (study, workload, design, driver)
 with the same code for both labels (harness.results.code: the server module's, the shared server code's, the
-scenarios' and the protos'); runs made aside pool too, where their comparison is the same. Each run gives its
-moderated estimate (harness.method.moderation); the runs are combined by random effects with the between-run
-variance its scenario's rows share (harness.method.pooling). Report-side: reads only result files and git history.
+scenarios' and the protos'); runs made aside pool too, where their comparison is the same, and those made after a
+run pool into its rows when its report is told. Each run gives its moderated estimate (harness.method.moderation);
+the runs are combined by random effects with the between-run variance its scenario's rows share
+(harness.method.pooling). Report-side: reads only result files and git history.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from harness.method.pooling import Combined, Estimate, between_runs, estimate_of
 from harness.method.verdicts import Method, paired_ratios
 from harness.results.code import label_code
 from harness.results.files import read_json
-from harness.results.records import load_study, machine_of, studies_in
+from harness.results.records import is_aside, load_study, machine_of, studies_in
 from harness.studies.readings import Read, block_costs, read_comparisons, run_priors
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout, whose history tells a run's code
@@ -54,7 +55,7 @@ class Reading:
 
 @dataclass(frozen=True)
 class Pool:
-    """A comparison's readings, the run's own first, then the earlier runs it may pool with, newest first; its
+    """A comparison's readings, the run's own first, then the other runs it may pool with (`pooled_with`); its
     reference; and the between-run variance its scenario's rows share on this machine class, with its degrees of
     freedom."""
 
@@ -156,6 +157,20 @@ def earlier_runs(run_dir: Path, meta: Mapping[str, Any]) -> list[Path]:
     return found
 
 
+def pooled_with(run_dir: Path, meta: Mapping[str, Any]) -> list[Path]:
+    """The runs a run's rows pool with when its report is told: the earlier runs of its machine class, and, where it
+    decides rows (not made --aside itself), the runs made --aside after it on that class, newest first: a question
+    closed by a run aside closes the row of the run before it, not only of the next."""
+    later = []
+    if not is_aside(dict(meta)):
+        here = machine_of(meta)
+        for other in sorted(run_dir.parent.glob("*/run.json"), reverse=True):
+            found = read_json(other)
+            if other.parent.name > run_dir.name and is_aside(found) and machine_of(found) == here:
+                later.append(other.parent)
+    return [*later, *earlier_runs(run_dir, meta)]
+
+
 def pools(
     study: str,
     reads: Sequence[Read],
@@ -164,10 +179,10 @@ def pools(
     priors: Mapping[tuple[str, str], Prior],
     root: Path = ROOT,
 ) -> dict[str, Pool]:
-    """Each comparison of a run's study (by workload) with the earlier readings it may pool with, and its scenario's
-    between-run variance on this machine class (from every row of the run's comparisons in that scenario that
-    pools)."""
-    earlier = [run_readings(other, root) for other in earlier_runs(run_dir, meta)] if run_dir.parent.exists() else []
+    """Each comparison of a run's study (by workload) with the readings of other runs it may pool with (`pooled_with`),
+    and its scenario's between-run variance on this machine class (from every row of the run's comparisons in that
+    scenario that pools)."""
+    earlier = [run_readings(other, root) for other in pooled_with(run_dir, meta)] if run_dir.parent.exists() else []
     found: dict[str, Pool] = {}
     for read in reads:
         key = (study, read.record.workload)
