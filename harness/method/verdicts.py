@@ -156,14 +156,23 @@ def unpaired_interval(before: Sequence[float], after: Sequence[float], confidenc
     value = math.exp(mean_b - mean_a)
     if len(logs_a) < 2 or len(logs_b) < 2:
         return Interval(value, 0.0, math.inf, min(len(logs_a), len(logs_b)))
-    var_a = sum((x - mean_a) ** 2 for x in logs_a) / (len(logs_a) - 1) / len(logs_a)
-    var_b = sum((x - mean_b) ** 2 for x in logs_b) / (len(logs_b) - 1) / len(logs_b)
-    error = math.sqrt(var_a + var_b)
-    if error == 0:
+    _, variance, freedom = welch(before, after)
+    if variance == 0:
         return Interval(value, value, value, min(len(logs_a), len(logs_b)))
-    freedom = (var_a + var_b) ** 2 / (var_a**2 / (len(logs_a) - 1) + var_b**2 / (len(logs_b) - 1))
-    half = float(stats.t.ppf((1 + confidence) / 2, freedom)) * error
+    half = float(stats.t.ppf((1 + confidence) / 2, freedom)) * math.sqrt(variance)
     return Interval(value, value * math.exp(-half), value * math.exp(half), min(len(logs_a), len(logs_b)))
+
+
+def welch(before: Sequence[float], after: Sequence[float]) -> tuple[float, float, float]:
+    """Welch's terms for after over before on the log scale, each side two values or more: the difference of the
+    means, its variance (the two means' own) and Welch-Satterthwaite's degrees of freedom (inf where both sides
+    read no spread)."""
+    logs = [[math.log(v) for v in side] for side in (before, after)]
+    means = [sum(side) / len(side) for side in logs]
+    parts = [sum((x - m) ** 2 for x in side) / (len(side) - 1) / len(side) for side, m in zip(logs, means, strict=True)]
+    variance = sum(parts)
+    scatter = sum(part**2 / (len(side) - 1) for part, side in zip(parts, logs, strict=True))
+    return means[1] - means[0], variance, variance**2 / scatter if scatter > 0 else math.inf
 
 
 def verdict(ratio: Interval, tie: float) -> str:

@@ -161,14 +161,16 @@ def pooled_with(run_dir: Path, meta: Mapping[str, Any]) -> list[Path]:
     """The runs a run's rows pool with when its report is told: the earlier runs of its machine class, and, where it
     decides rows (not made --aside itself), the runs made --aside after it on that class, newest first: a question
     closed by a run aside closes the row of the run before it, not only of the next."""
-    later = []
-    if not is_aside(dict(meta)):
-        here = machine_of(meta)
-        for other in sorted(run_dir.parent.glob("*/run.json"), reverse=True):
-            found = read_json(other)
-            if other.parent.name > run_dir.name and is_aside(found) and machine_of(found) == here:
-                later.append(other.parent)
-    return [*later, *earlier_runs(run_dir, meta)]
+    here, deciding = machine_of(meta), not is_aside(dict(meta))
+    found = []
+    for other in sorted(run_dir.parent.glob("*/run.json"), reverse=True):
+        name = other.parent.name
+        theirs = read_json(other)
+        if name == run_dir.name or machine_of(theirs) != here:
+            continue
+        if name < run_dir.name or (deciding and is_aside(theirs)):
+            found.append(other.parent)
+    return found
 
 
 def pools(

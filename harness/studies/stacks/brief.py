@@ -6,7 +6,6 @@ listing as one reply or a stream, and Motor or PyMongo's async client. Report-si
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -24,8 +23,8 @@ from harness.method.verdicts import (
     noise_floor,
     ratio_text,
     separated,
-    unpaired_interval,
     verdict,
+    welch,
 )
 from harness.plan.matrix import REGION, WAIT_MS
 from harness.render.summaries import rate
@@ -288,17 +287,12 @@ def unpaired_over_runs(unary: Judged, stream: Judged, stack: str) -> Combined | 
 
 
 def welch_estimate(before: Mapping[int, float], after: Mapping[int, float], day: str) -> Estimate | None:
-    """after's geometric mean rate over before's as a run's estimate (verdicts.unpaired_interval's Welch terms);
+    """after's geometric mean rate over before's as a run's estimate (Welch's terms, verdicts.welch);
     None with fewer than two blocks a side."""
     if len(before) < 2 or len(after) < 2:
         return None
-    ratio = unpaired_interval(list(before.values()), list(after.values()))
-    logs = [[math.log(value) for value in side.values()] for side in (before, after)]
-    variances = [statistics.variance(side) / len(side) for side in logs]
-    terms = sum(variances)
-    scatter = sum(v**2 / (len(side) - 1) for v, side in zip(variances, logs, strict=True))
-    freedom = terms**2 / scatter if scatter > 0 else math.inf
-    return Estimate(math.log(ratio.value), terms, freedom, ratio.rounds, day)
+    mean, variance, freedom = welch(list(before.values()), list(after.values()))
+    return Estimate(mean, variance, freedom, min(len(before), len(after)), day)
 
 
 ANSWER_OF = {FASTER: "Yes", TIE: "No, it ties", SLOWER: "No", UNRESOLVED: "Not told yet"}
