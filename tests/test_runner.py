@@ -121,10 +121,15 @@ def test_every_command_prints_its_help(capsys: pytest.CaptureFixture[str]) -> No
         assert "usage:" in capsys.readouterr().out
 
 
-def test_each_study_runs_its_a_a_control_in_its_first_comparison_only(tmp_path: Path) -> None:
+def test_each_study_runs_its_a_a_control_in_its_first_comparison_and_where_it_asks_for_one(tmp_path: Path) -> None:
+    """The first comparison, and one whose slices are waves where the study holds one (stacks: s3-unary a region
+    away); no other."""
     studies = [each for each in chosen_studies(RunOptions(tmp_path)) if each.comparisons]
     assert studies
     for each in studies:
         assert [comparison.controlled for comparison in each.comparisons] == [
-            index == 0 for index in range(len(each.comparisons))
+            index == 0 or comparison.own_control for index, comparison in enumerate(each.comparisons)
         ], each.name
+        assert all(comparison.slow for comparison in each.comparisons if comparison.own_control), each.name
+    owning = {each.name: [c.workload for c in each.comparisons if c.own_control] for each in studies}
+    assert owning == {name: ["s3-unary-region/c50"] if name == "stacks" else [] for name in owning}

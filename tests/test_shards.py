@@ -46,7 +46,8 @@ def test_the_shards_of_a_plan_measure_its_comparisons_once_each_with_every_study
     for part in parts:
         for each in part:
             assert [comparison.controlled for comparison in each.comparisons][:1] == [True]  # its A/A control
-            assert sum(comparison.controlled for comparison in each.comparisons) == 1
+            assert sum(comparison.controlled and not comparison.own_control for comparison in each.comparisons) == 1
+            assert all(comparison.controlled for comparison in each.comparisons if comparison.own_control)
             assert {cell.key for cell in each.cells} == {
                 cell.key for comparison in each.comparisons for cell in comparison.cells
             }

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
 from harness.cli import main, named_scenario, parser, run_options
+from harness.method.verdicts import Interval
 from harness.plan.matrix import CONCURRENCY_LEVELS, SCENARIOS, SHARED, Scenario, scenario
 from harness.plan.options import RunOptions
 from harness.plan.servers import SERVER_VARIANTS, STACKS, ServerVariant, server_variant
 from harness.run.cells import chosen_studies
 from harness.run.drivers.registry import DRIVERS
 from harness.studies import DEFAULT_STUDIES, STUDIES, plan, study
+from harness.studies.judging import Judged
 from harness.studies.planning import between_servers
+from harness.studies.stacks.brief import control_of_run
 from harness.studies.wire import HELLO
 from harness.studies.wire.plan import cells as wire_cells
 from harness.studies.wire.plan import comparisons as wire_comparisons
@@ -108,7 +113,7 @@ def test_stacks_measures_the_brief_s_matrix_in_comparisons_against_sync_w10_by_d
         for scenario in ("hello", "s3-unary", "s3-stream", "s3-mongo")
         for level in (2, 10, 25, 50)
     ]
-    region = [f"{scenario}-region/c{level}" for scenario in ("s3-unary", "s3-stream", "s3-mongo") for level in (10, 50)]
+    region = [f"{scenario}-region/c50" for scenario in ("s3-unary", "s3-stream", "s3-mongo")]
     assert [each.workload for each in comparisons] == [
         "hello/c50",
         *(w for w in brief if w != "hello/c50"),
@@ -117,16 +122,18 @@ def test_stacks_measures_the_brief_s_matrix_in_comparisons_against_sync_w10_by_d
     ]
     assert {each.reference[0] for each in comparisons} == {"sync-w10"}
     stacks = ["sync-w1", "grpclib-asyncio", "grpclib-uvloop", "sync-w50", "aio-uvloop", "connect-pyvoy"]
-    unsized = [name for name in stacks if name != "sync-w50"]  # at 10 clients or fewer sync-w10 is the sized pool
-    brief = ["sync-w1", "grpclib-asyncio", "grpclib-uvloop"]  # below the decision level: the brief's stacks
+    brief = ["sync-w1", "grpclib-asyncio", "grpclib-uvloop"]  # where no decision row reads the peers
     by_workload = {each.workload: [label for label, _ in each.alternatives] for each in comparisons}
     assert by_workload["hello/c50"] == [*stacks, "aio-asyncio"] and by_workload["hello/c2"] == brief  # no floors
-    assert by_workload["s3-mongo/c25"] == [*brief, "sync-w50"]  # PyMongo's async client where MongoDB is far
+    assert by_workload["hello/c25"] == by_workload["s3-mongo/c25"] == brief
+    assert by_workload["s3-mongo/c50"] == brief  # the S3 rows read it a region away
     pymongo = ["grpclib-asyncio-pymongo", "grpclib-uvloop-pymongo", "aio-uvloop-pymongo"]
     assert by_workload["s3-mongo-region/c50"] == stacks[1:] + pymongo  # Motor and PyMongo's async client side by side
-    assert by_workload["s3-unary-region/c50"] == stacks[1:] and by_workload["s3-mongo-region/c10"] == unsized[1:]
+    assert by_workload["s3-unary-region/c50"] == stacks[1:]
     assert by_workload["hello-wait/c50"] == [*stacks[1:], "aio-asyncio"]  # sync-w1 waits alone: not asked
-    assert [each.slow for each in comparisons] == [False] * 4 + [True] * 12 + [False] + [True] * 6
+    assert [each.slow for each in comparisons] == [False] * 4 + [True] * 12 + [False] + [True] * 3
+    alone = plan("stacks").comparisons(RunOptions(OUT, scenarios=(scenario("s3-mongo"),), levels=(50,)))
+    assert [label for label, _ in alone[0].alternatives] == stacks  # no region twin: its row reads it on loopback
     assert [each.deciding for each in comparisons] == [
         each.workload.endswith("/c50") for each in comparisons
     ]  # the decision rows read every scenario at its highest level
@@ -139,6 +146,25 @@ def test_stacks_measures_the_brief_s_matrix_in_comparisons_against_sync_w10_by_d
     )
     with pytest.raises(ValueError, match="at least two server variants"):
         plan("stacks").comparisons(RunOptions(OUT, servers=(server_variant("sync-w1"),)))
+
+
+def test_the_stacks_study_calibrates_its_slow_comparisons_by_an_a_a_control_of_their_own() -> None:
+    """Slices of a second (hello/c50) and slices of a wave (s3-unary a region away) each hold a twin; a row reads
+    its own design's, unless either separated."""
+    (chosen,) = chosen_studies(RunOptions(OUT, studies=("stacks",)))
+    assert [each.workload for each in chosen.comparisons if each.controlled] == ["hello/c50", "s3-unary-region/c50"]
+
+    def judged(mirrored: bool, control: Interval) -> Judged:
+        record = SimpleNamespace(method=SimpleNamespace(mirrored=mirrored))
+        return cast(Judged, SimpleNamespace(record=record, control=SimpleNamespace(ratio=control)))
+
+    fast, slow = Interval(1.01, 0.97, 1.05, 6), Interval(0.98, 0.85, 1.13, 2)
+    rows = [judged(True, fast), judged(False, slow)]
+    assert control_of_run(rows, rows[0]) == fast and control_of_run(rows, rows[1]) == slow
+    assert control_of_run(rows) == slow  # the widest, for a row over both designs
+    away = Interval(0.90, 0.85, 0.95, 2)
+    apart = [rows[0], judged(False, away)]
+    assert control_of_run(apart, apart[0]) == away  # a separated control untrusts every row
 
 
 def test_every_default_study_decides_its_questions_by_comparisons_of_labelled_cells() -> None:
@@ -194,7 +220,7 @@ def test_studies_command_lists_questions_and_cell_counts(capsys: pytest.CaptureF
     assert main(["studies"]) == 0
     out = capsys.readouterr().out
     assert "stacks (default): Which gRPC server stack should we run, and when does async pay off?" in out
-    assert "23 comparisons of 124 cells in rounds; --full: 640 cells, 3 measured runs each" in out
+    assert "20 comparisons of 96 cells in rounds; --full: 640 cells, 3 measured runs each" in out
 
 
 def test_the_wire_study_sets_rest_beside_the_grpc_stacks_and_sizes_both_ways(tmp_path: Path) -> None:

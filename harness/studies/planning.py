@@ -42,6 +42,9 @@ class Comparison:
     # Whether the reference also runs as its A/A twin: the runner gives each study's first comparison the study's
     # control (`controlled_first`), so that a study orders its comparisons with the one that suits it first.
     controlled: bool = False
+    # Whether it holds an A/A control of its own as well, set by its study: a slow comparison (a wave of calls a
+    # slice) where the first comparison's slices last a second, so that each design is calibrated by its own twin.
+    own_control: bool = False
     # The driver of its windows, where not the study's (a pattern the study's driver cannot express); None: the
     # study's. The study lists it among its checkers, so that the run records its version.
     driver: str | None = None
@@ -110,8 +113,8 @@ class Comparison:
 
 
 def controlled_first(comparisons: Sequence[Comparison]) -> list[Comparison]:
-    """A study's comparisons with its A/A control in the first of them and in no other."""
-    return [replace(each, controlled=index == 0) for index, each in enumerate(comparisons)]
+    """A study's comparisons with its A/A control in the first of them, and in those that hold one of their own."""
+    return [replace(each, controlled=index == 0 or each.own_control) for index, each in enumerate(comparisons)]
 
 
 def between_servers(

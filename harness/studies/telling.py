@@ -132,9 +132,10 @@ def rounds_section(runs: Sequence[StudyRun], telling: Telling, more: Sequence[Bl
             f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Each comparison sets "
             "alternatives against a reference, interleaved as its own note below says (blocks of warm servers "
             "alternated in short slices, or a fresh start for every window in runs before blocks); in the study's "
-            "first comparison the reference also runs as an independent start of itself (the A/A control, which "
-            "calibrates the run). A ratio is paired within its block or round; its 95% interval is the t-interval "
-            "of the log ratios over blocks. Figures count OK responses only. Raw "
+            "first comparison (and in one whose slices are waves of calls, where the study has such) the reference "
+            "also runs as an independent start of itself (the A/A control, which calibrates the run). A ratio is "
+            "paired within its block or round; its 95% interval is the t-interval of the log ratios over blocks. "
+            "Figures count OK responses only. Raw "
             f"reports: [`runs/{newest.run_id}`](runs/{newest.run_id}).",
             "",
             f"![verdicts]({name}/charts/verdicts.png)",
@@ -203,9 +204,9 @@ def rounds_decisions(
     runs: Sequence[StudyRun], telling: Telling, judgeds: Sequence[Judged] | None = None
 ) -> list[Decision]:
     """A row per comparison of the newest run, where it ran in rounds; each trusted unless an A/A control of the
-    run's study separated (one control, in its first comparison; runs before that had one in each), and carrying
-    how the widest control read: its noise floor. judgeds: the newest run's comparisons, where the caller has
-    judged them already."""
+    run's study separated (one in its first comparison, and one in a comparison of waves where it has such; runs
+    before that had one in each), and carrying how the widest control read: its noise floor. judgeds: the newest
+    run's comparisons, where the caller has judged them already."""
     newest = runs[0]
     judgeds = judged_comparisons(newest) if judgeds is None else judgeds
     controls = [control.ratio for each in judgeds if (control := each.control)]

@@ -138,10 +138,14 @@ def upward(ratio: Interval) -> Interval:
     return Interval(1 / ratio.value, 1 / ratio.high, 1 / ratio.low, ratio.rounds, ratio.freedom)
 
 
-def control_of_run(judgeds: Sequence[Judged]) -> Interval | None:
-    """The study's A/A control: the widest control interval of the run's comparisons."""
-    controls = [control.ratio for each in judgeds if (control := each.control)]
-    return max(controls, key=lambda each: each.half_width, default=None)
+def control_of_run(judgeds: Sequence[Judged], like: Judged | None = None) -> Interval | None:
+    """The study's A/A control, of the run's control intervals (one in slices of a second, one in slices of a wave
+    where the run has both): one that separated, else the widest of `like`'s design where the run has one there,
+    else the widest."""
+    controls = [(each.record.method.mirrored, control.ratio) for each in judgeds if (control := each.control)]
+    own = [ratio for mirrored, ratio in controls if like is not None and mirrored == like.record.method.mirrored]
+    chosen = own if own and not any(separated(ratio) for _, ratio in controls) else [ratio for _, ratio in controls]
+    return max(chosen, key=lambda each: (separated(each), each.half_width), default=None)
 
 
 def pair_row(
@@ -384,7 +388,8 @@ def brief_decisions(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) 
     for topic, judged in top.items():
         if topic + REGION in top:
             continue  # the S3 work is answered where production has its backends
-        made = decision(telling.headline(judged), judged, run, control is None or not separated(control), control)
+        own = control_of_run(judgeds, judged)
+        made = decision(telling.headline(judged), judged, run, own is None or not separated(own), own)
         if (told := telling.led(judged, made)) is not None:
             rows.append(told)
     mongo = next((top[name] for name in ("s3-mongo" + REGION, "s3-mongo") if name in top), None)

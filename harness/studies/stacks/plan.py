@@ -13,6 +13,7 @@ from harness.plan.matrix import (
     CONCURRENCY_LEVELS,
     PER_CALL,
     PER_WORKER,
+    REGION,
     REPEATS,
     SCENARIOS,
     SHARED,
@@ -48,8 +49,9 @@ def comparisons(options: RunOptions) -> list[Comparison]:
     sized to the load, grpc.aio, Connect RPC) against the reference (sync-w10); hello-wait, whether async pays off
     when handlers wait; and the brief's S3 work with its backends a region away (the PyMongo variants beside Motor
     on s3-mongo there, at its highest level). Hello at its highest level comes first (its slices are short, so it
-    holds the study's A/A control); with --floors it also sets each stack against its floor. --servers, --scenarios,
-    --concurrency and --connections narrow it."""
+    holds the study's A/A control; s3-unary a region away holds one for the comparisons whose slices are waves);
+    with --floors it also sets each stack against its floor. --servers, --scenarios, --concurrency and --connections
+    narrow it."""
     stacks = options.servers or BRIEF
     if len(stacks) < 2:
         raise ValueError("a comparison needs at least two server variants: give --servers A,B or --full")
@@ -58,6 +60,7 @@ def comparisons(options: RunOptions) -> list[Comparison]:
     if options.servers is None:
         others += tuple(server_variant(name) for name in (*PYMONGO, LOOP_PEER))
     chosen = options.scenarios or tuple(scenario(name) for name in (*BRIEF_SCENARIOS, *DECISIVE, *DISTANT))
+    names = {each.name for each in chosen}
 
     def levels(each: Scenario) -> tuple[int, ...]:
         if options.levels:
@@ -66,11 +69,14 @@ def comparisons(options: RunOptions) -> list[Comparison]:
 
     def compared(each: Scenario, level: int, way: str) -> Comparison:
         top = level == max(levels(each))  # the decision rows read each scenario at its highest level
+        # ... and the brief's S3 work a region away where the run measures it there, not on loopback
+        read = top and not (each.name in BRIEF_SCENARIOS and each.name + REGION in names)
         stacks_at = [
-            *alternatives(others, each, options, top, level),
+            *alternatives(others, each, options, read, level),
             *(floors(stacks, each) if top and options.floors else []),
         ]
-        return replace(between_servers(each, level, reference, stacks_at, way), deciding=top)
+        own_control = options.servers is None and top and each.name == SLOW_CONTROL
+        return replace(between_servers(each, level, reference, stacks_at, way), deciding=top, own_control=own_control)
 
     found = [
         compared(each, level, way)
@@ -81,31 +87,35 @@ def comparisons(options: RunOptions) -> list[Comparison]:
     return first_the_control(found)
 
 
+# The slow comparison (a wave of calls a slice) that holds an A/A control of its own: the region work whose waves are
+# the shortest, so that the slow design's calibration costs the default run about half a minute.
+SLOW_CONTROL = "s3-unary" + REGION
 SIZED, SIZED_ABOVE = "sync-w50", 10  # the sync pool sized to the load, set beside sync-w10 above its ten clients
 
 
 def alternatives(
-    others: Sequence[ServerVariant], each: Scenario, options: RunOptions, top: bool = True, level: int = 50
+    others: Sequence[ServerVariant], each: Scenario, options: RunOptions, read: bool = True, level: int = 50
 ) -> list[ServerVariant]:
     """The stacks set against the reference on a scenario at a level: those that run it, but sync-w50 at ten
     clients or fewer, where grpcio's pool, which starts a thread only when none is idle, runs as many threads as
-    sync-w10 does (sync-w10 is the pool sized to the load there); on the brief's loopback work below its highest
-    level the brief's stacks alone (with sync-w50 above ten clients), the peers at the level the decision rows read
-    (the default run's 30 minutes give every comparison its two blocks so); beyond the brief (hello-wait, the S3
-    work a region away) not sync-w1 by default, whose one thread serves a waiting call at a time (ten calls/s: a
-    slice of a wave would last seconds, to say what its one thread already says); PyMongo's async client only a
-    region away, where a team's MongoDB is, at the highest level (`top`), where the row that asks reads it; grpc.aio
-    on asyncio (LOOP_PEER) on LOOP_SCENARIOS at the highest level, for the row that asks whether uvloop pays off."""
+    sync-w10 does (sync-w10 is the pool sized to the load there); on the brief's loopback work the brief's stacks
+    alone, but where a decision row reads the peers (`read`: hello at its highest level, and the S3 work at its
+    highest level when the run does not measure it a region away), so that the default run's two blocks of every
+    comparison fit its budget; beyond the brief (hello-wait, the S3 work a region away) not sync-w1 by default, whose
+    one thread serves a waiting call at a time (ten calls/s: a slice of a wave would last seconds, to say what its
+    one thread already says); PyMongo's async client only a region away, where a team's MongoDB is, at the highest
+    level, where the row that asks reads it; grpc.aio on asyncio (LOOP_PEER) on LOOP_SCENARIOS at the highest
+    level, for the row that asks whether uvloop pays off."""
     found = [s for s in others if s.runs(each.name)]
-    if options.servers is None and each.name in BRIEF_SCENARIOS and not top:
-        found = [s for s in found if s.name in BRIEF_SERVERS or s.name == SIZED]
+    if options.servers is None and each.name in BRIEF_SCENARIOS and not read:
+        found = [s for s in found if s.name in BRIEF_SERVERS]
     if options.servers is None and level <= SIZED_ABOVE:
         found = [s for s in found if s.name != SIZED]  # as many threads as clients: sync-w10 is that pool here
     if options.servers is None and (each.name in DECISIVE or each.name in DISTANT):
         found = [s for s in found if s.name != "sync-w1"]
-    if options.servers is None and (each.name not in DISTANT or not top):
+    if options.servers is None and (each.name not in DISTANT or not read):
         found = [s for s in found if s.name not in PYMONGO]
-    if options.servers is None and (each.name not in LOOP_SCENARIOS or not top):
+    if options.servers is None and (each.name not in LOOP_SCENARIOS or not read):
         found = [s for s in found if s.name != LOOP_PEER]
     return found
 
