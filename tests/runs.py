@@ -469,6 +469,34 @@ def make_capacity_run(root: Path) -> Path:
     return run_dir
 
 
+def make_searched_run(root: Path, brackets: dict[str, list[tuple[int, int]]]) -> Path:
+    """A capacity run of hello searched several times a stack (`--repeats`): per stack, each search's (held,
+    failed) rates, each settled by two agreeing steps; the steps of search N carry round N."""
+    run_id = "20260109T000000Z"
+    run_dir = root / "runs" / run_id
+    data = study_meta(run_id, "capacity", {name: 10 for name in brackets}, ["hello"])
+    data |= {"schema": 3, "thresholds": Thresholds().to_json()}
+    data["studies"]["capacity"]["settings"] = dict(CAPACITY_SETTINGS)
+    write_json_atomic(run_dir / "run.json", data)
+    where = run_dir / "capacity"
+    for server, searches in brackets.items():
+        record = CellRecord("hello", server, 50, "ok", seconds=5.0)
+        repeats = []
+        steps = [
+            (number, rate, p99)
+            for number, (held, failed) in enumerate(searches, start=1)
+            for rate, p99 in ((held, 8.0), (held, 8.5), (failed, 14.0), (failed, 15.0))
+        ]
+        for index, (number, rate, p99) in enumerate(steps, start=1):
+            raw = open_loop_report(rate, rate * 10, p99)
+            relative = f"{record.stem}-step{index}.json"
+            write_json_atomic(where / relative, raw)
+            usage = ResourceUsage(10.0, 6.0, 60.0, 50 * 1024 * 1024)
+            repeats.append(Repeat(relative, raw["count"], usage, 3.0, "step", None, number))
+        save_cell(where, replace(record, repeats=repeats))
+    return run_dir
+
+
 def make_connections_run(root: Path) -> Path:
     """hello and hello with a 500 ms wait on sync-w10 every way of connecting; the S3 client per process and
     per request, the latter with calls that were not OK (a finding, not a failed run)."""

@@ -10,15 +10,16 @@ import pytest
 from harness.plan.matrix import Cell, scenario
 from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
-from harness.results.records import CellRecord, CellResult, Repeat, ResourceUsage
+from harness.results.records import CellRecord, CellResult, Repeat, ResourceUsage, load_study
 from harness.run.drivers.ghz import ghz_open_loop_argv
 from harness.run.drivers.histogram import encode_latencies
 from harness.run.drivers.report import HISTOGRAM_KEY, LoadReport
-from harness.studies import DEFAULT_STUDIES, plan
+from harness.studies import DEFAULT_STUDIES, plan, study
 from harness.studies.capacity import DECIDING, JITTER, PRECISION, WORKERS, held, kept_up, settled
-from harness.studies.capacity.cells import CapacityCell
-from harness.studies.capacity.plan import agreed, open_loop_cell, rate_search, step_calls
-from harness.studies.capacity.report import SETTINGS
+from harness.studies.capacity.cells import CapacityCell, by_scenario
+from harness.studies.capacity.plan import REPEAT_FACTOR, agreed, open_loop_cell, rate_search, step_calls
+from harness.studies.capacity.report import MEASURE, SETTINGS
+from tests.runs import make_searched_run
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -37,6 +38,14 @@ def test_rate_search_finds_the_knee_within_one_step(knee: float, start: int) -> 
     assert all(isinstance(step.rate, int) for step in search.steps)  # ghz --rps takes whole numbers
     assert [step.rate for step in search.steps] == tried  # every step kept, in order
     assert len(search.steps) <= 16
+
+
+@pytest.mark.parametrize(("knee", "start"), [(1305.0, 1300), (1180.0, 1300), (1500.0, 1300), (2.5, 3)])
+def test_a_repeated_search_brackets_near_the_first_one_s_capacity_in_few_rates(knee: float, start: int) -> None:
+    search = rate_search(lambda rate: rate <= knee, start, factor=REPEAT_FACTOR)
+    assert search.capacity <= knee < search.failed_at
+    assert search.failed_at - search.capacity <= max(1, search.capacity * PRECISION)
+    assert len(search.steps) <= (3 if abs(knee / start - 1) < 0.05 else 6)
 
 
 def test_rate_search_with_nothing_passing_reports_zero() -> None:
@@ -196,3 +205,31 @@ def test_the_reason_names_the_wait_bound_of_a_thread_pool() -> None:
     assert reason.startswith("its 1 worker thread held a call for 100")
     assert "at most 10.0 calls/s (the wait bound)" in reason
     assert "at 10.0 calls/s the core was 8% busy" in reason
+
+
+def test_repeated_searches_give_each_capacity_an_interval_and_the_row_a_certified_pick(tmp_path: Path) -> None:
+    """Three searches a stack: the pick is certified where it takes the most load within the SLO, or within 5% of
+    the most, over every rival at once; a race the searches cannot yet call says how many would."""
+    close = {"sync-w10": [(1300, 1340), (1280, 1320), (1310, 1350)], "aio-uvloop": [(1250, 1290), (1260, 1300)]}
+    close["aio-uvloop"].append((1240, 1280))
+    run = load_study(make_searched_run(tmp_path / "close", close), "capacity")
+    (cell, _) = by_scenario(run)["hello"]
+    assert cell.name == "sync-w10" and len(cell.searches) == 3 and (cell.capacity, cell.failed_at) == (1300, 1340)
+    found = cell.over_searches
+    assert found is not None and found.rounds == 3 and found.low < 1310 < found.high
+    (row,) = study("capacity").decisions([run])
+    assert (row.pick, row.certified, row.binding, row.measure) == ("sync-w10", True, "aio-uvloop", MEASURE)
+    assert row.lowest is not None and row.lowest >= 0.95 and not row.closing
+    assert row.picked().startswith("Pick sync-w10: the most load within the SLO, or within 5% of the most (95%)")
+    wide = {"sync-w10": [(1300, 1340), (1000, 1040)], "aio-uvloop": [(1250, 1290), (1150, 1190)]}
+    (open_,) = study("capacity").decisions([load_study(make_searched_run(tmp_path / "wide", wide), "capacity")])
+    assert open_.certified is False and open_.picked().startswith("Not yet: aio-uvloop or sync-w10")
+    assert "searches a stack in place of 2" in open_.closing and "--repeats" in open_.closing
+
+
+def test_a_row_searched_once_says_how_many_searches_would_close_it(tmp_path: Path) -> None:
+    once = {"sync-w10": [(1300, 1340)], "aio-uvloop": [(1290, 1330)]}
+    (row,) = study("capacity").decisions([load_study(make_searched_run(tmp_path, once), "capacity")])
+    assert row.certified is None and row.verdict == "unresolved (the capacities overlap)"
+    assert row.closing.startswith("repeated searches of each capacity, for an interval over them: 3 a stack (about ")
+    assert row.closing.endswith("by `python -m harness run-all --study capacity --repeats 3`")

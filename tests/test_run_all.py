@@ -144,7 +144,7 @@ def test_a_small_capacity_run_records_every_step_and_renders(tmp_path: Path) -> 
     harness(
         *("run-all", "--study", "capacity", "--servers", "aio-uvloop,sync-w10"),
         *("--scenarios", "hello,s3-unary-100ms,s3-unary-100ms-jitter20"),  # the jitter scenario, named, is run
-        *("--requests", "60", "--out", str(tmp_path)),
+        *("--requests", "60", "--repeats", "2", "--out", str(tmp_path)),  # each SLO search twice
     )
     (run_dir,) = (tmp_path / "runs").iterdir()
     meta = json.loads((run_dir / "run.json").read_text())
@@ -153,9 +153,12 @@ def test_a_small_capacity_run_records_every_step_and_renders(tmp_path: Path) -> 
     cell = json.loads((run_dir / "capacity" / "cells" / "hello" / "aio-uvloop" / "c50.json").read_text())
     roles = [repeat["role"] for repeat in cell["repeats"]]
     assert roles[0] == "closed-loop" and roles[-1] == "low-load"
-    # --requests makes each search a smoke test of three rates, each taken until two steps agree
+    # --requests makes each search a smoke test of three rates, each taken until two steps agree; --repeats 2 two
+    # SLO searches, each step carrying its search's number
     steps = [repeat for repeat in cell["repeats"] if repeat["role"] == "step"]
-    assert 6 <= len(steps) <= 9 and roles.count("saturation") >= 2
+    assert 12 <= len(steps) <= 18 and roles.count("saturation") >= 2
+    assert [repeat["round"] for repeat in steps] == sorted(repeat["round"] for repeat in steps)
+    assert {repeat["round"] for repeat in steps} == {1, 2}
     assert len({(repeat["report_file"]) for repeat in steps}) == len(steps)
     step = json.loads((run_dir / "capacity" / cell["repeats"][1]["report_file"]).read_text())
     assert step["options"]["async"] is True and step["options"]["rps"] == 100

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from math import inf
 from typing import Any
 
 from harness.method.bounds import server_cpus
+from harness.method.verdicts import Interval, interval
 from harness.render.summaries import driver_share, ms, rate
 from harness.results.records import CellResult, Repeat, StudyRun
 from harness.results.run_meta import thresholds_of
@@ -78,9 +80,38 @@ class CapacityCell:
         return float(slo) if slo is not None else None
 
     @property
-    def steps(self) -> list[tuple[Repeat, LoadReport]]:
-        """The SLO search's steps, in the order tried."""
+    def all_steps(self) -> list[tuple[Repeat, LoadReport]]:
+        """Every SLO search's steps, in the order tried."""
         return self._runs("step")
+
+    @property
+    def steps(self) -> list[tuple[Repeat, LoadReport]]:
+        """The first SLO search's steps, in the order tried (the capacity, knee and tables read it)."""
+        return [pair for pair in self.all_steps if (pair[0].round or 1) == 1]
+
+    @cached_property
+    def searches(self) -> list[tuple[float, float]]:
+        """Each SLO search's (capacity, failed at), in the order searched (runs before repeated searches: one)."""
+        numbers = sorted({repeat.round or 1 for repeat, _ in self.all_steps})
+        return [bracket(self, [p for p in self.all_steps if (p[0].round or 1) == number]) for number in numbers]
+
+    @property
+    def over_searches(self) -> Interval | None:
+        """The capacity over its searches: their geometric mean with its t-interval; None with fewer than two."""
+        found = self.capacities
+        return interval(found) if len(found) > 1 else None
+
+    @property
+    def central(self) -> float:
+        """The capacity to rank by: over its searches where it has several, else the first search's held rate."""
+        found = self.over_searches
+        return found.value if found else self.capacity
+
+    @property
+    def capacities(self) -> list[float]:
+        """Each search's capacity, the geometric middle of its bracket (held to failed; the rate held where no
+        rate above it failed): the values the capacity's interval is over. None held: not counted."""
+        return [math.sqrt(held * failed) if failed != inf else held for held, failed in self.searches if held]
 
     @property
     def saturation_steps(self) -> list[tuple[Repeat, LoadReport]]:
@@ -93,22 +124,18 @@ class CapacityCell:
 
     @cached_property
     def verdicts(self) -> dict[float, bool]:
-        """Each offered rate of the SLO search, held or failed, as its steps settled it."""
-        outcomes: dict[float, list[bool]] = {}
-        for _, report in self.steps:
-            outcomes.setdefault(report.offered_rps or 0.0, []).append(self.holds(report))
-        return {offered: settled(found) for offered, found in outcomes.items()}
+        """Each offered rate of the first SLO search, held or failed, as its steps settled it."""
+        return verdicts_of(self, self.steps)
 
     @cached_property
     def capacity(self) -> float:
-        """The highest rate held (0 when none was)."""
-        return max((offered for offered, ok in self.verdicts.items() if ok), default=0.0)
+        """The highest rate the first search held (0 when none was)."""
+        return bracket(self, self.steps)[0]
 
     @cached_property
     def failed_at(self) -> float:
-        """The lowest rate failed above the capacity (inf when none was): capacity lies below it."""
-        capacity = self.capacity
-        return min((offered for offered, ok in self.verdicts.items() if not ok and offered > capacity), default=inf)
+        """The lowest rate the first search failed above the capacity (inf when none was): capacity lies below it."""
+        return bracket(self, self.steps)[1]
 
     @property
     def at_capacity(self) -> tuple[Repeat, LoadReport] | None:
@@ -127,7 +154,7 @@ class CapacityCell:
     @property
     def saturation(self) -> float:
         """The highest OK rate any open-loop step delivered, at any latency."""
-        return max((report.ok_rps for _, report in self.steps + self.saturation_steps), default=0.0)
+        return max((report.ok_rps for _, report in self.all_steps + self.saturation_steps), default=0.0)
 
     @property
     def capacity_text(self) -> str:
@@ -208,6 +235,22 @@ class CapacityCell:
     def driver_busy(self) -> bool:
         busy = thresholds_of(self.meta).driver_busy
         return any((driver_share(repeat, self.meta) or 0.0) > busy for repeat in self.result.record.repeats)
+
+
+def verdicts_of(cell: CapacityCell, steps: list[tuple[Repeat, LoadReport]]) -> dict[float, bool]:
+    """Each offered rate of one search, held or failed, as its steps settled it."""
+    outcomes: dict[float, list[bool]] = {}
+    for _, report in steps:
+        outcomes.setdefault(report.offered_rps or 0.0, []).append(cell.holds(report))
+    return {offered: settled(found) for offered, found in outcomes.items()}
+
+
+def bracket(cell: CapacityCell, steps: list[tuple[Repeat, LoadReport]]) -> tuple[float, float]:
+    """One search's capacity: the highest rate held (0 when none was) and the lowest failed above it (inf when none
+    was)."""
+    found = verdicts_of(cell, steps)
+    held = max((offered for offered, ok in found.items() if ok), default=0.0)
+    return held, min((offered for offered, ok in found.items() if not ok and offered > held), default=inf)
 
 
 def by_scenario(run: StudyRun) -> dict[str, list[CapacityCell]]:

@@ -1,6 +1,6 @@
 """The capacity study's plan: per stack and scenario a closed-loop run at c=50, then an open-loop search for the
-highest rate that holds the SLO (doubling, then bisection; each rate taken until two steps agree), the same
-search for the saturation throughput without the SLO, then a run at low load."""
+highest rate that holds the SLO (doubling, then bisection; each rate taken until two steps agree; --repeats N
+searches it N times), the same search for the saturation throughput without the SLO, then a run at low load."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ from harness.studies.stacks import BRIEF_SERVERS, PEERS
 MIN_CALLS = 10
 SMOKE_STEPS = 3  # with --requests (as --quick sets it): steps of that many calls, and only this many
 MAX_STEPS = 16
+REPEAT_FACTOR = 1 + 2 * PRECISION  # a repeated search brackets the first one's capacity by this much up or down
 CALL_TIMEOUT = "60s"  # well above every SLO: a slow call is measured, not cut short
 
 
@@ -55,10 +56,15 @@ class Search:
 
 
 def rate_search(
-    passes: Callable[[int], bool], start: int, precision: float = PRECISION, max_steps: int = MAX_STEPS
+    passes: Callable[[int], bool],
+    start: int,
+    precision: float = PRECISION,
+    max_steps: int = MAX_STEPS,
+    factor: float = 2.0,
 ) -> Search:
-    """Bracket the knee by doubling (or halving) from start, then bisect until the bracket is within
-    precision of the passing rate, or one call/s where that is finer than a whole rate."""
+    """Bracket the knee by growing (or shrinking) the rate by `factor` from start (doubling by default), then bisect
+    until the bracket is within precision of the passing rate, or one call/s where that is finer than a whole
+    rate."""
     steps: list[Step] = []
 
     def trial(value: int) -> bool:
@@ -68,9 +74,9 @@ def rate_search(
     low, high, value = 0, math.inf, start
     while len(steps) < max_steps and (low == 0 or high == math.inf) and value >= 1:
         if trial(value):
-            low, value = value, value * 2
+            low, value = value, max(value + 1, int(value * factor))
         else:
-            high, value = value, value // 2
+            high, value = value, min(value - 1, int(value / factor))
     while len(steps) < max_steps and low > 0 and high - low > max(1.0, low * precision):
         middle = int((low + high) // 2)
         if trial(middle):
@@ -141,27 +147,43 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
             return record
         slo, start = SEARCHED[cell.scenario.name]
 
-        def open_loop(offered: int, name: str, role: str) -> LoadReport:
+        def open_loop(offered: int, name: str, role: str, search: int | None = None) -> LoadReport:
             calls = options.requests or step_calls(offered)
             argv = context.open_loop_argv(open_loop_cell(cell, calls), target, offered, calls, CALL_TIMEOUT)
-            repeat, report = sampled_run(argv, child, context, f"{record.stem}-{name}.json", calls, role)
+            repeat, report = sampled_run(argv, child, context, f"{record.stem}-{name}.json", calls, role, search)
             repeats.append(repeat)
             return report
+
+        def step(offered: int, role: str, search: int | None = None) -> LoadReport:
+            return open_loop(offered, f"step{len(repeats):02d}", role, search)
 
         if not options.requests and closed_report.ok_rps >= 2:  # half the closed loop's rate: one doubling past it
             start = round(closed_report.ok_rps / 2)
         steps = SMOKE_STEPS if options.requests else MAX_STEPS
-        search = rate_search(
-            lambda offered: agreed(lambda: held(open_loop(offered, f"step{len(repeats):02d}", "step"), slo)),
-            start,
-            max_steps=steps,
-        )
+        # The SLO search, --repeats times, each after the first from the capacity the first found, growing or shrinking
+        # by REPEAT_FACTOR (three rates or so where the capacity holds still): the capacity then has an interval over
+        # its searches. A step carries its search's number as its round.
+        first = None
+        for number in range(1, max(1, context.repeats) + 1):
+            begin = max(1, first.capacity or start) if first else start
+
+            def holds(offered: int, number: int = number) -> bool:
+                return agreed(lambda: held(step(offered, "step", number), slo))
+
+            found = rate_search(
+                holds,
+                begin,
+                max_steps=steps,
+                factor=REPEAT_FACTOR if first else 2.0,  # near the first's capacity: a bracket of a few steps
+            )
+            first = first or found
+        assert first is not None
         rate_search(
-            lambda offered: agreed(lambda: kept_up(open_loop(offered, f"step{len(repeats):02d}", "saturation"))),
-            max(1, search.capacity or start),
+            lambda offered: agreed(lambda: kept_up(step(offered, "saturation"))),
+            max(1, first.capacity or start),
             max_steps=steps,
         )
-        open_loop(max(1, round(search.capacity * LOW_LOAD_SHARE)), "low-load", "low-load")
+        open_loop(max(1, round(first.capacity * LOW_LOAD_SHARE)), "low-load", "low-load")
         return record
 
     return measure_cell(cell, options, runs)

@@ -3,9 +3,14 @@ every step of every search, and the closed loop against the open loop."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
+from harness.method.selection import Difference, blocks_to_certify, select
+from harness.method.verdicts import ratio_text, unpaired_interval, welch
 from harness.plan.matrix import scenario
 from harness.render.summaries import rate
 from harness.render.table import Block, markdown, page_files
@@ -25,7 +30,7 @@ from harness.studies.capacity import (
     STEP_SECONDS,
     WORKERS,
 )
-from harness.studies.capacity.cells import by_scenario
+from harness.studies.capacity.cells import CapacityCell, by_scenario
 from harness.studies.capacity.tables import (
     KNEE_NOTE,
     capacity_table,
@@ -33,6 +38,7 @@ from harness.studies.capacity.tables import (
     convoy_rows,
     convoy_table,
     knee_table,
+    over_searches_text,
     share_of,
     steps_table,
 )
@@ -104,7 +110,9 @@ def section(runs: Sequence[StudyRun]) -> str:
         f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Open loop: calls start "
         f"at a fixed rate whether or not earlier ones finished; the search brackets the highest rate with no "
         f"failed call and p99 within the SLO (doubling, then bisection to {settings['precision']:.0%}); "
-        f"{_steps_text(settings)} The saturation throughput is the highest OK rate any step delivered, at any "
+        f"{_steps_text(settings)} With `--repeats N` the SLO search runs N times a stack (each after the first "
+        "from the capacity the first found), and a capacity is then the geometric mean of its searches' brackets' "
+        "middles with its 95% interval. The saturation throughput is the highest OK rate any step delivered, at any "
         "latency, from the same search without the SLO. ghz spaces the calls evenly; real "
         "arrivals are burstier, so read each capacity as an upper bound for your traffic. Raw reports: "
         f"[`runs/{newest.run_id}`](runs/{newest.run_id}).",
@@ -143,12 +151,12 @@ def answer(runs: Sequence[StudyRun]) -> str:
     for scenario_name, stacks in by_scenario(newest).items():
         if scenario_name not in settings["slo_seconds"]:
             continue
-        ranked = sorted((each for each in stacks if not each.failed), key=lambda each: -each.capacity)
+        ranked = sorted((each for each in stacks if not each.failed), key=lambda each: -each.central)
         if not ranked:
             continue
         slo = settings["slo_seconds"][scenario_name]
         listing = ", ".join(
-            f"{each.name} {each.capacity_text}"
+            f"{each.name} {over_searches_text(each) if each.over_searches else each.capacity_text}"
             + (f" ({share_of(each.capacity, each.saturation)} of its saturation)" if each.saturation else "")
             for each in ranked
         )
@@ -184,45 +192,125 @@ def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, 
     return {f"capacity_at_{share:.0%}_of_saturation".replace("%", "_percent"): Target(met, {"by_cell": shares})}
 
 
-# What would close a row whose capacities overlap: each capacity is one search's bracket, so more runs of the same
-# search only bracket it again; an interval over repeated searches is what the study lacks (issue 60).
-UNSEARCHED = "repeated searches of each capacity, for an interval over them (the study searches each once so far)"
+# What would close a row whose capacities overlap and were searched once: each capacity is one search's bracket, so
+# more runs of the same search only bracket it again; an interval over repeated searches is what it needs.
+REPEATS = 3  # searches a stack where the newest run searched each once
+
+
+def unsearched(stacks: Sequence[CapacityCell]) -> str:
+    """What would close a row searched once: REPEATS searches a stack, with the minutes they take."""
+    minutes = sum(search_minutes(each) for each in stacks) * REPEATS
+    return (
+        f"repeated searches of each capacity, for an interval over them: {REPEATS} a stack (about {minutes:.0f} min "
+        f"of searches), by `python -m harness run-all --study capacity --repeats {REPEATS}`"
+    )
+
+
+MEASURE = "load within the SLO"
 
 
 def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
-    """A row per SLO scenario of the newest run: the stack with the highest capacity at the SLO. A capacity is the
-    interval between the highest rate held and the lowest failed; the pick is ahead only where its interval lies
-    wholly above the runner-up's, and the row says so."""
+    """A row per SLO scenario of the newest run: the stack with the highest capacity at the SLO. Where every stack
+    was searched more than once, the selection rule judges the pick over its searches (each capacity the middle of
+    its search's bracket, Welch's difference against every rival, Bonferroni over them): certified when it takes
+    the most load within the SLO or within 5% of the most. Searched once, a capacity is the interval between the
+    highest rate held and the lowest failed, and the pick is ahead only where its interval lies wholly above the
+    runner-up's."""
     newest = runs[0]
     found = []
     for scenario_name in TARGET_SCENARIOS:
         stacks = sorted(
             (each for each in by_scenario(newest).get(scenario_name, []) if not each.failed and each.capacity),
-            key=lambda each: -each.capacity,
+            key=lambda each: -each.central,
         )
         if len(stacks) < 2:
             continue
-        top, runner, last = stacks[0], stacks[1], stacks[-1]
-        apart = top.capacity >= runner.failed_at
         slo = newest.settings["slo_seconds"][scenario_name]
-        found.append(
-            Decision(
-                question="The load one core takes within its p99 SLO: which stack?",
-                workload=f"{scenario_name}/p99 ≤ {slo * 1000:g} ms",
-                pick=top.name,
-                runner_up=runner.name,
-                over_runner_up=f"{top.capacity / runner.capacity:.2f} ({top.capacity_text} against "
-                f"{runner.capacity_text} calls/s, open loop)",
-                over_reference="—",
-                verdict="ahead (the capacities do not overlap)" if apart else "unresolved (the capacities overlap)",
-                closing="" if apart else UNSEARCHED,
-                avoid=f"{last.name} ({last.capacity / top.capacity:.2f} of the pick)",
-                study=NAME,
-                run_id=newest.run_id,
-                machine=newest.cpu_model,
-            )
+        row = Decision(
+            question="The load one core takes within its p99 SLO: which stack?",
+            workload=f"{scenario_name}/p99 ≤ {slo * 1000:g} ms",
+            pick=stacks[0].name,
+            runner_up=stacks[1].name,
+            over_runner_up="",
+            over_reference="—",
+            verdict="",
+            avoid="",
+            study=NAME,
+            run_id=newest.run_id,
+            machine=newest.cpu_model,
         )
+        searched = selected(stacks)
+        found.append(searched(row) if searched else bracketed(row, stacks))
     return found
+
+
+def bracketed(row: Decision, stacks: Sequence[CapacityCell]) -> Decision:
+    """The row from one search a stack: the pick ahead where its bracket lies wholly above the runner-up's."""
+    top, runner, last = stacks[0], stacks[1], stacks[-1]
+    apart = top.capacity >= runner.failed_at
+    return replace(
+        row,
+        over_runner_up=f"{top.capacity / runner.capacity:.2f} ({top.capacity_text} against "
+        f"{runner.capacity_text} calls/s, open loop)",
+        verdict="ahead (the capacities do not overlap)" if apart else "unresolved (the capacities overlap)",
+        closing="" if apart else unsearched(stacks),
+        avoid=f"{last.name} ({last.capacity / top.capacity:.2f} of the pick)",
+    )
+
+
+def selected(stacks: Sequence[CapacityCell]) -> Callable[[Decision], Decision] | None:
+    """The row from repeated searches by the selection rule; None unless every stack was searched twice or more."""
+    values = {each.name: each.capacities for each in stacks}
+    if any(len(found) < 2 for found in values.values()):
+        return None
+
+    def difference(pick: str, rival: str) -> Difference:
+        mean, variance, freedom = welch(values[rival], values[pick])
+        return Difference(mean, math.sqrt(variance), freedom, min(len(values[pick]), len(values[rival])))
+
+    standing = {name: statistics.fmean(math.log(v) for v in found) for name, found in values.items()}
+    chosen = select(list(values), standing, difference)
+    assert chosen is not None
+    pick, binding = chosen.pick, chosen.binding
+    assert binding is not None
+    runner = max((name for name in values if name != pick), key=lambda name: standing[name])
+    over = unpaired_interval(values[runner], values[pick])
+    last = min(values, key=lambda name: standing[name])
+    worst = unpaired_interval(values[pick], values[last])
+    searches = min(len(found) for found in values.values())
+    more = blocks_to_certify(chosen) or 1  # None: a rival without spread to size it by, so at least one
+    repeats = searches + more  # a run searches afresh: the next one with this many searches a stack
+    minutes = sum(search_minutes(each) for each in stacks) * repeats
+
+    def made(row: Decision) -> Decision:
+        return replace(
+            row,
+            pick=pick,
+            runner_up=runner,
+            over_runner_up=f"{ratio_text(over)}, over {searches} searches a stack",
+            verdict="certified" if chosen.certified else "not yet certified",
+            avoid=f"{last} ({ratio_text(worst)} of the pick)",
+            over=over,
+            worst=worst,
+            closing=""
+            if chosen.certified
+            else f"{repeats} searches a stack in place of {searches} (about {minutes:.0f} min of searches), by "
+            f"`python -m harness run-all --study capacity --repeats {repeats}`",
+            certified=chosen.certified,
+            lowest=chosen.lowest,
+            binding=binding.rival,
+            contenders=chosen.contenders,
+            measure=MEASURE,
+            measured_why=f"each capacity over {searches} searches",
+        )
+
+    return made
+
+
+def search_minutes(cell: CapacityCell) -> float:
+    """About how long one SLO search of the stack took: its steps' wall time over its searches."""
+    seconds = sum(repeat.resources.wall_seconds for repeat, _ in cell.all_steps)
+    return seconds / 60 / max(1, len(cell.searches))
 
 
 def search_steps(record: CellRecord, repeat: Repeat) -> bool:

@@ -27,15 +27,25 @@ def _closed_text(cell: CapacityCell) -> str:
     return "—" if closed is None else f"{rate(closed[1].ok_rps)} (p99 {ms(p99(closed[1]))}){not_ok_mark([closed[1]])}"
 
 
+def over_searches_text(cell: CapacityCell) -> str:
+    """The capacity over its searches with its interval and how many: "1,320 [1,290, 1,350] (3 searches)"."""
+    found = cell.over_searches
+    if found is None:
+        return "—"
+    return f"{rate(found.value)} [{rate(found.low)}, {rate(found.high)}] ({found.rounds} searches)"
+
+
 def capacity_table(scenario_name: str, stacks: list[CapacityCell]) -> list[Block]:
     """One row per stack: capacity at SLO (held to failed), the worst p99 held there, the saturation throughput,
     their ratio, the closed loop, and the steps each search took."""
     measured = [each for each in stacks if not each.failed]
     slo = stacks[0].slo if stacks else None
+    repeated = any(len(each.capacities) > 1 for each in measured)
     table = Table(
         f"{scenario_name} capacity",
         [
             "stack",
+            *(["capacity over its searches [95% CI] (calls/s)"] if repeated else []),
             f"capacity at p99 ≤ {ms(slo)}: held to failed (calls/s)",
             "p99 there",
             "saturation (OK calls/s, any latency)",
@@ -49,12 +59,13 @@ def capacity_table(scenario_name: str, stacks: list[CapacityCell]) -> list[Block
         table.add(
             each.name + (" **driver-busy**" if each.driver_busy else ""),
             [
+                *([over_searches_text(each)] if repeated else []),
                 each.capacity_text,
                 ms(p99(best[1])) if best else "—",
                 rate(each.saturation) if each.saturation else "—",
                 share_of(each.capacity, each.saturation),
                 _closed_text(each),
-                f"{len(each.steps)}, {len(each.saturation_steps)}",
+                f"{len(each.all_steps)}, {len(each.saturation_steps)}",
             ],
         )
     failed = [
@@ -105,11 +116,15 @@ KNEE_NOTE = (
 
 
 def steps_table(stacks: list[CapacityCell]) -> list[Block]:
-    """Every step of every stack, in the order tried: the SLO search's, then the saturation search's."""
+    """Every step of every stack, in the order tried: the SLO searches' (numbered where there are several), then the
+    saturation search's."""
     labels = ["search", "offered calls/s", "OK calls/s", "non-OK", "p50", "p99", "server CPU", "held"]
     table = Table("steps", ["stack", *labels])
     for each in stacks:
-        searched = [("SLO", pair, each.holds(pair[1])) for pair in each.steps]
+        several = len(each.searches) > 1
+        searched = [
+            (f"SLO {pair[0].round or 1}" if several else "SLO", pair, each.holds(pair[1])) for pair in each.all_steps
+        ]
         searched += [("saturation", pair, kept_up(pair[1])) for pair in each.saturation_steps]
         for search, (repeat, report), ok in searched:
             table.add(
