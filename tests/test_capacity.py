@@ -10,6 +10,7 @@ import pytest
 from harness.plan.matrix import Cell, scenario
 from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
+from harness.render.decisions import closing
 from harness.results.records import CellRecord, CellResult, Repeat, ResourceUsage, load_study
 from harness.run.drivers.ghz import ghz_open_loop_argv
 from harness.run.drivers.histogram import encode_latencies
@@ -233,3 +234,5 @@ def test_a_row_searched_once_says_how_many_searches_would_close_it(tmp_path: Pat
     assert row.certified is None and row.verdict == "unresolved (the capacities overlap)"
     assert row.closing.startswith("repeated searches of each capacity, for an interval over them: 3 a stack (about ")
     assert row.closing.endswith("by `python -m harness run-all --study capacity --repeats 3`")
+    told = closing("capacity", [row.closing])
+    assert told.count("by `") == 1 and told.endswith("--repeats 3`.")  # its own command, said once

@@ -274,6 +274,7 @@ def study_command(study: str) -> str:
         return f"python -m harness run-all --study {study}"
 
 
+OWN_COMMAND = "by `python -m harness"  # a closing that names its own command (with options the study's lacks)
 MOST_CLOSINGS_SAID = 2  # a row's answer says what would close this many of its open parts; its table says all
 
 
@@ -285,6 +286,8 @@ def closing(study: str, found: Sequence[str]) -> str:
         return ""
     more = len(said) - MOST_CLOSINGS_SAID
     told = "; ".join(said[:MOST_CLOSINGS_SAID]) + (f"; and {more} more in its table" if more > 0 else "")
+    if all(OWN_COMMAND in each for each in said):  # each names the command that closes it, as capacity's do
+        return f"To close it: {told}."
     return f"To close it: {told}, by `{study_command(study)}`."
 
 
