@@ -225,7 +225,7 @@ def test_repeated_searches_give_each_capacity_an_interval_and_the_row_a_certifie
     wide = {"sync-w10": [(1300, 1340), (1000, 1040)], "aio-uvloop": [(1250, 1290), (1150, 1190)]}
     (open_,) = study("capacity").decisions([load_study(make_searched_run(tmp_path / "wide", wide), "capacity")])
     assert open_.certified is False and open_.picked().startswith("Not yet: aio-uvloop or sync-w10")
-    assert "searches a stack in place of 2" in open_.closing and "--repeats" in open_.closing
+    assert "searches a stack in place of 2" in open_.closing and "--study capacity --repeats " in open_.command
 
 
 def test_a_row_searched_once_says_how_many_searches_would_close_it(tmp_path: Path) -> None:
@@ -233,6 +233,6 @@ def test_a_row_searched_once_says_how_many_searches_would_close_it(tmp_path: Pat
     (row,) = study("capacity").decisions([load_study(make_searched_run(tmp_path, once), "capacity")])
     assert row.certified is None and row.verdict == "unresolved (the capacities overlap)"
     assert row.closing.startswith("repeated searches of each capacity, for an interval over them: 3 a stack (about ")
-    assert row.closing.endswith("by `python -m harness run-all --study capacity --repeats 3`")
-    told = closing("capacity", [row.closing])
+    assert row.command == "python -m harness run-all --study capacity --repeats 3"
+    told = closing([row])
     assert told.count("by `") == 1 and told.endswith("--repeats 3`.")  # its own command, said once

@@ -225,7 +225,7 @@ def merged(question: str, found: Sequence[Decision]) -> Row:
         stacks=tuple(dict.fromkeys(stack for each in found for stack in each.stacks))
         if all(each.stacks for each in found)
         else (),
-        closing=closing(first.study, [each.closing for each in found]),
+        closing=closing(found),
         pooled=pooled_text(found),
         answered=all(answered(each) for each in found),
     )
@@ -274,21 +274,19 @@ def study_command(study: str) -> str:
         return f"python -m harness run-all --study {study}"
 
 
-OWN_COMMAND = "by `python -m harness"  # a closing that names its own command (with options the study's lacks)
 MOST_CLOSINGS_SAID = 2  # a row's answer says what would close this many of its open parts; its table says all
 
 
-def closing(study: str, found: Sequence[str]) -> str:
+def closing(found: Sequence[Decision]) -> str:
     """What would close a row's open parts, each said once (the first MOST_CLOSINGS_SAID, and how many more the
-    table gives), with the command that measures them again."""
-    said = list(dict.fromkeys(each for each in found if each))
+    table gives), with the command that measures them again: the row's own where it names one, else its study's."""
+    said = list(dict.fromkeys(each.closing for each in found if each.closing))
     if not said:
         return ""
     more = len(said) - MOST_CLOSINGS_SAID
     told = "; ".join(said[:MOST_CLOSINGS_SAID]) + (f"; and {more} more in its table" if more > 0 else "")
-    if all(OWN_COMMAND in each for each in said):  # each names the command that closes it, as capacity's do
-        return f"To close it: {told}."
-    return f"To close it: {told}, by `{study_command(study)}`."
+    command = next((each.command for each in found if each.command), "") or study_command(found[0].study)
+    return f"To close it: {told}, by `{command}`."
 
 
 def answer(row: Row, found: Sequence[Decision]) -> str:

@@ -51,6 +51,8 @@ class Decision:
     stacks: tuple[str, ...] = ()
     # What would close it where it is open: more blocks, as runs of its study and minutes (comparing.close_text).
     closing: str = ""
+    # The command that would close it, where its study's own does not (capacity's with --repeats); "": the study's.
+    command: str = ""
     # The runs and days its pick over the runner-up pools (1 and 1: the newest run alone).
     runs: int = 1
     days: int = 1

@@ -127,15 +127,15 @@ class CapacityCell:
         """Each offered rate of the first SLO search, held or failed, as its steps settled it."""
         return verdicts_of(self, self.steps)
 
-    @cached_property
+    @property
     def capacity(self) -> float:
         """The highest rate the first search held (0 when none was)."""
-        return bracket(self, self.steps)[0]
+        return self.searches[0][0] if self.searches else 0.0
 
-    @cached_property
+    @property
     def failed_at(self) -> float:
         """The lowest rate the first search failed above the capacity (inf when none was): capacity lies below it."""
-        return bracket(self, self.steps)[1]
+        return self.searches[0][1] if self.searches else inf
 
     @property
     def at_capacity(self) -> tuple[Repeat, LoadReport] | None:

@@ -202,8 +202,13 @@ def unsearched(stacks: Sequence[CapacityCell]) -> str:
     minutes = sum(search_minutes(each) for each in stacks) * REPEATS
     return (
         f"repeated searches of each capacity, for an interval over them: {REPEATS} a stack (about {minutes:.0f} min "
-        f"of searches), by `python -m harness run-all --study capacity --repeats {REPEATS}`"
+        "of searches)"
     )
+
+
+def repeats_command(repeats: int) -> str:
+    """The command that searches each capacity `repeats` times."""
+    return f"python -m harness run-all --study capacity --repeats {repeats}"
 
 
 MEASURE = "load within the SLO"
@@ -254,6 +259,7 @@ def bracketed(row: Decision, stacks: Sequence[CapacityCell]) -> Decision:
         f"{runner.capacity_text} calls/s, open loop)",
         verdict="ahead (the capacities do not overlap)" if apart else "unresolved (the capacities overlap)",
         closing="" if apart else unsearched(stacks),
+        command="" if apart else repeats_command(REPEATS),
         avoid=f"{last.name} ({last.capacity / top.capacity:.2f} of the pick)",
     )
 
@@ -294,8 +300,8 @@ def selected(stacks: Sequence[CapacityCell]) -> Callable[[Decision], Decision] |
             worst=worst,
             closing=""
             if chosen.certified
-            else f"{repeats} searches a stack in place of {searches} (about {minutes:.0f} min of searches), by "
-            f"`python -m harness run-all --study capacity --repeats {repeats}`",
+            else f"{repeats} searches a stack in place of {searches} (about {minutes:.0f} min of searches)",
+            command="" if chosen.certified else repeats_command(repeats),
             certified=chosen.certified,
             lowest=chosen.lowest,
             binding=binding.rival,
