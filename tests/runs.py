@@ -54,6 +54,7 @@ def ghz_report(ok: int, seconds: float, latency_ms: float, failed: int = 0) -> d
         "fastest": round(min(latencies, default=0) * 1e9),
         "slowest": round(max(latencies, default=0) * 1e9),
         "rps": total / seconds,
+        "endReason": "normal",
         "statusCodeDistribution": codes,
         "errorDistribution": {"rpc error: code = Unavailable": failed} if failed else {},
         "latencyDistribution": [],

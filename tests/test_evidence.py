@@ -5,6 +5,7 @@ afresh, and the race spends its blocks on the rows they left open."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ from harness.results.files import read_json, write_json_atomic
 from harness.results.records import load_study
 from harness.run.runner import seeded_text
 from harness.studies import study
-from harness.studies.evidence import Planned, earlier_runs, method_of, pooled_with, seeds
+from harness.studies.evidence import Planned, driver_of, earlier_runs, method_of, pooled_with, seeds
+from harness.studies.readings import read_comparisons
 from harness.studies.stacks.brief import STREAM_QUESTION
 from tests.runs import make_brief_run
 
@@ -32,7 +34,7 @@ def test_a_run_is_seeded_by_the_earlier_runs_of_its_machine_class_that_ran_its_c
     first = make_brief_run(tmp_path, "20260107T000000Z", "2026-01-07")
     second = make_brief_run(tmp_path, "20260108T000000Z", "2026-01-08")
     meta = read_json(first / "run.json")
-    how = method_of(Method(), meta, "stacks")  # how the brief runs measured their comparisons
+    how = method_of(Method(), "ghz")  # how the brief runs measured their comparisons
     here = tmp_path / "runs" / "20260109T000000Z"  # a run about to start, with the same code
     meta = {**meta, "run_id": here.name, "date": "2026-01-09T00:00:00"}
     assert [path.name for path in earlier_runs(here, meta)] == [second.name, first.name]
@@ -112,3 +114,21 @@ def test_a_run_made_aside_after_a_run_pools_into_that_run_s_rows(tmp_path: Path)
     rows = study("stacks").decisions([load_study(first, "stacks")])
     row = next(each for each in rows if each.workload == "s3-unary/c50/grpclib-uvloop")
     assert (row.runs, row.days) == (2, 2)
+
+
+def test_who_ran_a_comparison_s_windows_is_its_record_s_or_for_older_runs_its_reports(tmp_path: Path) -> None:
+    """Runs pool only where one driver ran a comparison's windows: the record's; in records from before they said,
+    the one its stored reports show (ghz writes an end reason, loadgen, held or not, does not)."""
+    run = make_brief_run(tmp_path, "20260107T000000Z", "2026-01-07")
+    (read, *_) = read_comparisons(load_study(run, "stacks"))
+    wire = {"studies": {"stacks": {"matrix": {"driver": "loadgen"}}}}
+    assert read.record.driver == "" and read.window_driver == "ghz" and driver_of(read, wire, "stacks") == "ghz"
+    said = replace(read, record=replace(read.record, driver="loadgen"))
+    assert driver_of(said, {}, "stacks") == "loadgen"
+    unknown = replace(read, window_driver="")  # no report stored: the study's driver
+    assert driver_of(unknown, wire, "stacks") == "loadgen" and driver_of(unknown, {}, "stacks") == "ghz"
+    for report in (run / "stacks" / "cells").rglob("*.json"):  # as a held loadgen writes them
+        found = read_json(report)
+        if found.pop("endReason", None):
+            write_json_atomic(report, found)
+    assert all(each.window_driver == "loadgen" for each in read_comparisons(load_study(run, "stacks")))

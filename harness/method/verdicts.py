@@ -397,6 +397,8 @@ class ComparisonRecord:
     controlled: bool = True
     # What a block spent besides its slices' load, in seconds (harness.method.noise.Costs; runs before blocks: none).
     costs: dict[str, float] = field(default_factory=dict)
+    # Who ran its windows: ghz, or loadgen (held, or its own); "" in runs before 2026-11-29 (evidence.driver_of).
+    driver: str = ""
 
     @property
     def control(self) -> str | None:
@@ -421,6 +423,7 @@ class ComparisonRecord:
             "wall_seconds": self.wall_seconds,
             "cells": self.cells,
             "costs": self.costs,
+            **({"driver": self.driver} if self.driver else {}),
         }
 
     @classmethod
@@ -437,4 +440,5 @@ class ComparisonRecord:
             dict(raw.get("cells", {})),
             raw.get("control", control_of(str(raw["reference"]))) is not None,
             dict(raw.get("costs", {})),
+            str(raw.get("driver", "")),
         )

@@ -22,8 +22,7 @@ from harness.plan.matrix import Cell, Scenario, warming, window_requests
 from harness.plan.options import RunOptions
 from harness.results.records import CellRecord, Repeat, save_cell, save_comparison
 from harness.run.backends import LatencyRoutes, backend_env
-from harness.run.drivers.held import SERVED_MODES, HeldLoadgen
-from harness.run.drivers.loadgen import loadgen_argv
+from harness.run.drivers.held import HeldLoadgen, holdable
 from harness.run.drivers.report import DriverError
 from harness.run.measure import CellContext, failure_reason, new_record, sampled_run, warm_up
 from harness.run.processes import Child, ProcessError
@@ -86,24 +85,10 @@ def server_of(comparison: Comparison, label: str, options: RunOptions) -> tuple[
     return (cell.server.name, cell.wire, options.latencies(cell.scenario))
 
 
-def holdable(comparison: Comparison, driver: str) -> bool:
-    """Whether a held loadgen can run a comparison's slices: its driver is ghz or loadgen, and loadgen has a served
-    mode for every cell (not a watch, nor a call it does not make)."""
-    if driver not in ("ghz", "loadgen"):
-        return False
-    for cell in comparison.labelled.values():
-        try:
-            argv = loadgen_argv("loadgen", cell, "127.0.0.1:1", cell.concurrency)
-        except ValueError:
-            return False
-        if argv[1] not in SERVED_MODES:
-            return False
-    return True
-
-
 def held_context(comparison: Comparison, context: CellContext) -> CellContext | None:
     """The context that drives a comparison's slices by a held loadgen, or None where one cannot (`holdable`)."""
-    return context.driven_by("loadgen") if holdable(comparison, context.driver.name) else None
+    holds = holdable(comparison.labelled.values(), context.driver.name)
+    return context.driven_by("loadgen") if holds else None
 
 
 class ComparisonMeasurement:
@@ -146,6 +131,11 @@ class ComparisonMeasurement:
         slices = (2 if method.mirrored else 1) * method.cycles if self.slice_seconds else 1
         self.estimate = (len(self.cells) + comparison.controlled) * slices * method.min_rounds
         self.holding = held_context(comparison, context) if method.slicer == HELD else None
+
+    @property
+    def driver(self) -> str:
+        """Who runs the comparison's windows: a held loadgen, or its context's driver."""
+        return (self.holding or self.context).driver.name
 
     def owner(self, label: str) -> str:
         return self.reference if label == self.control else label
@@ -287,7 +277,8 @@ class ComparisonMeasurement:
         """The comparison's record (with each label's cell and what starts, warm-ups and slices cost) into the
         study's comparisons/, and each label's cell with its slices."""
         costs = Costs(*(statistics.fmean(values) if values else 0.0 for values in self.spent.values()))
-        record = replace(record, cells={label: cell.key for label, cell in self.cells.items()}, costs=costs.to_json())
+        cells = {label: cell.key for label, cell in self.cells.items()}
+        record = replace(record, cells=cells, costs=costs.to_json(), driver=self.driver)
         save_comparison(self.context.study_dir, record)
         for label, cell_record in self.records.items():
             status, reason = ("failed", self.failures[label]) if label in self.failures else ("ok", "")

@@ -25,7 +25,8 @@ from harness.plan.servers import REST_VARIANTS, SERVER_VARIANTS
 from harness.plan.shards import Shard, deal
 from harness.results.records import CellRecord, StudyRun, load_cells, save_cell
 from harness.results.run_meta import RunMeta, StudyEntry
-from harness.run.blocks import RunProgress, StudyEnvironment, counted, holdable
+from harness.run.blocks import RunProgress, StudyEnvironment, counted
+from harness.run.drivers.held import holdable
 from harness.run.drivers.registry import DRIVERS
 from harness.run.drivers.report import DriverError
 from harness.run.measure import CellContext, failure_reason
@@ -201,7 +202,8 @@ def slices_driver(each: Chosen, options: RunOptions) -> str:
     """The driver that runs a study's windows: its own, or loadgen where a held one runs every comparison's slices."""
     driver = each.plan.driver
     held = options.slices_by == HELD and each.comparisons
-    return "loadgen" if held and all(holdable(c, c.driver or driver) for c in each.comparisons) else driver
+    holds = all(holdable(c.labelled.values(), c.driver or driver) for c in each.comparisons)
+    return "loadgen" if held and holds else driver
 
 
 def study_matrix(each: StudyPlan, options: RunOptions, cells: list[Cell], repeats: int, driver: str) -> dict[str, Any]:

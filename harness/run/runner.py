@@ -140,7 +140,7 @@ def seeded(raced: list[Raced], run_dir: Path, meta: RunMeta) -> tuple[str, list[
             each.study.name,
             each.measurement.comparison.workload,
             each.measurement.cells[each.measurement.reference].scenario.name,
-            method_of(each.entrant.race.method, meta.to_json(), each.study.name),
+            method_of(each.entrant.race.method, each.measurement.driver),
             each.measurement.reference,
             (each.entrant.race.rounds.controlled and control_of(each.measurement.reference)) or None,
             {label: cell.server.name for label, cell in each.measurement.cells.items()},

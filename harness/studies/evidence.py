@@ -92,11 +92,19 @@ def matching(readings: Sequence[Reading], codes: Mapping[str, str], first: str, 
     ]
 
 
-def method_of(method: Method, meta: Mapping[str, Any], study: str) -> tuple[str, ...]:
-    """How a comparison was measured, as far as runs must agree to pool: its design, who ran its slices, and the
-    study's driver."""
-    driver = str(meta.get("studies", {}).get(study, {}).get("matrix", {}).get("driver") or "ghz")
+def method_of(method: Method, driver: str) -> tuple[str, ...]:
+    """How a comparison was measured, as far as runs must agree to pool: its design, who ran its slices, and who ran
+    its windows (ghz or loadgen)."""
     return (method.design, method.slicer, driver)
+
+
+def driver_of(read: Read, meta: Mapping[str, Any], study: str) -> str:
+    """Who ran a comparison's windows: as its record says; in a record from before records said, as its first
+    window's report tells (`readings.window_driver`), else the study's driver."""
+    if read.record.driver:
+        return read.record.driver
+    studied = str(meta.get("studies", {}).get(study, {}).get("matrix", {}).get("driver") or "ghz")
+    return read.window_driver or studied
 
 
 def reading_of(study: str, read: Read, meta: Mapping[str, Any], prior: Prior, root: Path) -> Reading:
@@ -129,7 +137,7 @@ def _run_readings(
         for read in read_comparisons(load_study(run_dir, study)):
             key = (study, read.record.workload)
             reading = reading_of(study, read, meta, priors.get(key, NO_PRIOR), root)
-            found[key] = (reading, method_of(read.record.method, meta, study))
+            found[key] = (reading, method_of(read.record.method, driver_of(read, meta, study)))
     return found
 
 
@@ -189,7 +197,7 @@ def pools(
     for read in reads:
         key = (study, read.record.workload)
         own = reading_of(study, read, meta, priors.get(key, NO_PRIOR), root)
-        how = method_of(read.record.method, meta, study)
+        how = method_of(read.record.method, driver_of(read, meta, study))
         peers = [runs[key][0] for runs in earlier if key in runs and runs[key][1] == how]
         found[read.record.workload] = Pool((own, *peers), read.record.reference)
     return shared_spread(found, scenarios_of(reads))

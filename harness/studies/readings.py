@@ -76,6 +76,8 @@ class Read:
     cells: dict[str, CellResult]
     slices: Slices
     rates: dict[str, dict[int, float]]
+    # Who ran its windows, as its first window's report tells, where its record does not say (`window_driver`).
+    window_driver: str = ""
 
     @property
     def scenario(self) -> str:
@@ -87,7 +89,8 @@ class Read:
 def read_comparisons(run: StudyRun) -> list[Read]:
     """Every comparison the run made in rounds, with each window's OK rate read from the cells' reports."""
     found = []
-    for record in load_comparisons(study_dir(run.run_dir, run.meta, run.study)):
+    folder = study_dir(run.run_dir, run.meta, run.study)
+    for record in load_comparisons(folder):
         cells = labelled_cells(run, record)
         slices: Slices = {}
         for label, cell in cells.items():
@@ -104,8 +107,21 @@ def read_comparisons(run: StudyRun) -> list[Read]:
             label: {block: block_rate([rate for _, rate in each]) for block, each in blocks.items()}
             for label, blocks in slices.items()
         }
-        found.append(Read(record, cells, slices, rates))
+        found.append(Read(record, cells, slices, rates, "" if record.driver else window_driver(folder, cells)))
     return found
+
+
+GHZ_ONLY = "endReason"  # a key ghz writes in every JSON report and loadgen, held or not, never does
+
+
+def window_driver(folder: Path, cells: Mapping[str, CellResult]) -> str:
+    """Who ran a comparison's windows, as its first stored window report tells: ghz or loadgen; "" where none is
+    stored. For records from before 2026-11-29, which do not say (ComparisonRecord.driver)."""
+    for cell in cells.values():
+        for repeat in cell.record.repeats:
+            if repeat.round is not None and repeat.report_file and (folder / repeat.report_file).exists():
+                return "ghz" if GHZ_ONLY in read_json(folder / repeat.report_file) else "loadgen"
+    return ""
 
 
 def rows_of(study: str, read: Read) -> dict[str, Row]:

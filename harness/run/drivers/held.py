@@ -10,16 +10,34 @@ from __future__ import annotations
 import json
 import select
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
 import psutil
 
+from harness.plan.matrix import Cell
 from harness.run.drivers.ghz import parse_report, read_report
+from harness.run.drivers.loadgen import loadgen_argv
 from harness.run.drivers.report import DriverError, DriverRun
 
 SERVED_MODES = ("call", "fetch", "info")
 STOP_SECONDS = 5.0
+
+
+def holdable(cells: Iterable[Cell], driver: str) -> bool:
+    """Whether a held loadgen can run a comparison's slices: its driver is ghz or loadgen, and loadgen has a served
+    mode for every cell (not a watch, nor a call it does not make)."""
+    if driver not in ("ghz", "loadgen"):
+        return False
+    for cell in cells:
+        try:
+            argv = loadgen_argv("loadgen", cell, "127.0.0.1:1", cell.concurrency)
+        except ValueError:
+            return False
+        if argv[1] not in SERVED_MODES:
+            return False
+    return True
 
 
 class HeldLoadgen:
