@@ -13,6 +13,7 @@ import pytest
 
 from harness.render.markdown import write_report
 from harness.render.summaries import CellSummary
+from harness.results.files import read_json, write_json_atomic
 from harness.results.records import load_study
 from harness.studies import STUDIES
 from tests.runs import make_legacy_run, make_run
@@ -59,6 +60,20 @@ def test_every_machine_stands_side_by_side(rendered: Path) -> None:
     text = (rendered / "stacks" / "README.md").read_text()
     assert "Test CPU A (`20260102T000000Z`)" in text and "Test CPU B (`20260101T000000Z`)" in text
     assert "Legacy CPU" in text  # a full default run on a third CPU model, schema 1
+
+
+def test_a_study_decides_from_the_machine_with_most_runs_of_one_code(tmp_path: Path) -> None:
+    """Two runs of one code on CPU B outweigh a newer one on CPU A: the table reads B's newest, A's stands beside."""
+    runs = (("20260101T000000Z", "Test CPU B"), ("20260101T060000Z", "Test CPU B"), ("20260102T000000Z", "Test CPU A"))
+    for run_id, cpu in runs:
+        run_json = make_run(tmp_path, run_id, cpu) / "run.json"
+        data = read_json(run_json)
+        data["environment"]["module_codes"] = {"servers.sync": "same", "servers.aio": "same"}
+        write_json_atomic(run_json, data)
+    write_report(tmp_path)
+    text = (tmp_path / "stacks" / "README.md").read_text()
+    assert "the run it decides from, `20260101T060000Z`" in text
+    assert "Test CPU A (`20260102T000000Z`)" in text
 
 
 def test_table_titles_name_run_cpu_and_pinning(rendered: Path) -> None:

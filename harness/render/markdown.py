@@ -1,9 +1,9 @@
 """results/README.md (the decision table and short answers), each study's page with its tables and charts, and
 results/report.html, rendered from the run files only.
 
-Each study renders from the newest run that holds it, but a run made --aside (told under aside/ on its page); its
-page also sees the newest full default run of the study on every other CPU model, so machines stand side by side,
-and the newest run of its full matrix.
+Each study renders from the newest run that holds it on the machine class with the most runs of one code, but a run
+made --aside (told under aside/ on its page); its page also sees the newest full default run of the study on every
+other CPU model, so machines stand side by side, and the newest run of its full matrix.
 """
 
 from __future__ import annotations
@@ -18,29 +18,49 @@ from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, GLOSSARY, R
 from harness.render.findings import Findings, findings, matrix_run, newest_soak, only_in_matrix
 from harness.render.page import FINDINGS_JSON, findings_json, page
 from harness.render.table import Block, Table, markdown, written_tables
+from harness.results.code import run_code
 from harness.results.files import read_json, write_bytes_atomic, write_text_atomic
-from harness.results.records import StudyRun, all_runs, is_aside, load_study, studies_in
+from harness.results.records import StudyRun, all_runs, is_aside, load_study, machine_of, studies_in
 from harness.studies import STUDIES, StudyReport
+from harness.studies.evidence import ROOT
 from harness.studies.reading import trouble
 from harness.studies.telling import same_workloads
 
 
-def runs_of(study: StudyReport, metas: dict[Path, dict[str, Any]]) -> list[StudyRun]:
-    """The newest run holding the study, then the newest full default run on each other CPU model; runs made
-    --aside only where the study has no other. metas: each run's run.json, oldest first."""
+def runs_of(study: StudyReport, metas: dict[Path, dict[str, Any]], root: Path = ROOT) -> list[StudyRun]:
+    """The run the study decides from (`deciding_run`), then the newest full default run on each other CPU model;
+    runs made --aside only where the study has no other. metas: each run's run.json, oldest first."""
     holding = [run for run, meta in reversed(metas.items()) if study.name in studies_in(meta)]
     if deciding := [run for run in holding if not is_aside(metas[run])]:
         holding = deciding
     if not holding:
         return []
-    chosen = [load_study(holding[0], study.name)]
+    first = deciding_run(holding, metas, root)
+    chosen = [load_study(first, study.name)]
     models = {chosen[0].cpu_model}
-    for run in holding[1:]:
-        candidate = load_study(run, study.name)
+    for run in holding:
+        candidate = load_study(run, study.name) if run != first else chosen[0]
         if candidate.cpu_model not in models and candidate.info.get("default_matrix"):
             chosen.append(candidate)
             models.add(candidate.cpu_model)
     return chosen
+
+
+def deciding_run(holding: Sequence[Path], metas: dict[Path, dict[str, Any]], root: Path) -> Path:
+    """The newest run of the machine class with the most runs of one code (its newest run's): rows pool only within
+    a class and a code (harness.studies.evidence), so the table reads the deepest evidence, and a run on a class
+    new to the results stands beside it on the study's page until its class holds as many. Ties go to the newest.
+    holding: the runs that may decide, newest first."""
+    newest: dict[str, Path] = {}
+    for run in holding:
+        newest.setdefault(machine_of(metas[run]), run)
+
+    def depth(machine: str) -> int:
+        code = run_code(metas[newest[machine]], root)
+        same = [run for run in holding if machine_of(metas[run]) == machine and run_code(metas[run], root) == code]
+        return len(same) if code else 1
+
+    return newest[max(newest, key=depth)]  # max keeps the first of equals: the newest class
 
 
 def asides_of(study: StudyReport, metas: dict[Path, dict[str, Any]], chosen: StudyRun) -> list[StudyRun]:
@@ -76,8 +96,9 @@ def verdicts_line(rows: Sequence[Row]) -> str:
         "which one to pick, the pick is **certified** when, with 95% confidence over every rival at once, it is the "
         "fastest or within 5% of the fastest; the column gives its lowest bound over any rival and the rival that "
         "binds it, then its rate over the runner-up's with its 95% interval over blocks of warm servers taking "
-        "turns, pooled over every run in which both ran the same code (over N runs on D days), the newest run's own "
-        "reading beside it. The noise floor is the smallest difference the newest run could see. Every term is "
+        "turns, pooled over every run in which both ran the same code (over N runs on D days), the deciding run's own "
+        "reading beside it. A study decides from the newest run of the machine type with the most runs of one code. "
+        "The noise floor is the smallest difference the deciding run could see. Every term is "
         "defined under [Words](#words). Compare absolute figures only within one run and machine."
     )
 
@@ -156,8 +177,9 @@ def study_page(
         "",
         f"Measured by `{command}`"
         + ("" if study.default else " (not in the default run)")
-        + f"; its newest run, `{newest.run_id}`, took {minutes:.0f} min. Run it again and its rows pool the new run "
-        "with the earlier ones of your machine type.",
+        + f"; the run it decides from, `{newest.run_id}`, took {minutes:.0f} min: the newest of the machine type "
+        "with the most runs of one code. Run it again and its rows pool the new run with the earlier ones of your "
+        "machine type.",
         "",
         "## The answer",
         "",

@@ -105,3 +105,12 @@ def label_code(meta: Mapping[str, Any], server: str, root: Path) -> str:
         return str(recorded.get(module, ""))
     commit = run_commit(meta)
     return module_codes(commit, root).get(module, "") if commit else ""
+
+
+def run_code(meta: Mapping[str, Any], root: Path) -> str:
+    """The code of every server a run could start (each module's, module_codes), as one key: two runs with the same
+    key pool every label they share. "" for uncommitted code or an unknown commit."""
+    recorded = meta.get("environment", {}).get("module_codes")
+    commit = run_commit(meta)
+    codes = recorded or (module_codes(commit, root) if commit else {})
+    return repr(sorted(codes.items())) if codes else ""
