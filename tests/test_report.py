@@ -73,6 +73,7 @@ def test_a_study_decides_from_the_machine_with_most_runs_of_one_code(tmp_path: P
     write_report(tmp_path)
     text = (tmp_path / "stacks" / "README.md").read_text()
     assert "the run it decides from, `20260101T060000Z`" in text
+    assert "newest full runs on other machine types, `20260102T000000Z` (Test CPU A), stand beside it" in text
     assert "Test CPU A (`20260102T000000Z`)" in text
 
 

@@ -145,6 +145,17 @@ def answers(found: Findings, chosen: dict[StudyReport, list[StudyRun]]) -> list[
     return lines
 
 
+def elsewhere(others: Sequence[StudyRun]) -> str:
+    """The newest full runs on other machine types, which the page does not tell: where to read them."""
+    if not others:
+        return ""
+    listed = ", ".join(f"`{each.run_id}` ({each.cpu_model})" for each in others)
+    return (
+        f" Its newest full runs on other machine types, {listed}, stand beside it in "
+        "[report.html](../report.html) (its machine filter); their rows pool only with their own machine's runs."
+    )
+
+
 def opening(text: str, words: int = ANSWER_WORDS) -> str:
     """A text's first sentences, as many as fit in `words` (at least the first, cut at that many words)."""
     kept: list[str] = []
@@ -179,7 +190,7 @@ def study_page(
         + ("" if study.default else " (not in the default run)")
         + f"; the run it decides from, `{newest.run_id}`, took {minutes:.0f} min: the newest of the machine type "
         "with the most runs of one code. Run it again and its rows pool the new run with the earlier ones of your "
-        "machine type.",
+        "machine type." + elsewhere(runs[1:]),
         "",
         "## The answer",
         "",
