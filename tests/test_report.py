@@ -16,7 +16,7 @@ from harness.render.summaries import CellSummary
 from harness.results.files import read_json, write_json_atomic
 from harness.results.records import load_study
 from harness.studies import STUDIES
-from tests.runs import make_legacy_run, make_run
+from tests.runs import make_brief_run, make_legacy_run, make_run
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -63,18 +63,20 @@ def test_every_machine_stands_side_by_side(rendered: Path) -> None:
 
 
 def test_a_study_decides_from_the_machine_with_most_runs_of_one_code(tmp_path: Path) -> None:
-    """Two runs of one code on CPU B outweigh a newer one on CPU A: the table reads B's newest, A's stands beside."""
-    runs = (("20260101T000000Z", "Test CPU B"), ("20260101T060000Z", "Test CPU B"), ("20260102T000000Z", "Test CPU A"))
+    """Two runs of one code on CPU B outweigh a newer one on CPU A: the table reads B's newest, the page names A's
+    and report.html leaves it out until its machine type holds as many."""
+    runs = (("20260107T000000Z", "Test CPU B"), ("20260108T000000Z", "Test CPU B"), ("20260109T000000Z", "Test CPU A"))
     for run_id, cpu in runs:
-        run_json = make_run(tmp_path, run_id, cpu) / "run.json"
+        run_json = make_brief_run(tmp_path, run_id, f"2026-01-{run_id[6:8]}") / "run.json"
         data = read_json(run_json)
-        data["environment"]["module_codes"] = {"servers.sync": "same", "servers.aio": "same"}
+        data["environment"]["cpu_model"] = cpu
         write_json_atomic(run_json, data)
     write_report(tmp_path)
     text = (tmp_path / "stacks" / "README.md").read_text()
-    assert "the run it decides from, `20260101T060000Z`" in text
-    assert "newest full runs on other machine types, `20260102T000000Z` (Test CPU A), stand beside it" in text
-    assert "Test CPU A (`20260102T000000Z`)" in text
+    assert "the run it decides from, `20260108T000000Z`" in text
+    assert "other machine types: [`20260109T000000Z`](../runs/20260109T000000Z) (Test CPU A)" in text
+    told = (tmp_path / "findings.json").read_text()
+    assert '"run": "20260108T000000Z"' in told and '"run": "20260109T000000Z"' not in told
 
 
 def test_table_titles_name_run_cpu_and_pinning(rendered: Path) -> None:

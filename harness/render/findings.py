@@ -220,9 +220,12 @@ def findings(
     decisions: list[Decision] = []
     views = []
     for each, study_runs in chosen.items():
-        for index, run in enumerate(study_runs):
+        deciding = study_runs[0]
+        for run in study_runs:
+            if run.run_id > deciding.run_id:  # a newer run on another machine type: its page names it, no more
+                continue
             rows, told = views_of(each, run)
-            if index == 0:  # a study decides from its newest run, each row pooled with the runs before it
+            if run is deciding:  # a study decides from one run (markdown.deciding_run), pooled with the runs before
                 decisions += rows
             views += told
     aside_views = [view for each, runs in asides.items() for run in runs for view in views_of(each, run)[1]]

@@ -146,13 +146,13 @@ def answers(found: Findings, chosen: dict[StudyReport, list[StudyRun]]) -> list[
 
 
 def elsewhere(others: Sequence[StudyRun]) -> str:
-    """The newest full runs on other machine types, which the page does not tell: where to read them."""
+    """The newest full runs on other machine types, which the page does not tell: where their files are."""
     if not others:
         return ""
-    listed = ", ".join(f"`{each.run_id}` ({each.cpu_model})" for each in others)
+    listed = ", ".join(f"[`{each.run_id}`](../runs/{each.run_id}) ({each.cpu_model})" for each in others)
     return (
-        f" Its newest full runs on other machine types, {listed}, stand beside it in "
-        "[report.html](../report.html) (its machine filter); their rows pool only with their own machine's runs."
+        f" Its newest full runs on other machine types: {listed}; their rows pool only with their own machine "
+        "type's runs, and report.html tells those older than this one."
     )
 
 
