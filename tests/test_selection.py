@@ -21,7 +21,7 @@ from harness.method.moderation import Prior
 from harness.method.rounds import BEHIND, Race, Rounds
 from harness.method.selection import Difference, blocks_to_certify, difference_of, select
 from harness.method.validation import ManyBlocks, selection_check
-from harness.method.verdicts import Interval, Method, Stop
+from harness.method.verdicts import Interval, Method, Stop, paired_ratios
 from harness.render.decisions import sure_text
 from harness.results.files import write_json_atomic
 from harness.results.records import CellRecord, load_study
@@ -258,3 +258,16 @@ def test_a_label_the_race_left_behind_stays_behind_when_a_row_is_read_by_cpu_per
     write_rounds(run_dir / "wire", "reply-1MiB/c10", cells, rates, noise, stops, cpu=cpu, driver=2.3)
     (row,) = study("wire").decisions([load_study(run_dir, "wire")])
     assert row.measure and row.pick == "sync-w10" and "grpclib-uvloop" not in row.contenders, row
+
+
+@pytest.mark.parametrize("least", [2, 3])
+def test_a_label_clearly_behind_leaves_only_after_its_races_least_blocks(least: int) -> None:
+    """The wire study owes every row three blocks: a stack far behind the pick is measured in all three."""
+    race = Race(Rounds("w", "ref", ("fast", "slow"), controlled=False, deciding=True), Method(cycles=1), 1, least=least)
+    while race.blocks < 4 and "slow" not in race.stopped:
+        plan = race.plan()
+        race.record(
+            plan, [{"ref": 100.0, "fast": 130.0, "slow": 20.0}[label] * (1.0 + 0.001 * race.blocks) for label in plan]
+        )
+    assert race.stopped["slow"] == Stop(least, BEHIND)
+    assert len(paired_ratios(race.rates, "slow", "ref")) == least

@@ -232,7 +232,7 @@ def test_a_race_gives_every_comparison_two_blocks_in_turns_before_the_budget_cou
 def test_a_comparison_whose_study_owes_it_three_blocks_gets_them_past_the_deadline() -> None:
     clock = Clock()
     racers = [entrant(clock, {"ref": 100.0, "a": 103.0}, 10.0, seed) for seed in range(2)]
-    racers[1].least = 3  # the wire study's: a row from fewer is not trusted
+    racers[1].race.least = 3  # the wire study's: a row from fewer is not trusted
     order: list[str] = []
     run_race(racers, deadline=5.0, clock=clock, told=lambda each: order.append(each.race.rounds.workload))
     assert order == ["w0", "w1", "w0", "w1", "w1"]

@@ -44,6 +44,7 @@ Earlier = Callable[[str, str], Sequence[Estimate]]
 FAILED_WINDOWS = 2  # an alternative that failed in this many blocks is measured no more
 DECIDING_WEIGHT = 3.0  # how much a decision row's uncertified pick counts in a race's gain
 BEHIND = "behind"  # why a label left a decision row's blocks: the selection rule put it clearly behind the pick
+LEAST_BLOCKS = 2  # every comparison of a run gets this many blocks, budget or not: an interval needs two
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,9 @@ class Race:
     """One comparison's blocks, one at a time: `plan()` the next block, `record()` its slices' rates, until it is
     no longer `open`; then `finish()` gives its record. The A/A twin is judged like an alternative but stops only
     once calibrated (`verdicts.twin_stop_reason`), so that a workload whose slices scatter gets the blocks it needs
-    before its control is read."""
+    before its control is read. The race gets `least` blocks whatever the budget (its study's
+    `StudyPlan.least_blocks`), and every label measured in all of them: one clearly behind a decision row's pick
+    leaves only after them, so that no label's row rests on fewer."""
 
     def __init__(
         self,
@@ -110,8 +113,9 @@ class Race:
         seed: int,
         earlier: Earlier | None = None,
         spread: tuple[float, float] = (0.0, 0.0),
+        least: int = LEAST_BLOCKS,
     ) -> None:
-        self.rounds, self.method, self.seed = rounds, method, seed
+        self.rounds, self.method, self.seed, self.least = rounds, method, seed, least
         self.prior: Prior = NO_PRIOR  # what the run's other rows lend its intervals (run_race keeps it current)
         # What earlier runs of this machine class and code already tell of each row, and the between-run variance
         # (tau², its degrees of freedom) they show: a row they settled needs no more blocks of this run.
@@ -175,7 +179,7 @@ class Race:
             why = ""
             if self.failures[label] >= FAILED_WINDOWS:
                 why = "failed"
-            elif label in behind:
+            elif label in behind and number >= self.least:
                 why = BEHIND
             elif (found := self.ratio(label, self.rounds.reference, pooled=label not in self.twin)) is not None:
                 judge = twin_stop_reason if label in self.twin else stop_reason
@@ -344,9 +348,6 @@ def run_rounds(
     return race.finish("budget", clock() - begun)
 
 
-LEAST_BLOCKS = 2  # every comparison of a run gets this many blocks, budget or not: an interval needs two
-
-
 def budget_shares(estimates: Sequence[float], budget: float | None) -> list[float | None]:
     """Each comparison's share of a run's budget (seconds) by its estimate, for fitting its cycles per block to the
     time it should have; None for each without a budget. The race itself hands on what a comparison leaves."""
@@ -362,7 +363,11 @@ class Entrant:
     block: Block
     seconds: float = 0.0  # the time its blocks took, so far
     record: ComparisonRecord | None = None
-    least: int = LEAST_BLOCKS  # the blocks it gets whatever the budget (its study's: StudyPlan.least_blocks)
+
+    @property
+    def least(self) -> int:
+        """The blocks it gets whatever the budget (its race's)."""
+        return self.race.least
 
     def step(self, clock: Callable[[], float]) -> None:
         begun = clock()

@@ -101,8 +101,8 @@ def race_studies(
                 driven = context.driven_by(comparison.driver) if comparison.driver else context
                 fitted_method = fitted(pilot, comparison, method, share, options)
                 measurement = ComparisonMeasurement(comparison, where_of(each), driven, fitted_method, progress)
-                race = Race(measurement.rounds(), fitted_method, seed)
-                raced.append(Raced(each, measurement, Entrant(race, measurement.block, least=each.plan.least_blocks)))
+                race = Race(measurement.rounds(), fitted_method, seed, least=each.plan.least_blocks)
+                raced.append(Raced(each, measurement, Entrant(race, measurement.block)))
             if not options.fresh:
                 said, seeded_by = seeded(raced, where_of(chosen[0]).run_dir, meta)
                 meta = replace(meta, seeded_by=seeded_by)
