@@ -158,9 +158,9 @@ func restCallers(
 func caller(conn *grpc.ClientConn, spec callSpec) (func(context.Context) error, error) {
 	greeter, store := pb.NewGreeterClient(conn), pb.NewObjectStoreClient(conn)
 	method, bucket, batch := spec.method, spec.bucket, spec.batch
-	hello := &pb.HelloRequest{
-		Name: "loadgen", DelayMs: spec.delay, Work: spec.work, ReplyBytes: spec.replyBytes,
-		Payload: make([]byte, spec.requestBytes),
+	hello, err := helloRequest(spec)
+	if err != nil {
+		return nil, err
 	}
 	switch method {
 	case "hello":
@@ -199,6 +199,25 @@ func caller(conn *grpc.ClientConn, spec callSpec) (func(context.Context) error, 
 		}, nil
 	}
 	return nil, fmt.Errorf("call: unknown -method %q: hello, hello-stream, list-objects or stream-objects", method)
+}
+
+// helloRequests holds one SayHello request a callSpec, marshalled once (`frozen`), however many connections or
+// calls (one a connection, over per-call) send it.
+var helloRequests sync.Map
+
+func helloRequest(spec callSpec) (*pb.HelloRequest, error) {
+	if found, ok := helloRequests.Load(spec); ok {
+		return found.(*pb.HelloRequest), nil
+	}
+	made, err := frozen(&pb.HelloRequest{
+		Name: "loadgen", DelayMs: spec.delay, Work: spec.work, ReplyBytes: spec.replyBytes,
+		Payload: make([]byte, spec.requestBytes),
+	})
+	if err != nil {
+		return nil, err
+	}
+	found, _ := helloRequests.LoadOrStore(spec, made)
+	return found.(*pb.HelloRequest), nil
 }
 
 // drain reads a server stream to its end; nil when it ended with OK.

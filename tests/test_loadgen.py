@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 
 from harness.plan.matrix import BENCH_BUCKET, BENCH_OBJECTS, Cell
@@ -271,6 +273,26 @@ def test_call_mode_asks_grpc_hello_for_work_and_reply_bytes(target: str) -> None
     assert report.ok == 3 and raw["options"]["request_bytes"] == 1024 * 1024
     _, refused = run("call", "-target", target, "-reply-bytes", "4000001", "-total", "2")
     assert refused.status_codes == {"InvalidArgument": 2}
+
+
+def test_a_hello_reply_that_does_not_parse_is_not_ok(tools: dict[str, str]) -> None:
+    """loadgen checks a HelloReply's fields, though it does not decode them (loadgen/codec.go): a server whose
+    reply claims 5 bytes of a field and sends 3 gets no OK call."""
+    truncated = grpc.unary_unary_rpc_method_handler(
+        lambda request, context: b"", response_serializer=lambda _: b"\x12\x05abc"
+    )
+    server = grpc.server(ThreadPoolExecutor(2))
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler("bench.v1.Greeter", {"SayHello": truncated}),)
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        _, report = run("call", "-target", f"127.0.0.1:{port}", "-concurrency", "2", "-total", "4")
+    finally:
+        server.stop(None)
+    assert report.ok == 0 and report.status_codes == {"Internal": 4}
+    assert all("does not parse" in error for error in report.errors), report.errors
 
 
 def test_a_held_loadgen_runs_slice_after_slice_on_connections_it_dialled_once(target: str) -> None:
