@@ -214,20 +214,18 @@ def findings(
     matrices: Mapping[StudyReport, StudyRun | None],
     asides: Mapping[StudyReport, Sequence[StudyRun]],
 ) -> Findings:
-    """The findings of each study's runs (newest first, as harness.render.markdown chooses them), of its newest
-    full-matrix run and of its runs made aside, and every run's provenance (metas: each run's run.json, oldest
-    first)."""
+    """The findings of the run each study decides from (the first of its runs, as harness.render.markdown chooses
+    them), of its newest full-matrix run and of its runs made aside, and every run's provenance (metas: each run's
+    run.json, oldest first)."""
     decisions: list[Decision] = []
     views = []
     for each, study_runs in chosen.items():
-        deciding = study_runs[0]
-        for run in study_runs:
-            if run.run_id > deciding.run_id:  # a newer run on another machine type: its page names it, no more
-                continue
-            rows, told = views_of(each, run)
-            if run is deciding:  # a study decides from one run (markdown.deciding_run), pooled with the runs before
-                decisions += rows
-            views += told
+        # A study decides from one run (markdown.deciding_run), pooled with the runs before on its machine type; its
+        # runs on other machine types are named, with a link, on its page, and drawn here only when their type
+        # decides (so that the page holds one type's views a study, however many types the results hold).
+        rows, told = views_of(each, study_runs[0])
+        decisions += rows
+        views += told
     aside_views = [view for each, runs in asides.items() for run in runs for view in views_of(each, run)[1]]
     pairs = [found for each in chosen if (found := side_by_side(metas, each.name))]
     found_matrices = [
