@@ -28,6 +28,7 @@ from harness.run.cells import Chosen, finished_entry
 from harness.run.runner import failed_gates
 from harness.run.tools import ROOT
 from harness.studies import STUDIES, plan, study
+from harness.studies.base import answered
 from harness.studies.comparing import decision, distrust
 from harness.studies.judging import judged_comparisons
 from harness.studies.stacks.report import TELLING
@@ -341,6 +342,31 @@ def test_a_study_s_rows_are_trusted_by_its_one_a_a_control(tmp_path: Path) -> No
     assert len(rows) == 2 and all(
         "the A/A control separated: untrustworthy | **no**: its study's A/A" in row for row in rows
     )
+
+
+def test_what_tls_costs_stays_open_until_its_cost_is_known_and_says_what_would_know_it(tmp_path: Path) -> None:
+    """The way to hold connections under TLS is certified, but TLS's cost scatters (about ±15% over 5 blocks): the
+    row is not answered, says why beside the certified way, and how many more blocks would know the cost."""
+    run_dir = make_wire_run(tmp_path)
+    handshake = "TLSv1.3 TLS_AES_128_GCM_SHA256, h2"
+    ways = {
+        "shared": CellRecord("hello", "aio-uvloop", 100, "ok", seconds=60.0),
+        "shared+tls": CellRecord("hello", "aio-uvloop", 100, "ok", seconds=60.0, wire="tls", tls=handshake),
+        "per-call+tls": CellRecord(
+            "hello", "aio-uvloop", 100, "ok", seconds=60.0, connections="per-call", wire="tls", tls=handshake
+        ),
+    }
+    base = {"shared": 3000, "shared+tls": 2700, "per-call+tls": 1200}
+    noise = {"shared": [1.0] * 5, "shared+tls": [1.0, 1.2, 0.82, 1.18, 0.85], "per-call+tls": [1.0] * 5}
+    write_rounds(run_dir / "wire", "connections-tls/aio-uvloop/c100", ways, base, noise, {}, controlled=False)
+    (tls,) = [
+        each
+        for each in study("wire").decisions([load_study(run_dir, "wire")])
+        if each.workload.startswith("connections-tls")
+    ]
+    assert tls.pick == "shared+tls" and not answered(tls)
+    assert tls.verdict == "certified; TLS's cost not yet known to ±5%"
+    assert tls.closing.startswith("TLS's cost not yet known to ±5%: about ") and " more blocks, " in tls.closing
 
 
 def test_yes_or_no_questions_are_answered_yes_or_no_first(tmp_path: Path) -> None:

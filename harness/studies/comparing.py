@@ -605,12 +605,29 @@ def close_text(judged: Judged, first: str, second: str) -> str:
     target = abs(abs(math.log(found.ratio.value)) - math.log1p(judged.record.method.tie))
     if target <= 0 or not math.isfinite(found.ratio.half_width):
         return f"more than {MOST_RUNS_SAID} runs: its ratio sits on the band's edge"
-    blocks = found.ratio.rounds
-    needed = max(1, math.ceil(blocks * (found.ratio.half_width / target) ** 2) - blocks)
+    needed = more_blocks(found.ratio, target)
     runs = math.ceil(needed / max(1, len(paired_ratios(judged.rates, first, second))))
     if runs > MOST_RUNS_SAID:
         return f"more than {MOST_RUNS_SAID} runs: its ratio sits near the band's edge"
     return more_text(judged, needed, (first, second))
+
+
+def know_text(judged: Judged, first: str, second: str) -> str:
+    """What would know an estimate (first over second, whatever its verdict) to within the tie band: about how many
+    more blocks, at the spread its pooled interval shows, would bring its half-width to the band's; "" where it is
+    known so well or has no interval."""
+    found = judged.over(first, second)
+    band = math.log1p(judged.record.method.tie)
+    if found is None or not math.isfinite(found.ratio.half_width) or found.ratio.half_width <= band:
+        return ""
+    return more_text(judged, more_blocks(found.ratio, band), (first, second))
+
+
+def more_blocks(ratio: Interval, half_width: float) -> int:
+    """The more blocks that bring an interval's half-width (log scale) to `half_width`, at the spread it shows: its
+    width falls as one over the root of its blocks."""
+    blocks = ratio.rounds
+    return max(1, math.ceil(blocks * (ratio.half_width / half_width) ** 2) - blocks)
 
 
 def sentence(judged: Judged) -> str:

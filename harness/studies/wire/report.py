@@ -16,8 +16,8 @@ from harness.render.table import Block, Table, markdown
 from harness.render.vega import BYTES, Axis, Dash, lines, png
 from harness.results.records import StudyRun
 from harness.run.tls import MTLS, TLS
-from harness.studies.base import NOT_CERTIFIED, Decision, StudyReport
-from harness.studies.comparing import certify_text, choice, over_runs, rate_text, with_closing
+from harness.studies.base import Decision, StudyReport
+from harness.studies.comparing import certify_text, choice, know_text, over_runs, rate_text, with_closing
 from harness.studies.judging import Judged, judged_comparisons, pick_over, selection_of
 from harness.studies.reading import driver_not_busy, failed_cells, medians, study_readme
 from harness.studies.telling import (
@@ -347,7 +347,8 @@ def tls_costs(judged: Judged, made: Decision) -> Decision:
     cost), then the way to hold connections under TLS, by the selection rule over the ways under TLS. Answered when
     both are: the cost known and the way certified."""
     tie = judged.record.method.tie
-    cost = pick_over(judged, wire_label(SHARED, TLS), SHARED, tie)
+    tls = wire_label(SHARED, TLS)
+    cost = pick_over(judged, tls, SHARED, tie)
     ways = [each.alternative for each in judged.outcomes if each.alternative.endswith(f"+{TLS}")]
     chosen = selection_of(judged, ways, tie)
     if cost is None or chosen is None:
@@ -357,9 +358,12 @@ def tls_costs(judged: Judged, made: Decision) -> Decision:
     said += f" ({cost[1]}, known to ±{math.expm1(cost[0].half_width):.0%})" if known else f" ({cost[1]})"
     rival = chosen.binding.rival if chosen.binding else made.runner_up
     over = judged.paired(chosen.pick, rival)
+    unknown = f"TLS's cost not yet known to ±{tie:.0%}"
+    to_know = "" if known else f"{unknown}: {know_text(judged, tls, SHARED)}"
+    closing = "; ".join(filter(None, [certify_text(judged, chosen), to_know]))
     found = replace(
         made,
-        **with_closing(over_runs(judged, chosen.pick, rival), certify_text(judged, chosen)),
+        **with_closing(over_runs(judged, chosen.pick, rival), closing),
         **choice(chosen),
         pick=chosen.pick,
         runner_up=rival,
@@ -368,8 +372,8 @@ def tls_costs(judged: Judged, made: Decision) -> Decision:
         labels=(chosen.pick, rival),
     )
     lead = f"{said}; under TLS: {found.picked()}"
-    if not known:
-        return replace(found, lead=lead, certified=False, verdict=NOT_CERTIFIED)
+    if not known:  # the way may be certified; the row is answered once the cost is known too
+        return replace(found, lead=lead, certified=False, verdict=f"{found.verdict}; {unknown}")
     return replace(found, lead=lead)
 
 
