@@ -149,7 +149,7 @@ def test_where_both_serve_at_the_wait_bound_async_answers_by_cpu_per_call_and_me
         "bound (500 calls/s;"
     ), row.lead
     assert "grpclib-uvloop uses 0.39 [" in row.lead and "× the CPU per call of sync-w50" in row.lead
-    assert row.verdict == "slower" and row.certified is None and answered(row)
+    assert row.verdict == "cheaper" and row.certified is None and answered(row)
     assert row.runner_up == "sync-w50, CPU per call" and row.over is not None and row.over.high < 0.95
 
 

@@ -306,6 +306,9 @@ SYNC_PREFIX = "sync-"  # the grpcio thread-pool servers' labels: sync-w1, sync-w
 
 
 COSTS_ANSWER = {SLOWER: "Yes, in CPU, not in rate", TIE: "No, it ties", FASTER: "No", UNRESOLVED: "Not told yet"}
+# A CPU-per-call ratio's verdict in its own words: above 1 the event loop spends more a call, which no reader
+# should read as "faster".
+COST_VERDICTS = {SLOWER: "cheaper", TIE: TIE, FASTER: "costlier", UNRESOLVED: UNRESOLVED}
 
 
 def waits(judged: Judged, label: str, bound: float) -> bool:
@@ -365,7 +368,7 @@ def async_pays(judged: Judged, made: Decision) -> Decision:
         runner_up=f"{sync}, CPU per call",
         over_runner_up=ratio_text(cpu),
         over=cpu,
-        verdict=said,
+        verdict=COST_VERDICTS[said],
         certified=None,
         held="",
         closing="",
