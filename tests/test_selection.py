@@ -10,6 +10,7 @@ median of 2 to 4 blocks for two labels, 5 for a close top of six, 11 for a tie o
 from __future__ import annotations
 
 import math
+import random
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from harness.method.rounds import BEHIND, Race, Rounds
 from harness.method.selection import Difference, blocks_to_certify, difference_of, select
 from harness.method.validation import ManyBlocks, selection_check
 from harness.method.verdicts import Interval, Method, Stop, paired_ratios
+from harness.method.verdicts import known as known_to_band
 from harness.render.decisions import sure_text
 from harness.results.files import write_json_atomic
 from harness.results.records import CellRecord, load_study
@@ -271,3 +273,23 @@ def test_a_label_clearly_behind_leaves_only_after_its_races_least_blocks(least: 
         )
     assert race.stopped["slow"] == Stop(least, BEHIND)
     assert len(paired_ratios(race.rates, "slow", "ref")) == least
+
+
+def test_an_estimate_a_row_reads_stays_in_the_blocks_until_it_is_known_to_the_tie_band() -> None:
+    """What TLS costs is an estimate: a cost of 12% is told "slower" some blocks before its row can say it is
+    known to +-5%; so its label stays in the blocks, and counts in the race's gain, until then (found by an aside run
+    whose TLS connection left the blocks at "slower" while the TLS row was open). The row picks among the TLS ways
+    alone, as the wire study's does."""
+    truth = {"ref": 100.0, "tls": 88.0, "other": 75.0}
+    stopped = {}
+    for estimates in ((("tls", "ref"),), ()):
+        rounds = Rounds("w", "ref", ("tls", "other"), False, (), True, ("tls", "other"), estimates)
+        race, noise = Race(rounds, Method(cycles=1), 1), random.Random(3)
+        while race.open:
+            plan = race.plan()
+            race.record(plan, [truth[label] * math.exp(noise.gauss(0, 0.08)) for label in plan])
+        cost = race.ratio("tls", "ref")
+        assert cost is not None
+        stopped[bool(estimates)] = (race.stopped["tls"].round, known_to_band(cost, 0.05), race.unknown())
+    assert stopped[True][1] and stopped[True][2] == []
+    assert not stopped[False][1] and stopped[False][0] < stopped[True][0]  # told "slower", not yet known

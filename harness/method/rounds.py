@@ -31,6 +31,7 @@ from harness.method.verdicts import (
     block_rate,
     control_of,
     interval,
+    known,
     paired_ratios,
     stop_reason,
     twin_stop_reason,
@@ -53,7 +54,8 @@ class Rounds:
     reference also runs as its A/A twin; the groups its rows' variances are moderated within (narrowest first:
     study and scenario, study, run; none: its own alone); whether a decision row reads it (its certified pick,
     harness.method.selection), and which labels a row may pick (none named: every label; a stack's floor is never
-    a pick)."""
+    a pick); and the pairs a row reads as estimates (first over second: what TLS costs), each open until its
+    interval is known to the tie band (verdicts.known), whatever its verdict."""
 
     workload: str
     reference: str
@@ -62,6 +64,7 @@ class Rounds:
     groups: tuple[str, ...] = ()
     deciding: bool = False
     pickable: tuple[str, ...] = ()
+    estimates: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.reference in self.alternatives or len(set(self.alternatives)) != len(self.alternatives):
@@ -175,11 +178,14 @@ class Race:
         # say; a label clearly behind the pick leaves them (Kim & Nelson's elimination).
         contending = set(chosen.contenders) if chosen is not None and not chosen.certified else set()
         behind = set(chosen.behind) if chosen is not None else set()
+        # An estimate a row reads stays in the blocks, both its labels, until it is known to the tie band.
+        estimating = {label for pair in self.unknown() for label in pair}
+        contending |= estimating
         for label in list(self.active):
             why = ""
             if self.failures[label] >= FAILED_WINDOWS:
                 why = "failed"
-            elif label in behind and number >= self.least:
+            elif label in behind - estimating and number >= self.least:
                 why = BEHIND
             elif (found := self.ratio(label, self.rounds.reference, pooled=label not in self.twin)) is not None:
                 judge = twin_stop_reason if label in self.twin else stop_reason
@@ -206,16 +212,29 @@ class Race:
         found = list(self.earlier(first, second)) if self.earlier else []
         return pooled_row(found, *self.spread).ratio if found else None
 
+    def unknown(self) -> list[tuple[str, str]]:
+        """The estimates a row reads (Rounds.estimates) not yet known to the tie band, pooled with the earlier runs;
+        each is open before it has an interval."""
+        return [
+            pair
+            for pair in self.rounds.estimates
+            if (found := self.ratio(*pair)) is None or not known(found, self.method.tie)
+        ]
+
     def settled_before(self) -> tuple[list[str], tuple[str, str] | None]:
         """What earlier runs left open, before this run's first block: the labels whose row over the reference they
         did not resolve, and, where a decision row reads this comparison and they did not certify its pick (by their
-        pooled standing), the pick and the rival that holds its bound lowest; everything is open where no earlier
-        run pools."""
+        pooled standing), the pick and the rival that holds its bound lowest, else the first estimate it reads that
+        they did not know to the tie band; everything is open where no earlier run pools."""
         reference, tie = self.rounds.reference, self.method.tie
         before = {label: self.before(label, reference) for label in self.rounds.alternatives}
         open_labels = [label for label, found in before.items() if found is None or verdict(found, tie) == UNRESOLVED]
+        unknown = [
+            pair for pair in self.rounds.estimates if (found := self.before(*pair)) is None or not known(found, tie)
+        ]
+        estimate = unknown[0] if unknown else None
         if not self.rounds.deciding:
-            return open_labels, None
+            return open_labels, estimate
         standing = {
             label: 0.0 if label == reference else math.log(found.value) if (found := before.get(label)) else -math.inf
             for label in self.rounds.candidates
@@ -224,7 +243,7 @@ class Race:
             list(self.rounds.candidates), standing, self.difference(self.before), tie, self.method.confidence
         )
         if chosen is None or chosen.certified or (binding := chosen.binding) is None:
-            return open_labels, None
+            return open_labels, estimate
         return open_labels, (chosen.pick, binding.rival)
 
     def difference(self, ratio: Callable[[str, str], Interval | None]) -> Callable[[str, str], Difference | None]:
@@ -281,8 +300,8 @@ class Race:
         """What one more block is expected to narrow, at the moderated spread: for each open label whose interval
         is still unresolved (the twin until calibrated), the fall in its half-width from one block more; and where
         a decision row reads the comparison and its pick is not yet certified, the fall of the pick's difference from
-        the rival that holds its bound lowest, counted DECIDING_WEIGHT times (a row is answered first). inf for a
-        label without an interval."""
+        the rival that holds its bound lowest, and of each estimate it reads not yet known, counted DECIDING_WEIGHT
+        times (a row is answered first). inf for a label without an interval."""
         total = 0.0
         for label in self.active:
             found = self.ratio(label, self.rounds.reference)
@@ -294,6 +313,8 @@ class Race:
         binding = None if chosen is None or chosen.certified else chosen.binding
         if chosen is not None and binding is not None and {chosen.pick, binding.rival} & self.measured:
             total += DECIDING_WEIGHT * self.narrowing(self.ratio(chosen.pick, binding.rival))
+        for pair in self.unknown():
+            total += DECIDING_WEIGHT * self.narrowing(self.ratio(*pair))
         return total
 
     def finish(self, why: str, wall_seconds: float) -> ComparisonRecord:

@@ -186,6 +186,12 @@ def verdict(ratio: Interval, tie: float) -> str:
     return UNRESOLVED
 
 
+def known(ratio: Interval, tie: float) -> bool:
+    """Whether an estimate (what a thing costs, whatever the cost) is known to the tie band: its interval's
+    half-width within it, so that the band is the most it can be off by."""
+    return ratio.half_width <= math.log1p(tie)
+
+
 def block_rate(slices: Sequence[float]) -> float:
     """A label's rate in a block from its slices' rates: their geometric mean. Its slices stand symmetrically
     about the block's middle (mirrored cycles), so a drift linear over the block cancels in its ratio."""

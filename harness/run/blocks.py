@@ -258,7 +258,8 @@ class ComparisonMeasurement:
 
     def rounds(self) -> Rounds:
         """What harness.method.rounds races: the comparison's labels, reference and control, the groups its rows
-        are moderated within, whether a decision row reads it and which labels it may pick (not a floor)."""
+        are moderated within, whether a decision row reads it, which labels it may pick (not a floor) and the
+        estimates a row reads."""
         comparison = self.comparison
         alternatives = tuple(label for label, _ in comparison.alternatives)
         groups = row_groups(self.context.study_dir.name, self.cells[self.reference].scenario.name)
@@ -271,6 +272,7 @@ class ComparisonMeasurement:
             groups,
             comparison.deciding,
             pickable,
+            comparison.estimates,
         )
 
     def save(self, record: ComparisonRecord) -> ComparisonRecord:

@@ -52,6 +52,9 @@ class Comparison:
     unpinned: bool = False
     # Whether a row of the decision table reads it (its pick over the runner-up): the race answers those first.
     deciding: bool = True
+    # The pairs of labels (first over second) whose ratio a row reads as an estimate, whatever it is (what TLS
+    # costs): the race keeps both in its blocks until the estimate is known to the tie band.
+    estimates: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         labels = [label for label, _ in (self.reference, *self.alternatives)]

@@ -50,6 +50,7 @@ def comparisons(options: RunOptions) -> list[Comparison]:
             (SHARED, Cell(on, HELLO, CLIENTS)),
             (*ways, (WAYS[-1], Cell(on, HELLO, CLIENTS, WAYS[-1]))),
             driver="loadgen",  # ghz cannot open a connection per call
+            estimates=((wire_label(SHARED, TLS), SHARED),),  # what TLS costs, its row's estimate
         )
     )
     for each in SIZE_SCENARIOS:
