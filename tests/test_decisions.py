@@ -5,6 +5,7 @@ from __future__ import annotations
 from harness.method.verdicts import Interval
 from harness.render.decisions import ANSWER_WORDS, decision_rows, scopes
 from harness.studies.base import Decision
+from harness.studies.stacks.brief import uvloop_lead
 
 
 def interpreter_row(stack: str, runner: str, over: float, worst: float) -> Decision:
@@ -110,3 +111,62 @@ def test_a_row_too_long_for_its_answer_keeps_what_would_close_it() -> None:
     assert row.closing.startswith("To close it: about 2 more blocks") and row.closing in row.answer
     assert len(row.answer.split()) <= ANSWER_WORDS and "; …" in row.answer
     assert "stack-6: about 8 more blocks, 1 more run (2 min of its blocks)" in row.sure
+
+
+def test_yes_or_no_answers_on_several_workloads_open_with_their_word() -> None:
+    """A question answered yes or no per workload reads as one answer that opens with it: each word once, what
+    follows it said once for the workloads it holds on (found reading the uvloop row, which opened with a stack)."""
+    first = interpreter_row("aio-uvloop", "3.13", 1.24, 0.64)
+    said = {
+        "hello/aio": "Yes: uvloop 1.18 [1.10, 1.27] × asyncio",
+        "hello/grpclib": "No: neither loop clearly faster",
+        "hello-wait/grpclib": "No: neither loop clearly faster",
+        "s3-unary/grpclib": "No: asyncio 1.09 [1.00, 1.18] × uvloop",
+        "s3-mongo/grpclib": "Not told yet: uvloop 1.02 [0.90, 1.15] × asyncio",
+    }
+    found = [Decision(**{**first.__dict__, "workload": f"loops/{scope}", "lead": lead}) for scope, lead in said.items()]
+    (row,) = decision_rows([found[4], *found[:4]])
+    assert row.lead == (
+        "Yes on hello/aio: uvloop 1.18 [1.10, 1.27] × asyncio; "
+        "No on hello/grpclib and hello-wait/grpclib: neither loop clearly faster; "
+        "on s3-unary/grpclib: asyncio 1.09 [1.00, 1.18] × uvloop; "
+        "Not told yet on s3-mongo/grpclib: uvloop 1.02 [0.90, 1.15] × asyncio"
+    )
+    mixed = Decision(**{**first.__dict__, "workload": "loops/other/aio"})  # a pick, not a yes or no: told per scope
+    assert decision_rows([found[0], mixed])[
+        0
+    ].lead == "hello: Yes: uvloop 1.18 [1.10, 1.27] × asyncio; other: 3.11: " + ("1.24 [1.21, 1.27] × 3.13")
+
+
+def test_a_pick_not_yet_certified_is_not_called_the_pick_where_one_is_avoided() -> None:
+    """Found reading the table: a row saying "Not yet: a or b" also said "avoid c (0.83 of the pick)"."""
+    first = interpreter_row("aio-uvloop", "3.13", 1.24, 0.64)
+    certified = Decision(**{**first.__dict__, "certified": True, "lowest": 1.1, "binding": "3.13"})
+    open_one = Decision(**{**certified.__dict__, "workload": "interpreter/hello-work/sync-w10/c50", "certified": False})
+    assert decision_rows([certified, certified])[0].avoid == "3.14t (0.64 of the pick)"
+    assert decision_rows([certified, open_one])[0].avoid == "3.14t (0.64 of the one leading)"
+
+
+def test_whether_uvloop_paid_off_is_yes_only_where_it_is_clearly_ahead() -> None:
+    first = interpreter_row("aio-uvloop", "3.13", 1.24, 0.64)
+
+    def loops(pick: str, over: Interval, certified: bool, contenders: tuple[str, ...]) -> str:
+        runner = "asyncio" if pick == "uvloop" else "uvloop"
+        made = Decision(
+            **{
+                **first.__dict__,
+                "pick": pick,
+                "runner_up": runner,
+                "over": over,
+                "over_runner_up": f"{over.value:.2f} [{over.low:.2f}, {over.high:.2f}]",
+                "certified": certified,
+                "contenders": contenders,
+            }
+        )
+        return uvloop_lead(made, 0.05)
+
+    ahead, close = Interval(1.18, 1.10, 1.27, 6), Interval(1.01, 0.96, 1.06, 6)
+    assert loops("uvloop", ahead, True, ("uvloop",)) == "Yes: uvloop 1.18 [1.10, 1.27] × asyncio"
+    assert loops("asyncio", ahead, True, ("asyncio",)) == "No: asyncio 1.18 [1.10, 1.27] × uvloop"
+    assert loops("uvloop", close, True, ("uvloop", "asyncio")) == "No: neither loop clearly faster"
+    assert loops("uvloop", close, False, ("uvloop", "asyncio")).startswith("Not told yet: uvloop 1.01 [0.96, 1.06]")

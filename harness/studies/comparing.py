@@ -22,6 +22,7 @@ from harness.method.verdicts import (
     Method,
     Outcome,
     calibration_text,
+    known,
     log_spread,
     noise_floor,
     paired_ratios,
@@ -394,7 +395,7 @@ def decision(
         runner_up=runner,
         over_runner_up="—" if over is None else ratio_text(over[0]),
         over_reference="1 (reference)" if top == reference or against is None else ratio_text(against.ratio),
-        avoid=f"{slowest} ({ratio_text(slower)} of the pick)" if slower and slowest != top else "—",
+        avoid=f"{slowest} ({ratio_text(slower)} of {pick_named(chosen)})" if slower and slowest != top else "—",
         study=judged.study,
         run_id=run.run_id,
         machine=run.cpu_model,
@@ -416,6 +417,12 @@ def decision(
         return made
     said = f"the driver at {busiest:.0%} of its CPU set the rates"
     return by_cost(made, judged, run, efficient, ahead, trusted, said)
+
+
+def pick_named(chosen: Selection) -> str:
+    """The pick as the row's avoid column names it: "the pick" where certified, else the one leading so far, which
+    the row does not yet pick ("sync-w10, leading")."""
+    return "the pick" if chosen.certified else f"{chosen.pick}, leading"
 
 
 def left_behind(judged: Judged, label: str) -> bool:
@@ -462,7 +469,7 @@ def by_cost(
         over_reference="1 (reference)"
         if top == judged.record.reference or against is None
         else ratio_text(against.ratio),
-        avoid=f"{costliest} ({ratio_text(slower)} of the pick)" if slower else made.avoid,
+        avoid=f"{costliest} ({ratio_text(slower)} of {pick_named(chosen)})" if slower else made.avoid,
         trusted=not untrust,
         why=untrust,
         labels=(),
@@ -617,10 +624,10 @@ def know_text(judged: Judged, first: str, second: str) -> str:
     more blocks, at the spread its pooled interval shows, would bring its half-width to the band's; "" where it is
     known so well or has no interval."""
     found = judged.over(first, second)
-    band = math.log1p(judged.record.method.tie)
-    if found is None or not math.isfinite(found.ratio.half_width) or found.ratio.half_width <= band:
+    tie = judged.record.method.tie
+    if found is None or not math.isfinite(found.ratio.half_width) or known(found.ratio, tie):
         return ""
-    return more_text(judged, more_blocks(found.ratio, band), (first, second))
+    return more_text(judged, more_blocks(found.ratio, math.log1p(tie)), (first, second))
 
 
 def more_blocks(ratio: Interval, half_width: float) -> int:

@@ -229,11 +229,14 @@ def spread(judged: Judged, made: Decision) -> Decision | None:
             continue
         even = shares[-1] > 0 and shares[0] / shares[-1] <= EVEN
         said = " / ".join(f"{100 * each:.0f}%" for each in shares)
-        told.append((label, even, f"on {_serving(label)} ({label}) {said}, {'spread' if even else 'not spread'}"))
+        told.append((label, even, f"on {_serving(label)} ({label}, {said})"))
     if not told:
         return None
     spread_on = [label for label, even, _ in told if even]
-    lead = "; ".join(text for _, _, text in told)
+    spread_text = ", ".join(text for _, even, text in told if even)
+    not_text = ", ".join(text for _, even, text in told if not even)
+    but = f", not {not_text}" if not_text else ""
+    lead = f"Yes: {spread_text}{but}" if spread_on else f"No: {not_text}"
     return replace(
         made,
         question=SPREAD_QUESTION,

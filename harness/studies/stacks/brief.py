@@ -428,8 +428,21 @@ def uvloop_rows(question: str, levels: dict[str, Judged], run: StudyRun, control
                     question, judged, run, (uvloop, "uvloop"), (asyncio, "asyncio"), control, f"{stack}/{topic}"
                 )
                 if made is not None:
-                    found.append(made)
+                    found.append(replace(made, lead=uvloop_lead(made, judged.record.method.tie)))
     return found
+
+
+def uvloop_lead(made: Decision, tie: float) -> str:
+    """Whether uvloop paid off on one stack and workload, in the question's words: yes where it is clearly ahead of
+    asyncio's loop (faster beyond the tie band, or asyncio outside the pick's contenders), no where asyncio's loop is
+    so ahead or neither is, not told yet where the pick is not certified."""
+    if made.over is None or not made.certified:
+        return f"Not told yet: {made.pick} {made.over_runner_up} × {made.runner_up}"
+    ahead = verdict(made.over, tie) == FASTER or made.runner_up not in made.contenders
+    if not ahead:
+        return "No: neither loop clearly faster"
+    said = f"{made.pick} {made.over_runner_up} × {made.runner_up}"
+    return f"Yes: {said}" if made.pick == "uvloop" else f"No: {said}"
 
 
 MONGO_QUESTION = "S3 to MongoDB on an event loop: Motor or PyMongo's async client?"

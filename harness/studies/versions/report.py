@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from harness.method.verdicts import FASTER, SLOWER, UNRESOLVED, Interval, ratio_text
+from harness.method.verdicts import FASTER, SLOWER, UNRESOLVED, Interval, known, ratio_text
 from harness.render.table import Block, Table
 from harness.results.records import StudyRun
 from harness.studies.base import Decision, StudyReport
@@ -120,9 +120,17 @@ def changed(ratio: Interval, banded: str, tie: float) -> str:
     """An upgrade's change in words: its direction where the interval excludes no change, and known once its
     half-width is within the tie band; a change clearly beyond the band is told however wide; else unresolved."""
     direction = "slower" if ratio.high < 1 else "faster" if ratio.low > 1 else "no change seen"
-    if ratio.half_width <= math.log1p(tie):
+    if known(ratio, tie):
         return f"{direction}, known to ±{math.expm1(ratio.half_width):.1%}"
     return direction if banded in (FASTER, SLOWER) else UNRESOLVED
+
+
+def upgrade_word(said: str) -> str:
+    """Whether the upgrade changed speed, as the question's answer opens (`changed` says how): yes where it is slower
+    or faster, no where no change was seen and the estimate is known to the tie band, else not told yet."""
+    if said.startswith((SLOWER, FASTER)):
+        return "Yes"
+    return "No" if said.startswith("no change seen, known") else "Not told yet"
 
 
 def upgrade_change(judged: Judged, made: Decision, moved: str = "") -> Decision:
@@ -136,13 +144,15 @@ def upgrade_change(judged: Judged, made: Decision, moved: str = "") -> Decision:
         return made
     ratio, banded = found
     said = changed(ratio, banded, tie)
-    stack = judged.record.workload.split("/")[2]
     with_it = f" ({moved} with it)" if moved else ""
     evidence = over_runs(judged, own, pinned)
     return replace(
         made,
         **evidence,
-        lead=f"{_spoken(own)} against {_against(own, pinned)}{with_it} on {stack}: {ratio_text(ratio)}, {said}",
+        lead=(
+            f"{upgrade_word(said)}: {_spoken(own)} against {_against(own, pinned)}{with_it}: "
+            f"{ratio_text(ratio)}, {said}"
+        ),
         pick=own,
         runner_up=pinned,
         over_runner_up=ratio_text(ratio),
@@ -169,7 +179,11 @@ def answer(runs: Sequence[StudyRun]) -> str:
         for each in judgeds
         if (control := each.control)
     ]
-    said = [answer_opening(newest, TELLING, judgeds), *(f"{each.lead}." for each in rows), *controls]
+    said = [
+        answer_opening(newest, TELLING, judgeds),
+        *(f"On {each.workload.split('/')[2]}: {each.lead}." for each in rows),
+        *controls,
+    ]
     return " ".join(said)
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from harness.method.verdicts import Interval, interval, ratio_text
+from harness.method.verdicts import Interval, interval, known, ratio_text
 from harness.plan.matrix import SHARED
 from harness.render.summaries import CellSummary, chart_title, ms
 from harness.render.table import Block, Table, markdown
@@ -353,14 +353,17 @@ def tls_costs(judged: Judged, made: Decision) -> Decision:
     chosen = selection_of(judged, ways, tie)
     if cost is None or chosen is None:
         return made
-    known = cost[0].half_width <= math.log1p(tie)
+    cost_known = known(cost[0], tie)
     said = f"TLS serves {ratio_text(cost[0])} × plaintext on one shared connection"
-    said += f" ({cost[1]}, known to ±{math.expm1(cost[0].half_width):.0%})" if known else f" ({cost[1]})"
+    said += f" ({cost[1]}, known to ±{math.expm1(cost[0].half_width):.0%})" if cost_known else f" ({cost[1]})"
     rival = chosen.binding.rival if chosen.binding else made.runner_up
     over = judged.paired(chosen.pick, rival)
     unknown = f"TLS's cost not yet known to ±{tie:.0%}"
-    to_know = "" if known else f"{unknown}: {know_text(judged, tls, SHARED)}"
-    closing = "; ".join(filter(None, [certify_text(judged, chosen), to_know]))
+    to_certify = certify_text(judged, chosen)
+    to_know = "" if cost_known else know_text(judged, tls, SHARED)  # the row's verdict says the cost is unknown
+    if to_know and to_certify:  # both open: which blocks would know the cost
+        to_know = f"for TLS's cost, {to_know}"
+    closing = "; ".join(filter(None, [to_certify, to_know]))
     found = replace(
         made,
         **with_closing(over_runs(judged, chosen.pick, rival), closing),
@@ -372,7 +375,7 @@ def tls_costs(judged: Judged, made: Decision) -> Decision:
         labels=(chosen.pick, rival),
     )
     lead = f"{said}; under TLS: {found.picked()}"
-    if not known:  # the way may be certified; the row is answered once the cost is known too
+    if not cost_known:  # the way may be certified; the row is answered once the cost is known too
         return replace(found, lead=lead, certified=False, verdict=f"{found.verdict}; {unknown}")
     return replace(found, lead=lead)
 
