@@ -212,13 +212,13 @@ class Race:
         found = list(self.earlier(first, second)) if self.earlier else []
         return pooled_row(found, *self.spread).ratio if found else None
 
-    def unknown(self) -> list[tuple[str, str]]:
-        """The estimates a row reads (Rounds.estimates) not yet known to the tie band, pooled with the earlier runs;
-        each is open before it has an interval."""
+    def unknown(self, ratio: Callable[[str, str], Interval | None] | None = None) -> list[tuple[str, str]]:
+        """The estimates a row reads (Rounds.estimates) not yet known to the tie band, by one of this race's ratios
+        (this run's pooled with the earlier ones, or the earlier ones alone); each is open before it has an
+        interval."""
+        found = ratio or self.ratio
         return [
-            pair
-            for pair in self.rounds.estimates
-            if (found := self.ratio(*pair)) is None or not known(found, self.method.tie)
+            pair for pair in self.rounds.estimates if (each := found(*pair)) is None or not known(each, self.method.tie)
         ]
 
     def settled_before(self) -> tuple[list[str], tuple[str, str] | None]:
@@ -229,10 +229,7 @@ class Race:
         reference, tie = self.rounds.reference, self.method.tie
         before = {label: self.before(label, reference) for label in self.rounds.alternatives}
         open_labels = [label for label, found in before.items() if found is None or verdict(found, tie) == UNRESOLVED]
-        unknown = [
-            pair for pair in self.rounds.estimates if (found := self.before(*pair)) is None or not known(found, tie)
-        ]
-        estimate = unknown[0] if unknown else None
+        estimate = next(iter(self.unknown(self.before)), None)
         if not self.rounds.deciding:
             return open_labels, estimate
         standing = {
