@@ -59,9 +59,15 @@ GLOSSARY = (
     ),
     ("block", "one round in which every alternative serves a short slice, in a shuffled order"),
     (
-        "certified, could be as fast, not yet",
+        "certified, could be as fast, not yet, leading",
         "a pick that, with 95% confidence over every rival at once, is the fastest or within 5% of the fastest; the "
-        "rivals that may be as fast; not yet: the candidates the evidence cannot yet choose between",
+        "rivals that may be as fast; not yet: the candidates the evidence cannot yet choose between; leading: the "
+        "fastest of them so far, not yet a pick",
+    ),
+    (
+        "known to ±5%",
+        "a cost (what TLS or an upgrade costs) measured closely enough: its 95% interval reaches at most 5% either "
+        "side of it, whatever the cost",
     ),
     ("tie", "the interval lies within ±5% of 1: either will do"),
     ("faster, slower", "the interval lies wholly above or below that band"),
