@@ -132,6 +132,10 @@ func tlsConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
 	return config, nil
 }
 
+// maxMessageBytes is the largest message a call receives: the servers' own limit (servers/common.py's
+// MAX_MESSAGE_BYTES, 32 MiB), where grpc-go's default is 4 MiB, so that the wire study's 16 MiB replies arrive.
+const maxMessageBytes = 32 << 20
+
 // dial opens one HTTP/2 connection (grpc-go dials lazily; the first call connects), over TLS when the run
 // speaks it.
 func dial(target string, options ...grpc.DialOption) (*grpc.ClientConn, error) {
@@ -139,7 +143,11 @@ func dial(target string, options ...grpc.DialOption) (*grpc.ClientConn, error) {
 	if clientTLS != nil {
 		creds = credentials.NewTLS(clientTLS)
 	}
-	return grpc.NewClient(target, append([]grpc.DialOption{grpc.WithTransportCredentials(creds)}, options...)...)
+	own := []grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageBytes)),
+	}
+	return grpc.NewClient(target, append(own, options...)...)
 }
 
 // dialEach opens n connections; close closes them all. A served loadgen (serve.go) hands out the ones it

@@ -26,8 +26,9 @@ MAX_WORK = 1000
 # Keys one unit of work stores and reads back: about 1 ms of CPU under CPython 3.11 on the 2-core machine (AMD
 # EPYC, 2026-11: 0.4 to 0.5 microseconds a key).
 WORK_KEYS = 2500
-# The largest reply payload SayHello makes: with its envelope it stays under every stack's 4 MiB message limit.
-MAX_REPLY_BYTES = 4_000_000
+# The largest reply payload SayHello makes (the wire study's largest message): with its envelope it stays under
+# every stack's message limit (servers.common.MAX_MESSAGE_BYTES, 32 MiB).
+MAX_REPLY_BYTES = 16 * 1024 * 1024
 ARCHIVE_COLLECTION = "objects"
 DUPLICATE_KEY = 11000
 # Attempts at a bulk upsert before duplicate-key races count as a MongoDB failure.

@@ -22,6 +22,7 @@ from harness.run.processes import Child
 from harness.run.serving import running_server
 from harness.run.tools import ensure_all
 from protos.bench.v1 import bench_pb2_grpc
+from servers.common import GRPCIO_CLIENT_OPTIONS
 
 LARGE_BUCKET = "bench-large"
 LARGE_OBJECTS = 1500  # more than one ListObjectsV2 page
@@ -91,7 +92,10 @@ def server(request: pytest.FixtureRequest, backends: Backends) -> Iterator[Serve
     mongo: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(backends.config.mongo_uri)
     mongo.drop_database(mongo_db)
     try:
-        with running_server(variant, env) as (target, child), grpc.insecure_channel(target) as channel:
+        with (
+            running_server(variant, env) as (target, child),
+            grpc.insecure_channel(target, options=GRPCIO_CLIENT_OPTIONS) as channel,
+        ):
             yield Server(variant, target, child, channel, mongo[mongo_db]["objects"])
             assert child.stop() == 0, child.log_tail()
     finally:

@@ -32,6 +32,8 @@ from harness.studies.planning import Comparison
 from harness.studies.reading import calls_not_ok
 from harness.studies.streaming import BATCH_SCENARIOS, CROSS_CHECK_LEVEL, HELLO, HELLO_STREAM, WATCH, fetch_scenario
 from harness.studies.streaming import plan as streaming
+from harness.studies.wire import STACK_NAMES as WIRE_STACKS
+from scenarios.objects import MAX_REPLY_BYTES
 from tests.runs import ghz_report, meta
 from tests.s3_counter import CountingProxy
 
@@ -271,8 +273,24 @@ def test_call_mode_asks_grpc_hello_for_work_and_reply_bytes(target: str) -> None
     assert report.ok == 6
     raw, report = run("call", "-target", target, "-request-bytes", str(1024 * 1024), "-total", "3")
     assert report.ok == 3 and raw["options"]["request_bytes"] == 1024 * 1024
-    _, refused = run("call", "-target", target, "-reply-bytes", "4000001", "-total", "2")
+    _, refused = run("call", "-target", target, "-reply-bytes", str(MAX_REPLY_BYTES + 1), "-total", "2")
     assert refused.status_codes == {"InvalidArgument": 2}
+
+
+@pytest.mark.parametrize("name", WIRE_STACKS)
+def test_every_wire_stack_moves_the_largest_message_each_way_past_grpcs_default_limit(
+    backends: Backends, name: str
+) -> None:
+    """The wire study's largest reply and request (16 MiB, four times grpc's default receive limit) arrive whole on
+    every gRPC stack it measures, by loadgen; one byte more is refused by its status, and the server goes on."""
+    with running_server(server_variant(name), backends.env()) as (address, child):
+        for flag in ("-reply-bytes", "-request-bytes"):
+            _, report = run("call", "-target", address, flag, str(MAX_REPLY_BYTES), "-concurrency", "2", "-total", "4")
+            assert report.ok == 4, report.errors
+        _, refused = run("call", "-target", address, "-reply-bytes", str(MAX_REPLY_BYTES + 1), "-total", "2")
+        assert refused.status_codes == {"InvalidArgument": 2}
+        assert child.process.poll() is None, child.log_tail()
+        assert run("call", "-target", address, "-total", "2")[1].ok == 2
 
 
 def test_a_hello_reply_that_does_not_parse_is_not_ok(tools: dict[str, str]) -> None:

@@ -232,6 +232,12 @@ def test_the_wire_study_sets_rest_beside_the_grpc_stacks_and_sizes_both_ways(tmp
     assert {"rest-h1", "rest-h1+tls"} <= set(replies) and found["reply-1MiB/c10"].driver == "loadgen"
     requests = dict(found["request-1MiB/c10"].labelled)
     assert "rest-h1" not in requests and requests["aio-uvloop+tls"].scenario.data["request_bytes"] == 1024 * 1024
+    assert {"reply-4MiB/c10", "reply-16MiB/c10", "request-4MiB/c10", "request-16MiB/c10"} <= set(found)
+    assert found["request-16MiB/c10"].labelled["sync-w10"].scenario.data["request_bytes"] == 16 * 1024 * 1024
+    # the servers count their loop's lag from 1 MiB on, where a slice can spare the wait for their counters
+    assert {name for name, each in found.items() if each.counted} == {
+        f"{direction}-{size}/c10" for direction in ("reply", "request") for size in ("1MiB", "4MiB", "16MiB")
+    }
     full = wire_cells(RunOptions(tmp_path, full=True))  # ghz alone: no REST, no MiB on its command line
     assert not [cell for cell in full if cell.server.protocol == "http" or "request_bytes" in cell.scenario.data]
 

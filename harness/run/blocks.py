@@ -111,6 +111,8 @@ class ComparisonMeasurement:
         progress: RunProgress,
     ) -> None:
         options = where.options
+        if not comparison.counted:
+            context = replace(context, stats_dir=None)
         self.comparison, self.where, self.context, self.method, self.progress = (
             comparison,
             where,

@@ -55,6 +55,10 @@ class Comparison:
     # The pairs of labels (first over second) whose ratio a row reads as an estimate, whatever it is (what TLS
     # costs): the race keeps both in its blocks until the estimate is known to the tie band.
     estimates: tuple[tuple[str, str], ...] = ()
+    # Whether its servers keep their own counters (loop lag, GC) where its study asks for them (StudyPlan.diagnostics):
+    # each slice then waits for them to be written afresh (harness.run.resources.FRESH_WAIT_SECONDS), a quarter of
+    # a second on average, so a study may spare the comparisons whose question does not turn on them.
+    counted: bool = True
 
     def __post_init__(self) -> None:
         labels = [label for label, _ in (self.reference, *self.alternatives)]

@@ -29,7 +29,13 @@ HELLO = scenario("hello")
 CONNECTIONS_ON = "aio-uvloop"
 CLIENTS = 100
 WAYS = (SHARED, PER_WORKER, pool(10), PER_CALL)
-SIZES = (0, 1024, 64 * 1024, 1024 * 1024)
+MIB = 1024 * 1024
+# Past 1 MiB, 4 MiB is grpc's default receive limit and 16 MiB the largest reply SayHello makes
+# (scenarios.objects.MAX_REPLY_BYTES); every stack's limit is raised to 32 MiB (servers.common.MAX_MESSAGE_BYTES).
+SIZES = (0, 1024, 64 * 1024, MIB, 4 * MIB, 16 * MIB)
+# From this size on, a size comparison's servers count their event loop's lag (servers.diagnostics): whether a
+# large message holds the loop up.
+LAG_FROM = MIB
 REQUEST_SIZES = SIZES[1:]  # a request of 0 bytes is the reply comparison's 0
 SIZE_LEVEL = 10
 REPLY, REQUEST = "reply", "request"
@@ -44,9 +50,9 @@ NEW_CONNECTIONS = (PER_CALL, wire_label(PER_CALL, TLS))  # the labels whose ever
 
 
 def size_label(size: int) -> str:
-    """0B, 1KiB, 64KiB, 1MiB."""
-    if size >= 1024 * 1024:
-        return f"{size // (1024 * 1024)}MiB"
+    """0B, 1KiB, 64KiB, 1MiB, 16MiB."""
+    if size >= MIB:
+        return f"{size // MIB}MiB"
     return f"{size // 1024}KiB" if size >= 1024 else f"{size}B"
 
 

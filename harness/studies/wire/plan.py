@@ -13,6 +13,7 @@ from harness.studies.wire import (
     CLIENTS,
     CONNECTIONS_ON,
     HELLO,
+    LAG_FROM,
     LEVEL,
     NAME,
     REQUEST,
@@ -39,6 +40,7 @@ def comparisons(options: RunOptions) -> list[Comparison]:
             (PLAINTEXT, Cell(server, HELLO, LEVEL)),
             tuple((wire, Cell(server, HELLO, LEVEL, wire=wire)) for wire in (TLS, MTLS)),
             driver="loadgen" if server.protocol == "http" else None,  # ghz speaks gRPC alone
+            counted=False,
         )
         for server in stacks
     ]
@@ -50,18 +52,27 @@ def comparisons(options: RunOptions) -> list[Comparison]:
             (SHARED, Cell(on, HELLO, CLIENTS)),
             (*ways, (WAYS[-1], Cell(on, HELLO, CLIENTS, WAYS[-1]))),
             driver="loadgen",  # ghz cannot open a connection per call
+            counted=False,
             estimates=((wire_label(SHARED, TLS), SHARED),),  # what TLS costs, its row's estimate
         )
     )
     for each in SIZE_SCENARIOS:
-        direction, _ = SIZED[each.name]
+        direction, size = SIZED[each.name]
         labelled = [
             (wire_label(server.name, wire), Cell(server, each, SIZE_LEVEL, wire=wire))
             for server in stacks
             if not (direction == REQUEST and server.protocol == "http")  # REST's hello is a GET: no body
             for wire in (PLAINTEXT, TLS)
         ]
-        found.append(Comparison(f"{each.name}/c{SIZE_LEVEL}", labelled[0], tuple(labelled[1:]), driver="loadgen"))
+        found.append(
+            Comparison(
+                f"{each.name}/c{SIZE_LEVEL}",
+                labelled[0],
+                tuple(labelled[1:]),
+                driver="loadgen",
+                counted=size >= LAG_FROM,  # the loop's lag where a message may hold it up
+            )
+        )
     s3_stacks = options.servers or tuple(server_variant(name) for name in S3_STACK_NAMES)
     for each in S3_SCENARIOS:
         over_tls = [
@@ -70,7 +81,7 @@ def comparisons(options: RunOptions) -> list[Comparison]:
             if server.runs(each.name) and server.protocol != "http"  # the drivers call REST's hello alone
         ]
         if len(over_tls) > 1:
-            found.append(Comparison(f"{each.name}/c{LEVEL}+{TLS}", over_tls[0], tuple(over_tls[1:])))
+            found.append(Comparison(f"{each.name}/c{LEVEL}+{TLS}", over_tls[0], tuple(over_tls[1:]), counted=False))
     if options.scenarios is None:
         return found
     # --scenarios: the comparisons of those scenarios alone (hello: TLS and connections under TLS; or sizes).
@@ -105,6 +116,7 @@ PLAN = StudyPlan(
     repeats=3,
     cells=cells,
     measure=measure_closed_loop,
+    diagnostics=True,  # the loop's lag on large messages (the comparisons from LAG_FROM on: Comparison.counted)
     checkers=("loadgen",),
     comparisons=comparisons,
     full_comparisons=comparisons,  # its comparisons are its whole matrix: --full measures them in blocks

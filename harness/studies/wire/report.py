@@ -14,7 +14,7 @@ from harness.plan.matrix import SHARED
 from harness.render.summaries import CellSummary, chart_title, ms
 from harness.render.table import Block, Table, markdown
 from harness.render.vega import BYTES, Axis, Dash, lines, png
-from harness.results.records import StudyRun
+from harness.results.records import CellResult, StudyRun
 from harness.run.tls import MTLS, TLS
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import certify_text, choice, know_text, over_runs, rate_text, with_closing
@@ -35,6 +35,7 @@ from harness.studies.telling import (
 from harness.studies.wire import (
     CLIENTS,
     CONNECTIONS_ON,
+    LAG_FROM,
     LEVEL,
     NAME,
     NEW_CONNECTIONS,
@@ -48,6 +49,7 @@ from harness.studies.wire import (
     size_label,
     wire_label,
 )
+from servers.diagnostics import LAG_INTERVAL
 
 MB = 1e6
 
@@ -60,6 +62,17 @@ class Sized(NamedTuple):
     rates: Interval  # OK calls/s over its rounds
     cost: float | None  # the server's median CPU ms per call
     p99: float | None  # seconds, pooled over its windows; None where too few calls
+    lag_ms: float | None = None  # how late the server's loop woke, on average (None: a thread pool, or not counted)
+
+
+def loop_lag_ms(cell: CellResult) -> float | None:
+    """How late the server's event loop woke on average over a cell's round windows (servers.diagnostics), in ms;
+    None where it kept no loop (a thread pool) or no counters."""
+    counted = [
+        repeat.server_counters for repeat in cell.record.repeats if repeat.role == "round" and repeat.server_counters
+    ]
+    checks = sum(each.get("lag_checks", 0) for each in counted)
+    return 1000 * sum(each.get("lag_seconds", 0.0) for each in counted) / checks if checks else None
 
 
 def _sized(run: StudyRun, judgeds: Sequence[Judged]) -> list[Sized]:
@@ -71,13 +84,14 @@ def _sized(run: StudyRun, judgeds: Sequence[Judged]) -> list[Sized]:
             if cell.record.scenario not in SIZED or not rates:
                 continue
             p99 = CellSummary(cell, run.meta).percentile(99)
-            found.append(Sized(cell.record.scenario, label, interval(rates), round_ms_per_call(cell), p99))
+            cost = round_ms_per_call(cell)
+            found.append(Sized(cell.record.scenario, label, interval(rates), cost, p99, loop_lag_ms(cell)))
     return found
 
 
 def _moved(sized: Sized) -> str:
-    """MB/s of payload with its interval, the server's CPU per MB and p99; at 0 bytes, calls/s and CPU per
-    call."""
+    """MB/s of payload with its interval, the server's CPU per MB and p99, and its loop's lag where counted; at 0
+    bytes, calls/s and CPU per call."""
     rates, cost, size = sized.rates, sized.cost, SIZED[sized.scenario][1]
     high = rates.high if math.isfinite(rates.high) else math.inf
     if size == 0:
@@ -86,7 +100,8 @@ def _moved(sized: Sized) -> str:
     megabytes = size / MB
     per_mb = "—" if cost is None else f"{cost / megabytes:,.1f}"
     moved = f"{rates.value * megabytes:,.1f} [{rates.low * megabytes:,.1f}, {high * megabytes:,.1f}]"
-    return f"{moved}, {per_mb}, {ms(sized.p99)}"
+    lag = "" if sized.lag_ms is None else f", loop {sized.lag_ms:,.1f} ms late"
+    return f"{moved}, {per_mb}, {ms(sized.p99)}{lag}"
 
 
 def size_table(sized: Sequence[Sized], direction: str) -> list[Block]:
@@ -99,7 +114,11 @@ def size_table(sized: Sequence[Sized], direction: str) -> list[Block]:
     ]
     if not names:
         return []
-    heads = [f"{size_label(SIZED[name][1])}: MB/s [95% CI], server CPU ms per MB, p99" for name in names]
+    heads = [
+        f"{size_label(size)}: MB/s [95% CI], server CPU ms per MB, p99" + (", loop lag" if size >= LAG_FROM else "")
+        for name in names
+        for size in [SIZED[name][1]]
+    ]
     table = Table(f"{direction} sizes", ["stack", *heads])
     for label in dict.fromkeys(found.label for found in sized if found.scenario in names):
         values = []
@@ -112,7 +131,9 @@ def size_table(sized: Sequence[Sized], direction: str) -> list[Block]:
         "stack (one per worker for REST on HTTP/1.1), by stack in plaintext and over TLS: the OK calls/s times the "
         f"{direction}'s bytes, with the interval of the label's rate over its rounds, the server's CPU "
         "milliseconds per MB moved (median over its windows), and the p99 latency of the OK calls of all its "
-        "windows; at 0 bytes, calls/s and CPU per call.",
+        f"windows; at 0 bytes, calls/s and CPU per call. From {size_label(LAG_FROM)} on, an event-loop server "
+        f"also says how late its loop woke on average, by a {LAG_INTERVAL * 1000:.0f} ms sleep it keeps on the "
+        "loop: how long a message held every other call up (a thread pool has no loop).",
         "",
         table,
         "",
