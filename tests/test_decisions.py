@@ -68,6 +68,13 @@ def test_a_row_answers_in_the_question_s_words_first() -> None:
     assert decision_rows([yes])[0].lead == yes.lead
 
 
+def test_a_row_names_the_margin_of_its_pick_or_of_its_leader_where_it_has_no_pick_yet() -> None:
+    first = interpreter_row("aio-uvloop", "3.13", 1.24, 0.64)
+    assert "The pick's margin is known to ±" in decision_rows([first])[0].answer
+    open_ = Decision(**{**first.__dict__, "certified": False, "lowest": 0.9, "binding": "3.13"})
+    assert "The leader's margin is known to ±" in decision_rows([open_])[0].answer
+
+
 def test_a_row_is_untrusted_when_one_of_its_studies_controls_separated() -> None:
     first = interpreter_row("aio-uvloop", "3.13", 1.24, 0.64)
     (row,) = decision_rows([first, Decision(**{**first.__dict__, "workload": "other/c1", "trusted": False})])

@@ -334,10 +334,12 @@ def answer(row: Row, found: Sequence[Decision]) -> str:
         said.insert(1, f"Not to be trusted yet ({row.why}): measure longer before you act on it.")
     said += [f"Pooled {each.held}." for each in found[:1] if each.held and len(found) > 1]
     widths = [noise_floor(each.over) for each in found if each.over is not None]
+    # a row with no pick yet (an open part) has a leader, whose margin over the runner-up is what it knows
+    margin = "The pick's margin" if row.answered else "The leader's margin"
     if widths and all(math.isfinite(width) for width in widths) and max(widths) <= 1:
-        said.append(f"The pick's margin is known to ±{max(widths):.1%}.")
+        said.append(f"{margin} is known to ±{max(widths):.1%}.")
     elif widths:
-        said.append("The pick's margin is not known yet: its interval spans more than a factor of two.")
+        said.append(f"{margin} is not known yet: its interval spans more than a factor of two.")
     floors = [each.floor for each in found if each.floor is not None and math.isfinite(each.floor)]
     if floors:
         said.append(f"The run could tell apart differences down to ±{max(floors):.1%}.")
