@@ -344,8 +344,10 @@ def test_a_run_over_tls_serves_and_drives_every_cell_over_it(tmp_path: Path, wir
 
 @pytest.mark.timeout(RUN_TIMEOUT)  # a run of several studies in rounds; bounded by its own timeout
 def test_the_wire_study_compares_wires_ways_and_sizes_in_rounds(tmp_path: Path) -> None:
-    args = ["--study", "wire", "--servers", "sync-w10,aio-uvloop,rest-h1", "--requests", "20", "--rounds", "2"]
-    harness("run-all", *args, "--seed", "5", "--out", str(tmp_path), timeout=within(RUN_TIMEOUT))
+    # a comparison of each kind (the sizes up to 16 MiB each cost minutes: tests/test_loadgen.py moves the largest)
+    scenarios = "hello,reply-0B,reply-1MiB,request-1MiB,s3-mongo-region"
+    args = ["--study", "wire", "--servers", "sync-w10,aio-uvloop,rest-h1", "--scenarios", scenarios, "--requests", "20"]
+    harness("run-all", *args, "--rounds", "2", "--seed", "5", "--out", str(tmp_path), timeout=within(RUN_TIMEOUT))
     (run_dir,) = (tmp_path / "runs").iterdir()
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["wire"] == {"name": "per cell", "key_type": "ECDSA"}
