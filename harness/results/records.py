@@ -53,6 +53,13 @@ class ResourceUsage:
         return 100.0 * self.cpu_seconds / self.wall_seconds if self.wall_seconds > 0 else 0.0
 
 
+def loop_lag_ms(counters: Mapping[str, float]) -> float | None:
+    """How late a server's event loop woke on average, in ms, by the counters it kept (servers.diagnostics); None
+    where it checked no loop (a thread pool, or no counters)."""
+    checks = counters.get("lag_checks", 0)
+    return 1000 * counters.get("lag_seconds", 0.0) / checks if checks else None
+
+
 @dataclass(frozen=True)
 class Repeat:
     """One measured run of a cell: the driver's report file, the server's resources and the driver's CPU."""

@@ -12,7 +12,7 @@ from typing import Any
 from harness.method.bounds import server_cpus
 from harness.method.verdicts import Interval, interval
 from harness.render.summaries import driver_share, ms, rate
-from harness.results.records import CellResult, Repeat, StudyRun
+from harness.results.records import CellResult, Repeat, StudyRun, loop_lag_ms
 from harness.results.run_meta import thresholds_of
 from harness.run.drivers.histogram import Latencies
 from harness.run.drivers.report import LoadReport
@@ -47,7 +47,7 @@ class Pressure:
             cpu_share=usage.cpu_seconds / (usage.wall_seconds * cpus),
             cpu_ms_per_call=1000 * usage.cpu_seconds / report.ok,
             gc_ms_per_second=1000 * counters["gc_seconds"] / usage.wall_seconds if counters else None,
-            lag_ms=1000 * counters["lag_seconds"] / checks if checks else None,
+            lag_ms=loop_lag_ms(counters),
             late_50ms_share=counters["late_50ms"] / checks if checks else None,
             switches_per_call=switches / report.ok if counters else None,
         )

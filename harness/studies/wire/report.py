@@ -14,7 +14,7 @@ from harness.plan.matrix import SHARED
 from harness.render.summaries import CellSummary, chart_title, ms
 from harness.render.table import Block, Table, markdown
 from harness.render.vega import BYTES, Axis, Dash, lines, png
-from harness.results.records import CellResult, StudyRun
+from harness.results.records import CellResult, StudyRun, loop_lag_ms
 from harness.run.tls import MTLS, TLS
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import certify_text, choice, know_text, over_runs, rate_text, with_closing
@@ -65,14 +65,11 @@ class Sized(NamedTuple):
     lag_ms: float | None = None  # how late the server's loop woke, on average (None: a thread pool, or not counted)
 
 
-def loop_lag_ms(cell: CellResult) -> float | None:
-    """How late the server's event loop woke on average over a cell's round windows (servers.diagnostics), in ms;
-    None where it kept no loop (a thread pool) or no counters."""
-    counted = [
-        repeat.server_counters for repeat in cell.record.repeats if repeat.role == "round" and repeat.server_counters
-    ]
-    checks = sum(each.get("lag_checks", 0) for each in counted)
-    return 1000 * sum(each.get("lag_seconds", 0.0) for each in counted) / checks if checks else None
+def round_lag_ms(cell: CellResult) -> float | None:
+    """How late the server's event loop woke on average over a cell's round windows, in ms (loop_lag_ms)."""
+    rounds = [repeat.server_counters for repeat in cell.record.repeats if repeat.role == "round"]
+    counted = [each for each in rounds if each]
+    return loop_lag_ms({key: sum(each.get(key, 0.0) for each in counted) for key in ("lag_checks", "lag_seconds")})
 
 
 def _sized(run: StudyRun, judgeds: Sequence[Judged]) -> list[Sized]:
@@ -85,7 +82,7 @@ def _sized(run: StudyRun, judgeds: Sequence[Judged]) -> list[Sized]:
                 continue
             p99 = CellSummary(cell, run.meta).percentile(99)
             cost = round_ms_per_call(cell)
-            found.append(Sized(cell.record.scenario, label, interval(rates), cost, p99, loop_lag_ms(cell)))
+            found.append(Sized(cell.record.scenario, label, interval(rates), cost, p99, round_lag_ms(cell)))
     return found
 
 
@@ -114,11 +111,9 @@ def size_table(sized: Sequence[Sized], direction: str) -> list[Block]:
     ]
     if not names:
         return []
-    heads = [
-        f"{size_label(size)}: MB/s [95% CI], server CPU ms per MB, p99" + (", loop lag" if size >= LAG_FROM else "")
-        for name in names
-        for size in [SIZED[name][1]]
-    ]
+    sizes = [SIZED[name][1] for name in names]
+    lag = {size: ", loop lag" if size >= LAG_FROM else "" for size in sizes}
+    heads = [f"{size_label(size)}: MB/s [95% CI], server CPU ms per MB, p99{lag[size]}" for size in sizes]
     table = Table(f"{direction} sizes", ["stack", *heads])
     for label in dict.fromkeys(found.label for found in sized if found.scenario in names):
         values = []
