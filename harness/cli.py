@@ -215,6 +215,11 @@ def parser() -> argparse.ArgumentParser:
     rep = commands.add_parser("report", help="re-render tables, charts and answers from raw result files")
     rep.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results directory (default: results/)")
     rep.add_argument("--run", type=Path, help="the newest run directory to use (default: the newest under OUT/runs)")
+    rep.add_argument(
+        "--machine",
+        metavar="CLASS",
+        help="answer for this machine class, as `harness validate` names it (default: each study's newest run's)",
+    )
 
     ver = commands.add_parser("verdicts", help="every comparison of a run: ratios, 95%% intervals, verdicts")
     ver.add_argument("run", nargs="?", help="a run id under OUT/runs, or a run directory (default: the newest)")
@@ -389,7 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return commands.fleet_command(passed, count, args.out.resolve(), args.cluster, args.pairs or 0)
             return commands.run_all_command(options)
         if args.command == "report":
-            return commands.report(args.out.resolve(), args.run)
+            return commands.report(args.out.resolve(), args.run, args.machine)
         if args.command == "verdicts":
             return commands.verdicts_command(args.out.resolve(), args.run, args.json)
         if args.command == "validate":

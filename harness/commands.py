@@ -9,7 +9,7 @@ import os
 import shlex
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -26,17 +26,33 @@ from rich.progress import (
 )
 
 from harness.method.soak_verdict import load_line, passed
-from harness.method.validation import LEAST_BLOCKS, ManyBlocks, coverage, selection_check
+from harness.method.validation import (
+    ALL_CLASSES,
+    BLOCKS_DRAWN,
+    GOOD,
+    KEPT,
+    LEAST_BLOCKS,
+    LEAST_CLASS_RUNS,
+    Calibration,
+    ManyBlocks,
+    coverage,
+    held,
+)
 from harness.method.verdicts import ratio_text
 from harness.plan import pythons
 from harness.plan.matrix import SCENARIOS, Cell
 from harness.plan.options import RunOptions
 from harness.plan.servers import MINIMAL_VARIANTS, REST_VARIANTS, SERVER_VARIANTS, ServerVariant
 from harness.render.compare import compare
-from harness.render.markdown import write_report
+from harness.render.decisions import answer_line
+from harness.render.markdown import render_report, write_report
 from harness.render.soak import draw_soak
+from harness.render.targets import missed_targets
+from harness.results.calibration import NAME as CALIBRATION
+from harness.results.calibration import write_calibration
+from harness.results.files import read_json
 from harness.results.provenance import cpu_model
-from harness.results.records import CellRecord, all_runs, resolve_run
+from harness.results.records import CellRecord, all_runs, machine_of, resolve_run
 from harness.run.backends import seed_bucket, start_backends
 from harness.run.pilot import measure_noise
 from harness.run.runner import failed_gates, run_all
@@ -211,15 +227,17 @@ def run_all_command(options: RunOptions) -> int:
     console = Console(stderr=True)
     with ProgressDisplay(console) as display:
         run_dir, meta = run_all(options, display)
-    written = write_report(options.out_dir, run_dir)
-    print(f"run {meta.run_id}: {meta.status} in {meta.wall_seconds / 60:.1f} min")
-    for name, entry in meta.studies.items():
-        print(f"  {name}: {entry.status} in {entry.wall_seconds / 60:.1f} min")
-        for target_name, target in entry.targets.items():
-            gate = " (gate)" if target.gate else ""
-            print(f"    target {target_name}{gate}: {target.met} {target.details}")
+    written, rows = render_report(options.out_dir, run_dir)
+    studies = ", ".join(f"{name} {entry.wall_seconds / 60:.0f}" for name, entry in meta.studies.items())
+    print(f"run {meta.run_id}: {meta.status} in {meta.wall_seconds / 60:.1f} min ({studies} min)")
+    sure = sum(1 for row in rows if row.answered and row.trusted)
+    print(f"This machine's answers, {sure} of {len(rows)} answered and trusted:")
+    for row in rows:
+        print(f"  {answer_line(row)}")
+    for line in missed_targets(meta):
+        print(f"  missed: {line}")
     print(f"raw results: {run_dir}")
-    print(f"summary:     {options.out_dir / 'README.md'} ({len(written)} files rendered)")
+    print(f"answers:     {options.out_dir / 'README.md'} and {options.out_dir / 'report.html'} ({len(written)} files)")
     failed = failed_gates(meta)
     for reason in failed:
         print(f"FAILED {reason}", file=sys.stderr)
@@ -257,51 +275,86 @@ def soak_command(variants: list[ServerVariant], minutes: float, out_dir: Path, s
 
 
 def validate_command(out_dir: Path, draws: int, seed: int) -> int:
-    """How often plain and moderated intervals from 2 or 3 blocks of the committed many-block runs hold the mean of
-    the blocks left out, and how wide they are (harness.method.validation)."""
+    """How often moderated intervals and the selection rule drawn from 2, 3, 4 and 6 blocks of the committed
+    many-block runs keep their claims, by machine class and over all (harness.method.validation), written to
+    results/validation.json for the trust rule; then how plain, moderated and weighted intervals compare, by rate
+    and by CPU per call."""
     runs = {run.name: comparisons for run in all_runs(out_dir) if (comparisons := many_blocks(run))}
     if not runs:
         raise FileNotFoundError(f"no run under {out_dir / 'runs'} has a comparison of {LEAST_BLOCKS} blocks or more")
-    print(
-        f"Runs with a comparison of {LEAST_BLOCKS} blocks or more: {len(runs)}; {draws} draws of 2 and of 3 blocks "
-        "each. held: the interval holds the mean of the blocks left out; compatible: the two are within both their "
-        "errors (an exact 95% interval: 95%)."
+    classes: dict[str, list[str]] = {}
+    for name in runs:
+        classes.setdefault(machine_of(read_json(out_dir / "runs" / name / "run.json")), []).append(name)
+    drawn_from = {**classes, ALL_CLASSES: list(runs)}
+    found = Calibration(
+        {
+            name: tuple(held([runs[run] for run in names], drawn, draws, seed) for drawn in BLOCKS_DRAWN)
+            for name, names in drawn_from.items()
+        }
     )
-    print_coverage(runs, draws, seed)
-    costs = {run.name: comparisons for run in all_runs(out_dir) if (comparisons := many_blocks(run, by_cost=True))}
     print(
-        "\nThe same by calls per server CPU second (each label's CPU per call over the reference's, paired by block), "
-        f"as a row whose driver set the rates reads it with the plain t: {len(costs)} runs."
+        f"Runs with a comparison of {LEAST_BLOCKS} blocks or more: {len(runs)} on {len(classes)} machine classes; "
+        f"{draws} draws of {', '.join(map(str, BLOCKS_DRAWN))} blocks each. compatible: a moderated interval from the "
+        "drawn blocks and the mean of the blocks left out agree within both their errors (an exact 95% interval: 95%; "
+        f"kept at {KEPT:.0%}); good selection: a certified pick lies within 5% of the best by all the blocks "
+        f"(kept at {GOOD:.0%}). A row resting on so many blocks is trusted where its class keeps both, judged by its "
+        f"own figures from {LEAST_CLASS_RUNS} runs on and by every class's together before that."
+    )
+    print_columns(
+        ("machine class", "runs", "blocks", "intervals", "compatible", "A/A twins", "good selection", "trusted"),
+        [
+            (
+                name,
+                str(len(drawn_from[name])),
+                str(each.blocks),
+                str(each.intervals),
+                share_text(each.compatible),
+                share_text(each.twins),
+                share_text(each.good),
+                ("yes" if each.holds else "no" if each.measured else "not measured")
+                + ("" if each.own or name == ALL_CLASSES else ", judged by all"),
+            )
+            for name, figures in found.by_class.items()
+            for each in figures
+        ],
+    )
+    path = out_dir / CALIBRATION
+    write_calibration(path, found, drawn_from, draws, seed)
+    print(f"\nwritten: {path}")
+    every = list(runs.values())
+    print(
+        "\nThe ways of making an interval, over every run: held is the share holding the mean of the blocks left out."
+    )
+    print_coverage(every, draws, seed)
+    costs = [comparisons for run in all_runs(out_dir) if (comparisons := many_blocks(run, by_cost=True))]
+    print(
+        f"\nThe same by calls per server CPU second, as a row whose driver set the rates reads it: {len(costs)} runs."
     )
     print_coverage(costs, draws, seed)
-    print(
-        "\nThe selection rule (harness.method.selection) on 2, 3 and 4 drawn blocks of the same comparisons: how often "
-        "it certified a pick, and how often a certified pick lay more than 5% behind the best by all the blocks "
-        "(the probability of good selection is 1 less that; it must be at least 95%)."
-    )
-    selecting: list[tuple[str, ...]] = []
-    for drawn in (2, 3, 4):
-        found = selection_check(list(runs.values()), drawn, draws, seed)
-        good = 1 - found.wrong
-        worst = f"{found.worst:.1%}" if math.isfinite(found.worst) else "—"
-        selecting.append(
-            (str(drawn), str(found.selections), f"{found.certified:.1%}", f"{found.wrong:.2%}", f"{good:.2%}", worst)
-        )
-    print_columns(("blocks", "selections", "certified", "wrong", "good selection", "worst comparison"), selecting)
     return 0
 
 
-def print_coverage(runs: Mapping[str, list[ManyBlocks]], draws: int, seed: int) -> None:
-    """Each way of making intervals from 2 and from 3 drawn blocks, run by run and over every run: how often it
-    held the blocks left out, and how wide it was."""
-    head = ("runs", "blocks", "intervals", "method", "held", "compatible", "half-width")
-    lines: list[tuple[str, ...]] = []
-    chosen: list[tuple[str, list[list[ManyBlocks]]]] = [(name, [each]) for name, each in runs.items()]
-    for name, drawn_from in [*chosen, ("all", list(runs.values()))] if runs else []:
-        for drawn in (2, 3):
-            for each in coverage(drawn_from, drawn, draws, seed):
-                figures = (f"{each.held:.1%}", f"{each.compatible:.1%}", f"±{each.half_width:.1%}")
-                lines.append((name, str(drawn), str(each.intervals), each.method, *figures))
+def share_text(value: float) -> str:
+    """A share as a percentage, or "no interval" where none was measured."""
+    return f"{value:.1%}" if math.isfinite(value) else "no interval"
+
+
+def print_coverage(runs: Sequence[list[ManyBlocks]], draws: int, seed: int) -> None:
+    """Each way of making intervals from each number of blocks drawn, over these runs: how often it held the blocks
+    left out, was compatible with them, and how wide it was."""
+    head = ("blocks", "intervals", "method", "held", "compatible", "half-width")
+    lines = [
+        (
+            str(drawn),
+            str(each.intervals),
+            each.method,
+            share_text(each.held),
+            share_text(each.compatible),
+            f"±{each.half_width:.1%}" if math.isfinite(each.half_width) else "no interval",
+        )
+        for drawn in BLOCKS_DRAWN
+        for each in coverage(runs, drawn, draws, seed)
+    ]
     print_columns(head, lines)
 
 
@@ -323,9 +376,9 @@ def fleet_command(argv: list[str], count: int, out_dir: Path, address: str | Non
     return status
 
 
-def report(out_dir: Path, run: Path | None) -> int:
-    """Re-render the tables, charts and answers from the runs' raw files."""
-    written = write_report(out_dir, run.resolve() if run else None)
+def report(out_dir: Path, run: Path | None, machine: str | None = None) -> int:
+    """Re-render the tables, charts and answers from the runs' raw files (those of one machine class where named)."""
+    written = write_report(out_dir, run.resolve() if run else None, machine)
     print(f"rendered {len(written)} files into {out_dir}")
     return 0
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from harness.method.verdicts import Interval
-from harness.render.decisions import ANSWER_WORDS, decision_rows, scopes
-from harness.studies.base import Decision
+from harness.render.decisions import ANSWER_WORDS, LINE_CHARACTERS, answer_line, decision_rows, scopes
+from harness.render.targets import target_text
+from harness.results.run_meta import Target
+from harness.studies.base import SEPARATED, Decision
 from harness.studies.stacks.brief import uvloop_lead
 
 
@@ -78,7 +82,7 @@ def test_a_row_names_the_margin_of_its_pick_or_of_its_leader_where_it_has_no_pic
 def test_a_row_is_untrusted_when_one_of_its_studies_controls_separated() -> None:
     first = interpreter_row("aio-uvloop", "3.13", 1.24, 0.64)
     (row,) = decision_rows([first, Decision(**{**first.__dict__, "workload": "other/c1", "trusted": False})])
-    assert not row.trusted and "Not to be trusted yet (its study's A/A control separated)" in row.answer
+    assert not row.trusted and f"Not to be trusted yet ({SEPARATED})" in row.answer
 
 
 def test_scopes_are_the_parts_of_the_workloads_that_differ() -> None:
@@ -177,3 +181,32 @@ def test_whether_uvloop_paid_off_is_yes_only_where_it_is_clearly_ahead() -> None
     assert loops("asyncio", ahead, True, ("asyncio",)) == "No: asyncio 1.18 [1.10, 1.27] × uvloop"
     assert loops("uvloop", close, True, ("uvloop", "asyncio")) == "No: neither loop clearly faster"
     assert loops("uvloop", close, False, ("uvloop", "asyncio")).startswith("Not told yet: uvloop 1.01 [0.96, 1.06]")
+
+
+def test_a_row_at_the_end_of_run_all_is_one_short_line_that_says_whether_it_is_open() -> None:
+    first = interpreter_row("aio-uvloop", "3.13", 1.24, 0.64)
+    (row,) = decision_rows([first])
+    line = answer_line(row)
+    assert line.startswith("interpreter") and len(line) <= LINE_CHARACTERS
+    untrusted = decision_rows([Decision(**{**first.__dict__, "trusted": False, "why": "w"})])[0]
+    assert answer_line(untrusted).startswith("interpreter (not trusted): ")
+    long = replace(
+        row,
+        question="Anything at all: why?",
+        lead="Pick a: the fastest, or within 5% of the fastest (95%)" + "; b" * 60,
+    )
+    assert answer_line(long).startswith("Anything at all: Pick a (certified); b") and answer_line(long).endswith("…")
+    assert len(answer_line(long)) == LINE_CHARACTERS
+
+
+def test_a_missed_target_is_said_in_words_and_a_met_one_not_at_all() -> None:
+    spread = Target(False, {"spread_by_cell": {"aio-asyncio/c50": 0.2708, "sync-w1/c2": 0.05}})
+    assert target_text("hello_repeats_within_10_percent", spread) == (
+        "hello's repeats spread up to 27% (aio-asyncio/c50), above the 10% the study expects"
+    )
+    assert target_text("no_failed_cell", Target(False, {"cells": ["a", "b"]}, gate=True)) == "cells failed: a, b"
+    assert target_text("driver_within_5_percent_of_ghz", Target(False, {"by_server": {"sync-w10": 0.233}})) == (
+        "our driver and its cross-check differ by +23% on sync-w10, past the tolerance"
+    )
+    assert target_text("something_new", Target(False, {"x": 1})) == "something new: not met"
+    assert target_text("driver_not_busy", Target(False, {})) == "driver not busy: not met"  # figures it lacks

@@ -19,6 +19,9 @@ from harness.method.pilot import LONGEST_SLICE, Pilot, one_server_drift, pilot_s
 from harness.method.pooling import Pooled, change_between, held_text, pooled, run_estimate, typical_spread
 from harness.method.rounds import (
     DECIDING_WEIGHT,
+    JUDGED_FLOOR,
+    OTHER,
+    THIN_TWIN,
     Entrant,
     Race,
     Rounds,
@@ -37,6 +40,7 @@ from harness.method.verdicts import (
     Outcome,
     Stop,
     calibration_text,
+    control_of,
     interval,
     judge,
     log_spread,
@@ -367,6 +371,46 @@ def racer(clock: Clock, name: str, ratio: float, seconds: float, noise: float = 
 
     method = Method(design=FRESH, max_rounds=6, min_rounds=2)
     return Entrant(Race(Rounds(name, "ref", ("a",), controlled=False), method, 1), block)
+
+
+def test_a_decision_row_within_reach_gets_its_blocks_before_a_row_no_decision_reads() -> None:
+    """A label comparison with quick, scattered blocks narrows most per second, yet a decision row whose pick is not
+    yet certified takes every block after the least ones until it closes; the label comparison gets the rest."""
+    clock = Clock()
+    method = Method(design=FRESH, max_rounds=12, min_rounds=2)
+    labels = racer(clock, "labels", 1.0, 1.0, noise=0.3, seed=5)
+    rng = random.Random(6)
+
+    def block(number: int, plan: list[str]) -> list[float | None]:
+        clock.now += 5.0
+        return [(1.2 if label == "a" else 1.0) * 100 * math.exp(rng.gauss(0, 0.08)) for label in plan]
+
+    deciding = Entrant(Race(Rounds("deciding", "ref", ("a",), controlled=False, deciding=True), method, 1), block)
+    order: list[tuple[str, bool]] = []  # each block's comparison, and whether the decision row was closed after it
+    run_race(
+        [labels, deciding],
+        deadline=200.0,
+        clock=clock,
+        told=lambda each: order.append((each.race.rounds.workload, deciding.race.blocks_to_close() == 0)),
+    )
+    assert [name for name, _ in order[:4]] == ["labels", "deciding", "labels", "deciding"]  # the least, in turns
+    assert not order[3][1] and deciding.race.blocks > 2 and labels.race.blocks > 2
+    # a label block after the least ones only once the decision row was closed
+    assert all(order[turn - 1][1] for turn, (name, _) in enumerate(order) if name == "labels" and turn >= 4)
+
+
+def test_an_a_a_twin_too_thin_to_judge_comes_first_and_then_only_while_thin() -> None:
+    method = Method(confidence=0.95)
+    twin = control_of("ref")
+    rates = {"ref": {1: 100.0, 2: 100.0}, "a": {1: 90.0, 2: 91.0}, twin: {1: 80.0, 2: 120.0}}
+    race = Race(Rounds("w", "ref", ("a",), controlled=True), method, 1)
+    race.rates, race.active = rates, ["a", twin]
+    assert race.thin_twin() and race.urgency(0.0) == THIN_TWIN
+    race.rates[twin] = {1: 99.0, 2: 101.0, 3: 100.5}
+    race.rates["ref"][3] = 100.0
+    assert not race.thin_twin() and race.urgency(0.0) == OTHER  # its noise floor within JUDGED_FLOOR
+    race.rates[twin] = {1: 130.0, 2: 131.0, 3: 129.0}  # separated: a finding, not thin
+    assert not race.thin_twin() and JUDGED_FLOOR == 0.25
 
 
 def test_a_race_that_runs_out_of_time_says_budget_and_one_at_its_cap_says_cap() -> None:

@@ -14,7 +14,7 @@ import pytest
 from harness.render.markdown import write_report
 from harness.render.summaries import CellSummary
 from harness.results.files import read_json, write_json_atomic
-from harness.results.records import load_study
+from harness.results.records import load_study, machine_of
 from harness.studies import STUDIES
 from tests.runs import make_brief_run, make_legacy_run, make_run
 
@@ -62,9 +62,9 @@ def test_every_machine_stands_side_by_side(rendered: Path) -> None:
     assert "Legacy CPU" in text  # a full default run on a third CPU model, schema 1
 
 
-def test_a_study_decides_from_the_machine_with_most_runs_of_one_code(tmp_path: Path) -> None:
-    """Two runs of one code on CPU B outweigh a newer one on CPU A: the table reads B's newest, the page names A's
-    and report.html leaves it out until its machine type holds as many."""
+def test_a_study_decides_from_its_newest_run_and_another_machine_class_on_request(tmp_path: Path) -> None:
+    """Two runs of one code on CPU B and a newer one on CPU A: the table reads A's, the machine just run on, and the
+    page names B's newest; `--machine` answers for B from its newest run, naming A's."""
     runs = (("20260107T000000Z", "Test CPU B"), ("20260108T000000Z", "Test CPU B"), ("20260109T000000Z", "Test CPU A"))
     for run_id, cpu in runs:
         run_json = make_brief_run(tmp_path, run_id, f"2026-01-{run_id[6:8]}") / "run.json"
@@ -73,10 +73,16 @@ def test_a_study_decides_from_the_machine_with_most_runs_of_one_code(tmp_path: P
         write_json_atomic(run_json, data)
     write_report(tmp_path)
     text = (tmp_path / "stacks" / "README.md").read_text()
-    assert "the run it decides from, `20260108T000000Z`" in text
-    assert "other machine types: [`20260109T000000Z`](../runs/20260109T000000Z) (Test CPU A)" in text
+    assert "the run it decides from, `20260109T000000Z`" in text
+    assert "other machine types: [`20260108T000000Z`](../runs/20260108T000000Z) (Test CPU B)" in text
     told = (tmp_path / "findings.json").read_text()
-    assert '"run": "20260108T000000Z"' in told and '"run": "20260109T000000Z"' not in told
+    assert '"run": "20260109T000000Z"' in told and '"run": "20260108T000000Z"' not in told
+    machine = machine_of(read_json(tmp_path / "runs" / "20260108T000000Z" / "run.json"))
+    write_report(tmp_path, machine=machine)
+    text = (tmp_path / "stacks" / "README.md").read_text()
+    assert "the run it decides from, `20260108T000000Z`" in text
+    with pytest.raises(ValueError, match="no run on machine class 'Nowhere'"):
+        write_report(tmp_path, machine="Nowhere")
 
 
 def test_table_titles_name_run_cpu_and_pinning(rendered: Path) -> None:

@@ -17,12 +17,15 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.method.validation import ALL_CLASSES, LEAST_CLASS_RUNS, Calibration, Held
 from harness.method.verdicts import Method
 from harness.render.decisions import decision_rows
 from harness.render.markdown import answer, write_report
 from harness.render.table import TABLES, markdown, markdown_lines
-from harness.results.files import write_json_atomic
-from harness.results.records import CellRecord, load_study
+from harness.results.calibration import NAME as CALIBRATION
+from harness.results.calibration import load_calibration, write_calibration
+from harness.results.files import read_json, write_json_atomic
+from harness.results.records import CellRecord, load_study, machine_of
 from harness.results.run_meta import RunMeta, StudyEntry, Thresholds
 from harness.run.cells import Chosen, finished_entry
 from harness.run.runner import failed_gates
@@ -207,7 +210,7 @@ def test_a_run_in_rounds_tells_its_comparisons_with_intervals_and_decides(tmp_pa
     assert (
         "| Handlers without I/O: which stack? | **Pick aio-uvloop: the fastest, or within 5% of the fastest (95%)** | "
         "at least 1.26 × every rival (grpclib-uvloop binds): certified; 1.28 [1.26, 1.30] × grpclib-uvloop | "
-        "sync-w10 (0.77 [0.76, 0.79] of the pick) | ±2.1% | yes |"
+        "sync-w10 (0.77 [0.76, 0.79] of the pick) | ±2.1% | [stacks]"
     ) in decide
 
 
@@ -255,7 +258,8 @@ def test_a_comparison_of_ways_to_connect_is_told_by_its_labels_and_joins_the_dec
     decide = (tmp_path / "README.md").read_text().split("## Decide", 1)[1].split("\n## ", 1)[0]
     assert (
         "| How should clients hold connections, and servers their S3 client? | **Pick shared: the fastest, or within "
-        "5% of the fastest (95%); pool-10 could be as fast** | at least 0.99 × every rival (pool-10 binds): certified; "
+        "5% of the fastest (95%); pool-10 could be as fast** | **not trusted**: a run before blocks. at least 0.99 × "
+        "every rival (pool-10 binds): certified; "
         "1.00 [0.99, 1.02] × pool-10; to close it: 1 run in blocks (about 10 min, as this run took) | per-call (0.50 "
         "[0.49, 0.51] of the pick) |"
     ) in decide  # made before blocks: certified, yet not trusted until a run in blocks
@@ -325,7 +329,7 @@ def test_a_study_s_rows_are_trusted_by_its_one_a_a_control(tmp_path: Path) -> No
         return [line for line in text.splitlines() if line.startswith("| Handlers")]
 
     rows = decide()
-    assert len(rows) == 2 and all("| ±" in row and "| yes |" in row for row in rows)
+    assert len(rows) == 2 and all("| ±" in row and "not trusted" not in row for row in rows)
     cells = {server: CellRecord("hello", server, 50, "ok", seconds=60.0) for server in servers}
     noise = {"sync-w10": [1.0, 1.01, 0.99, 1.0, 1.02], "sync-w10~aa": [1.2, 0.85, 1.15, 0.9, 1.1]}
     noise["aio-uvloop"] = [1.0, 1.0, 0.99, 1.01, 1.0]
@@ -333,15 +337,13 @@ def test_a_study_s_rows_are_trusted_by_its_one_a_a_control(tmp_path: Path) -> No
         run_dir / "stacks", "hello/c50", cells, {"sync-w10": 3000, "aio-uvloop": 3900}, noise, {}, method=Method()
     )
     rows = decide()  # a control that holds 1 but is wider than the band: the floor is its half-width, rows stand
-    assert len(rows) == 2 and all("| ±18.5% | yes |" in row for row in rows)
+    assert len(rows) == 2 and all("| ±18.5% | [stacks]" in row and "not trusted" not in row for row in rows)
     noise["sync-w10~aa"] = [1.2, 1.21, 1.19, 1.2, 1.22]  # a control that excludes 1: the method failed here
     write_rounds(
         run_dir / "stacks", "hello/c50", cells, {"sync-w10": 3000, "aio-uvloop": 3900}, noise, {}, method=Method()
     )
     rows = decide()
-    assert len(rows) == 2 and all(
-        "the A/A control separated: untrustworthy | **no**: its study's A/A" in row for row in rows
-    )
+    assert len(rows) == 2 and all("**not trusted**: the A/A control separated, 1.20 [" in row for row in rows)
 
 
 def test_what_tls_costs_stays_open_until_its_cost_is_known_and_says_what_would_know_it(tmp_path: Path) -> None:
@@ -438,18 +440,31 @@ def test_a_run_of_the_brief_s_matrix_tells_its_levels_and_decides_the_brief_s_qu
     assert "| S3 to MongoDB on an event loop: Motor or PyMongo's async client? | **" in decide
 
 
-def test_a_row_from_fewer_than_three_blocks_is_not_trusted_and_says_why(tmp_path: Path) -> None:
-    run = load_study(make_brief_run(tmp_path), "stacks")
+def test_a_row_is_trusted_on_the_blocks_validation_holds_at_on_its_machine_class(tmp_path: Path) -> None:
+    run_dir = make_brief_run(tmp_path)
+    machine = machine_of(read_json(run_dir / "run.json"))
+
+    def held(blocks: int, good: float) -> Held:
+        return Held(blocks, 0.95, 0.95, good, 1000, 200, 100, LEAST_CLASS_RUNS)
+
+    two_fail = Calibration({machine: (held(2, 0.90), held(3, 0.97)), ALL_CLASSES: (held(2, 0.98),)})
+    write_calibration(tmp_path / CALIBRATION, two_fail, {machine: ["r"], ALL_CLASSES: ["r"]}, 10, 0)
+    load_calibration.cache_clear()
+    run = load_study(run_dir, "stacks")
     judged = next(each for each in judged_comparisons(run) if each.record.workload == "hello/c2")
+    assert judged.least_trusted == 3
     cut = replace(
         judged, rates={label: dict(list(rates.items())[:2]) for label, rates in judged.rates.items()}, pool=None
     )
-    assert distrust(cut, run, ["grpclib-uvloop", "sync-w10"]) == "only 2 blocks"
+    why = "validation does not hold at 2 blocks"
+    assert distrust(cut, run, ["grpclib-uvloop", "sync-w10"]) == why
     assert distrust(judged, run, ["grpclib-uvloop", "sync-w10"]) == ""
-    made = decision("q?", cut, run, True)
-    assert made is not None and not made.trusted and made.why == "only 2 blocks"
+    made = decision("q?", cut, run, "")
+    assert made is not None and not made.trusted and made.why == why
     row = decision_rows([made])[0]
-    assert not row.trusted and row.why == "only 2 blocks" and "Not to be trusted yet (only 2 blocks)" in row.answer
+    assert not row.trusted and row.why == why and f"Not to be trusted yet ({why})" in row.answer
+    assert replace(cut, least_trusted=2).trusted_at(2)  # where 2 blocks hold, the same row is trusted
+    load_calibration.cache_clear()
 
 
 def test_what_it_would_take_to_close_a_comparison_is_the_blocks_its_spread_needs() -> None:

@@ -12,7 +12,21 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.method.validation import MODERATED, PLAIN, WEIGHTED, ManyBlocks, coverage, draw, weighted
+from harness.method.validation import (
+    ALL_CLASSES,
+    LEAST_CLASS_RUNS,
+    MODERATED,
+    PLAIN,
+    WEIGHTED,
+    Calibration,
+    Held,
+    ManyBlocks,
+    coverage,
+    draw,
+    weighted,
+)
+from harness.results.calibration import NAME as CALIBRATION
+from harness.results.calibration import load_calibration, write_calibration
 from harness.studies.readings import many_blocks
 from tests.runs import make_rounds_run
 
@@ -89,3 +103,32 @@ def test_validate_says_so_when_no_run_has_blocks_enough(tmp_path: Path, capsys: 
     make_rounds_run(tmp_path)
     assert main(["validate", "--out", str(tmp_path)]) == 2
     assert "no run under" in capsys.readouterr().err
+
+
+def held_at(blocks: int, compatible: float = 0.95, good: float = 0.99, runs: int = LEAST_CLASS_RUNS) -> Held:
+    return Held(blocks, compatible, 0.95, good, 1000, 200, 100, runs)
+
+
+def test_a_row_is_trusted_from_the_fewest_blocks_at_which_its_class_keeps_every_claim() -> None:
+    found = Calibration(
+        {
+            "mine": (held_at(2, good=0.92), held_at(3), held_at(4)),
+            "few": (held_at(2, compatible=0.80, runs=LEAST_CLASS_RUNS - 1),),  # too few runs: judged by all
+            ALL_CLASSES: (held_at(2), held_at(3)),
+        }
+    )
+    assert found.least_trusted("mine") == 3 and not found.trusted(2, "mine") and found.trusted(7, "mine")
+    assert found.least_trusted("few") == 2 and found.least_trusted("new class") == 2
+    assert not found.trusted(1, "new class") and Calibration({}).least_trusted("any") is None
+    twins_short = Held(2, 0.95, 0.91, 0.99, 1000, 200, 100, LEAST_CLASS_RUNS)
+    assert twins_short.measured and not twins_short.holds
+    assert not Held(2, math.nan, math.nan, math.nan, 0, 0, 0, 9).measured
+
+
+def test_a_calibration_is_written_and_read_back_whole(tmp_path: Path) -> None:
+    found = Calibration({ALL_CLASSES: (held_at(2), Held(6, math.nan, math.nan, math.nan, 0, 0, 0, 1))})
+    write_calibration(tmp_path / CALIBRATION, found, {ALL_CLASSES: ["r1"]}, 10, 0)
+    load_calibration.cache_clear()
+    again = load_calibration(tmp_path)
+    assert again.by_class[ALL_CLASSES][0] == held_at(2) and again.by_class[ALL_CLASSES][1].intervals == 0
+    load_calibration.cache_clear()

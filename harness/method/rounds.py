@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from harness.method.moderation import NO_PRIOR, Prior, Row, priors, quantile
 from harness.method.pooling import Estimate, estimate_of, pooled_row
-from harness.method.selection import Difference, Selection, difference_of, select
+from harness.method.selection import Difference, Selection, blocks_to_certify, difference_of, select
 from harness.method.verdicts import (
     BLOCKS,
     UNRESOLVED,
@@ -32,7 +32,9 @@ from harness.method.verdicts import (
     control_of,
     interval,
     known,
+    noise_floor,
     paired_ratios,
+    separated,
     stop_reason,
     twin_stop_reason,
     verdict,
@@ -44,6 +46,10 @@ Block = Callable[[int, list[str]], Sequence[float | None]]
 Earlier = Callable[[str, str], Sequence[Estimate]]
 FAILED_WINDOWS = 2  # an alternative that failed in this many blocks is measured no more
 DECIDING_WEIGHT = 3.0  # how much a decision row's uncertified pick counts in a race's gain
+JUDGED_FLOOR = 0.25  # an A/A twin is too thin to judge while its noise floor is wider than this: blind to a 25% gap
+# Which comparison's block comes first, before the gain per second decides among equals: a twin too thin to judge,
+# then a decision row not yet closed whose close fits in what is left of the budget, then everything else.
+THIN_TWIN, CLOSING, OTHER = 2, 1, 0
 BEHIND = "behind"  # why a label left a decision row's blocks: the selection rule put it clearly behind the pick
 LEAST_BLOCKS = 2  # every comparison of a run gets this many blocks, budget or not: an interval needs two
 
@@ -314,6 +320,47 @@ class Race:
             total += DECIDING_WEIGHT * self.narrowing(self.ratio(*pair))
         return total
 
+    def thin_twin(self) -> bool:
+        """Whether its A/A twin is still open and too thin to judge: no interval yet, or a noise floor wider than
+        JUDGED_FLOOR where it has not separated."""
+        if not self.twin or self.twin[0] not in self.active:
+            return False
+        found = self.ratio(self.twin[0], self.rounds.reference, pooled=False)
+        return found is None or (not separated(found) and noise_floor(found) > JUDGED_FLOOR)
+
+    def blocks_to_close(self) -> int | None:
+        """About how many more blocks would close what a decision row reads here: certify its pick, and know each
+        estimate to the tie band (at the spread it shows); 0 where nothing is open, None where it cannot yet be
+        told (a difference or an estimate without an interval)."""
+        needed = 0
+        chosen = self.selection()
+        if chosen is not None and not chosen.certified:
+            more = blocks_to_certify(chosen)
+            if more is None:
+                return None
+            needed = more
+        for pair in self.unknown():
+            found = self.ratio(*pair)
+            if found is None or not math.isfinite(found.half_width):
+                return None
+            wanted = math.log(1 + self.method.tie)
+            needed = max(needed, math.ceil(found.rounds * (found.half_width / wanted) ** 2) - found.rounds)
+        return needed
+
+    def urgency(self, seconds_left: float) -> int:
+        """Which comes first (THIN_TWIN, CLOSING, OTHER): its twin too thin to judge; a decision row it holds not yet
+        closed, whose close (blocks_to_close, each as long as its last) fits in `seconds_left` (one with no estimate
+        yet counts as fitting); anything else."""
+        if self.thin_twin():
+            return THIN_TWIN
+        if not self.rounds.deciding and not self.rounds.estimates:
+            return OTHER
+        needed = self.blocks_to_close()
+        if needed == 0:
+            return OTHER
+        fits = needed is None or needed * self.last_seconds <= seconds_left
+        return CLOSING if fits else OTHER
+
     def finish(self, why: str, wall_seconds: float) -> ComparisonRecord:
         """The comparison's record. Each label still open stops now: at the cap where the race reached it, for the
         reference where that failed, and otherwise for `why` (its budget spent, or the run interrupted)."""
@@ -403,8 +450,10 @@ def run_race(
     then the second of each), whatever the deadline; then, until the deadline (a clock() time) or until none is
     open, a block of the open comparison whose last block fits before the deadline and whose `Race.gain` per
     second of that block is highest: a comparison already clear or precise leaves the race, and the time it
-    leaves goes to those still open. Every block is judged by intervals moderated by all the run's rows so far
-    (`moderate`). Each entrant's record is set once it has stopped; `told(entrant)` after each block."""
+    leaves goes to those still open. Before the gain, `Race.urgency` orders them: a twin too thin to judge first,
+    then a decision row whose close fits in the time left, and only then the rows no decision reads (the brief's
+    lower levels, say). Every block is judged by intervals moderated by all the run's rows so far (`moderate`).
+    Each entrant's record is set once it has stopped; `told(entrant)` after each block."""
     for turn in range(max((each.least for each in entrants), default=0)):
         for each in entrants:
             if each.race.open and each.race.blocks <= turn < each.least:
@@ -417,7 +466,11 @@ def run_race(
         fitting = [each for each in open_ if deadline is None or now + each.race.last_seconds <= deadline]
         if not fitting:
             break
-        best = max(fitting, key=lambda each: each.race.gain() / max(each.race.last_seconds, 1e-3))
+        left = math.inf if deadline is None else deadline - now
+        best = max(
+            fitting,
+            key=lambda each: (each.race.urgency(left), each.race.gain() / max(each.race.last_seconds, 1e-3)),
+        )
         best.step(clock)
         told(best)
     for each in entrants:

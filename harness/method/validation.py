@@ -264,3 +264,88 @@ def selection_check(
         wrong / certified if certified else math.nan,
         max(shares, default=math.nan),
     )
+
+
+BLOCKS_DRAWN = (2, 3, 4, 6)  # the block counts validation draws, each told apart
+LEAST_CLASS_RUNS = 5  # a machine class is judged by its own figures from this many many-block runs on
+KEPT = 0.93  # an interval method keeps its 95% claim where at least this share of its intervals is compatible
+GOOD = 0.95  # the selection rule keeps its claim where at least this share of its certified picks is good
+
+
+@dataclass(frozen=True)
+class Held:
+    """What validation measured at one number of blocks drawn, on one machine class or all: the share of moderated
+    intervals compatible with the blocks left out (the labels', the A/A twins' apart), the probability of good
+    selection, and how many runs, intervals and certified picks each share rests on (0: none measured)."""
+
+    blocks: int
+    compatible: float
+    twins: float
+    good: float
+    intervals: int
+    twin_intervals: int
+    certified: int
+    runs: int = 0
+
+    @property
+    def measured(self) -> bool:
+        """Whether every figure was measured: intervals of the labels and of the twins, and certified picks."""
+        return self.intervals > 0 and self.twin_intervals > 0 and self.certified > 0
+
+    @property
+    def own(self) -> bool:
+        """Whether a class may be judged by its own figures: every one measured, over LEAST_CLASS_RUNS runs or more
+        (fewer runs draw the same few comparisons again and again, and their shares scatter)."""
+        return self.measured and self.runs >= LEAST_CLASS_RUNS
+
+    @property
+    def holds(self) -> bool:
+        """Whether a row resting on this many blocks may be trusted: every figure measured and at its claim."""
+        return self.measured and self.compatible >= KEPT and self.twins >= KEPT and self.good >= GOOD
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Validation's findings by machine class ("all": every class together), each at the block counts drawn."""
+
+    by_class: Mapping[str, Sequence[Held]]
+
+    def at(self, blocks: int, machine: str) -> Held | None:
+        """What validation found for a row of `blocks` blocks on a machine class: at the most blocks drawn not above
+        it, on that class where its own figures are enough to judge it (Held.own), else on every class together; None
+        below the fewest drawn or where nothing was measured."""
+        for name, enough in ((machine, "own"), (ALL_CLASSES, "measured")):
+            found = [each for each in self.by_class.get(name, ()) if each.blocks <= blocks and getattr(each, enough)]
+            if found:
+                return max(found, key=lambda each: each.blocks)
+        return None
+
+    def trusted(self, blocks: int, machine: str) -> bool:
+        """Whether a row of `blocks` blocks is trusted on this machine class by what validation measured."""
+        found = self.at(blocks, machine)
+        return found is not None and found.holds
+
+    def least_trusted(self, machine: str) -> int | None:
+        """The fewest blocks a row needs to be trusted on this machine class; None where no count drawn holds."""
+        counts = sorted({each.blocks for name in (machine, ALL_CLASSES) for each in self.by_class.get(name, ())})
+        return next((blocks for blocks in counts if self.trusted(blocks, machine)), None)
+
+
+ALL_CLASSES = "all"
+
+
+def held(runs: Sequence[Sequence[ManyBlocks]], drawn: int, draws: int, seed: int) -> Held:
+    """Validation at one number of blocks drawn, over these runs (one machine class, or all)."""
+    found = {each.method: each for each in coverage(runs, drawn, draws, seed)}
+    selecting = selection_check(runs, drawn, draws, seed)
+    certified = round(selecting.certified * selecting.selections) if selecting.selections else 0
+    return Held(
+        drawn,
+        found[MODERATED].compatible,
+        found[TWINS].compatible,
+        1 - selecting.wrong if certified else math.nan,
+        found[MODERATED].intervals,
+        found[TWINS].intervals,
+        certified,
+        len(runs),
+    )

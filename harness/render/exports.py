@@ -18,7 +18,7 @@ def _csv(rows: Sequence[Sequence[Any]]) -> str:
 
 def decision_csv(rows: Sequence[Row]) -> str:
     """The decision table as CSV: its columns, the evidence as run ids."""
-    head = ("question", *DECISION_COLUMNS[:-1], "runs")
+    head = ("question", *DECISION_COLUMNS[:-1], "trusted", "why not trusted", "runs")
     return _csv(
         [
             head,
@@ -29,7 +29,8 @@ def decision_csv(rows: Sequence[Row]) -> str:
                     r.sure,
                     r.avoid,
                     r.floor,
-                    "yes" if r.trusted else f"no: {r.why}",
+                    int(r.trusted),
+                    r.why,
                     " ".join(run for run, _ in r.evidence),
                 )
                 for r in rows

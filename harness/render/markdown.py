@@ -1,9 +1,9 @@
 """results/README.md (the decision table and short answers), each study's page with its tables and charts, and
 results/report.html, rendered from the run files only.
 
-Each study renders from the newest run that holds it on the machine class with the most runs of one code, but a run
-made --aside (told under aside/ on its page); its page also sees the newest full default run of the study on every
-other CPU model, so machines stand side by side, and the newest run of its full matrix.
+Each study renders from its newest run but one made --aside (told under aside/ on its page), pooled with the earlier
+runs of its machine class and code; its page also sees the newest full default run of the study on every other CPU
+model, so machines stand side by side, and the newest run of its full matrix.
 """
 
 from __future__ import annotations
@@ -14,28 +14,27 @@ from pathlib import Path
 from typing import Any
 
 from harness.method.soak_verdict import SOAK_DOC
-from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, GLOSSARY, Row, study_command
+from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, GLOSSARY, NOT_TRUSTED, Row, study_command
 from harness.render.findings import Findings, findings, matrix_run, newest_soak, only_in_matrix
 from harness.render.page import FINDINGS_JSON, findings_json, page
 from harness.render.table import Block, Table, markdown, written_tables
-from harness.results.code import run_code
 from harness.results.files import read_json, write_bytes_atomic, write_text_atomic
 from harness.results.records import StudyRun, all_runs, is_aside, load_study, machine_of, studies_in
 from harness.studies import STUDIES, StudyReport
-from harness.studies.evidence import ROOT
 from harness.studies.reading import trouble
 from harness.studies.telling import same_workloads
 
 
-def runs_of(study: StudyReport, metas: dict[Path, dict[str, Any]], root: Path = ROOT) -> list[StudyRun]:
-    """The run the study decides from (`deciding_run`), then the newest full default run on each other CPU model;
-    runs made --aside only where the study has no other. metas: each run's run.json, oldest first."""
+def runs_of(study: StudyReport, metas: dict[Path, dict[str, Any]], machine: str | None = None) -> list[StudyRun]:
+    """The run the study decides from (`deciding_run`, of `machine`'s class where one is named and holds the study),
+    then the newest full default run on each other CPU model; runs made --aside only where the study has no other.
+    metas: each run's run.json, oldest first."""
     holding = [run for run, meta in reversed(metas.items()) if study.name in studies_in(meta)]
     if deciding := [run for run in holding if not is_aside(metas[run])]:
         holding = deciding
     if not holding:
         return []
-    first = deciding_run(holding, metas, root)
+    first = deciding_run([run for run in holding if machine_of(metas[run]) == machine] or holding)
     chosen = [load_study(first, study.name)]
     models = {chosen[0].cpu_model}
     for run in holding:
@@ -46,21 +45,12 @@ def runs_of(study: StudyReport, metas: dict[Path, dict[str, Any]], root: Path = 
     return chosen
 
 
-def deciding_run(holding: Sequence[Path], metas: dict[Path, dict[str, Any]], root: Path) -> Path:
-    """The newest run of the machine class with the most runs of one code (its newest run's): rows pool only within
-    a class and a code (harness.studies.evidence), so the table reads the deepest evidence, and a run on a class
-    new to the results stands beside it on the study's page until its class holds as many. Ties go to the newest.
-    holding: the runs that may decide, newest first."""
-    newest: dict[str, Path] = {}
-    for run in holding:
-        newest.setdefault(machine_of(metas[run]), run)
-
-    def depth(machine: str) -> int:
-        code = run_code(metas[newest[machine]], root)
-        same = [run for run in holding if machine_of(metas[run]) == machine and run_code(metas[run], root) == code]
-        return len(same) if code else 1
-
-    return newest[max(newest, key=depth)]  # max keeps the first of equals: the newest class
+def deciding_run(holding: Sequence[Path]) -> Path:
+    """The newest run that may decide (the machine you ran on last): its rows pool with the earlier runs of its
+    machine class and code alone (harness.studies.evidence), so a team's own `make bench` answers for its own
+    machine, and runs of older code or of other classes stand on the study's page. holding: the runs that may
+    decide, newest first."""
+    return holding[0]
 
 
 def asides_of(study: StudyReport, metas: dict[Path, dict[str, Any]], chosen: StudyRun) -> list[StudyRun]:
@@ -97,7 +87,8 @@ def verdicts_line(rows: Sequence[Row]) -> str:
         "fastest or within 5% of the fastest; the column gives its lowest bound over any rival and the rival that "
         "binds it, then its rate over the runner-up's with its 95% interval over blocks of warm servers taking "
         "turns, pooled over every run in which both ran the same code (over N runs on D days), the deciding run's own "
-        "reading beside it. A study decides from the newest run of the machine type with the most runs of one code. "
+        "reading beside it. A study decides from its newest run, pooled with the earlier runs of that machine type "
+        "and code. "
         "The noise floor is the smallest difference the deciding run could see. Every term is "
         "defined under [Words](#words). Compare absolute figures only within one run and machine."
     )
@@ -120,10 +111,9 @@ def decide(found: Findings) -> list[str]:
             each.question,
             [
                 f"**{each.lead}**",
-                each.sure,
+                each.sure if each.trusted else f"**{NOT_TRUSTED}**: {each.why}. {each.sure}",
                 each.avoid,
                 each.floor,
-                "yes" if each.trusted else f"**no**: {each.why}",
                 f"[{each.study}]({each.study}/README.md), {runs}; {each.pooled}",
             ],
         )
@@ -188,9 +178,8 @@ def study_page(
         "",
         f"Measured by `{command}`"
         + ("" if study.default else " (not in the default run)")
-        + f"; the run it decides from, `{newest.run_id}`, took {minutes:.0f} min: the newest of the machine type "
-        "with the most runs of one code. Run it again and its rows pool the new run with the earlier ones of your "
-        "machine type." + elsewhere(runs[1:]),
+        + f"; the run it decides from, `{newest.run_id}`, took {minutes:.0f} min: the study's newest. Run it again "
+        "and its rows pool the new run with the earlier ones of your machine type and code." + elsewhere(runs[1:]),
         "",
         "## The answer",
         "",
@@ -312,11 +301,20 @@ def summary(found: Findings, chosen: dict[StudyReport, list[StudyRun]], runs: Se
     return markdown(lines) + "\n"
 
 
-def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
+def write_report(out_dir: Path, newest: Path | None = None, machine: str | None = None) -> list[Path]:
     """Render every study's page and files, results/README.md and results/report.html into out_dir; returns the
-    files written.
+    files written (`render_report`)."""
+    return render_report(out_dir, newest, machine)[0]
 
-    newest: render from this run and those before it (default: every run under out_dir/runs).
+
+def render_report(
+    out_dir: Path, newest: Path | None = None, machine: str | None = None
+) -> tuple[list[Path], list[Row]]:
+    """Render every study's page and files, results/README.md and results/report.html into out_dir; returns the
+    files written and the decision table's rows.
+
+    newest: render from this run and those before it (default: every run under out_dir/runs); machine: the machine
+    class whose newest runs decide (default: the newest run's, study by study).
     """
     runs = all_runs(out_dir)
     if newest is not None:
@@ -324,7 +322,9 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
     if not runs:
         raise FileNotFoundError(f"no run under {out_dir / 'runs'}: run `python -m harness run-all` first")
     metas = {run: read_json(run / "run.json") for run in runs}  # each read once, oldest first
-    chosen = {each: study_runs for each in STUDIES if (study_runs := runs_of(each, metas))}
+    if machine is not None and machine not in (classes := {machine_of(meta) for meta in metas.values()}):
+        raise ValueError(f"no run on machine class {machine!r}; the runs' classes: {', '.join(sorted(classes))}")
+    chosen = {each: study_runs for each in STUDIES if (study_runs := runs_of(each, metas, machine))}
     matrices = {each: matrix_run(each, metas, study_runs[0]) for each, study_runs in chosen.items()}
     asides = {each: asides_of(each, metas, study_runs[0]) for each, study_runs in chosen.items()}
     written = []
@@ -369,4 +369,4 @@ def write_report(out_dir: Path, newest: Path | None = None) -> list[Path]:
         path = out_dir / name
         write_text_atomic(path, text)
         written.append(path)
-    return written
+    return written, list(found.rows)

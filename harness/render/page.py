@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from harness.render.decisions import DECISION_COLUMNS, GLOSSARY, Row
+from harness.render.decisions import DECISION_COLUMNS, GLOSSARY, NOT_TRUSTED, Row
 from harness.render.exports import decision_csv, ratios_csv
 from harness.render.findings import TLS_MARK, WORK, Findings, differences
 from harness.render.vega import MEASURES, clients_chart, forest, vega_scripts
@@ -45,14 +45,14 @@ def _row(index: int, row: Row, ids: dict[int, list[str]], stacks: dict[int, list
     evidence = f'<a href="#row={index}">{row.study}</a>, {runs}' if ids[index] else f"{row.study}, {runs}"
     evidence += f"; {_cell(row.pooled)}"
     scenarios = " ".join(sorted({workload.split("/")[0] for workload in row.workloads}))
-    trusted = "yes" if row.trusted else f"<b>no</b>: {_cell(row.why)}"
+    sure = _cell(row.sure) if row.trusted else f"<b>{NOT_TRUSTED}</b>: {_cell(row.why)}. {_cell(row.sure)}"
     return (
         f'<tr data-study="{row.study}" data-stacks="{" ".join(stacks[index])}" data-row="{index}" '
         f'data-machines="{_cell("|".join(sorted({classes.get(run, "") for run, _ in row.evidence})))}" '
         f'data-pick="{_cell(row.pick)}" '
         f'data-scenarios="{scenarios}" data-ids="{" ".join(ids[index])}">'
-        f"<td>{_cell(row.question)}</td><td><b>{_cell(row.lead)}</b></td><td>{_cell(row.sure)}</td>"
-        f"<td>{_cell(row.avoid)}</td><td>{_cell(row.floor)}</td><td>{trusted}</td>"
+        f"<td>{_cell(row.question)}</td><td><b>{_cell(row.lead)}</b></td><td>{sure}</td>"
+        f"<td>{_cell(row.avoid)}</td><td>{_cell(row.floor)}</td>"
         f"<td>{evidence}</td></tr>"
     )
 

@@ -11,7 +11,7 @@ from harness.method.verdicts import Interval
 from harness.results.records import CellRecord, Repeat, StudyRun
 from harness.results.run_meta import Target
 
-SEPARATED = "its study's A/A control separated"  # why a row is not trusted, where its decision says no more
+SEPARATED = "the A/A control separated"  # why a row is not trusted, where its decision says no more
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class Decision:
     run_id: str
     machine: str
     trusted: bool = True  # False when its study's A/A control separated, or its comparison cannot carry it
-    why: str = ""  # why it is not trusted ("2 blocks", "its study's A/A control separated"); "" when it is
+    why: str = ""  # why it is not trusted ("the A/A control separated, 1.27 [1.04, 1.56]"); "" when it is
     # How its study's A/A control read, with the noise floor it gives (verdicts.calibration_text); "—": none.
     calibration: str = "—"
     over: Interval | None = None  # the pick over the runner-up, where paired in blocks

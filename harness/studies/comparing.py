@@ -315,11 +315,6 @@ def ours_cost(found: Interval) -> str:
     return f"at most {1 - found.low:.0%} of the floor's rate"
 
 
-LEAST_TRUSTED_BLOCKS = (
-    3  # a row from fewer blocks is not trusted: two blocks' t-interval is wide and its spread a guess
-)
-
-
 def driver_peak(judged: Judged, run: StudyRun, labels: Sequence[str]) -> float:
     """The busiest the driver was in these labels' slices, as a share of its CPUs (0 where it was not measured)."""
     shares = [
@@ -335,15 +330,16 @@ def distrust(
     judged: Judged, run: StudyRun, labels: Sequence[str], by_rate: bool = True, blocks: int | None = None
 ) -> str:
     """Why a row from this comparison is not to be trusted, whatever its study's control said: a run before blocks,
-    fewer than LEAST_TRUSTED_BLOCKS blocks of the labels it sets side by side (two labels: every block of the runs
-    their pair pools over; `blocks` where the row pooled them otherwise), or, where the row reads their rates
-    (by_rate), a driver busy enough to have been the limit in their slices; "" where none of these holds."""
+    a count of blocks of the labels it sets side by side at which validation does not hold on the run's machine
+    class (two labels: every block of the runs their pair pools over; `blocks` where the row pooled them otherwise),
+    or, where the row reads their rates (by_rate), a driver busy enough to have been the limit in their slices; ""
+    where none of these holds."""
     why = []
     if judged.record.method.design != BLOCKS:
         why.append("a run before blocks")
     blocks = blocks_of(judged, labels, by_rate) if blocks is None else blocks
-    if blocks < LEAST_TRUSTED_BLOCKS:
-        why.append(f"only {blocks} blocks")
+    if not judged.trusted_at(blocks):
+        why.append(f"validation does not hold at {blocks} blocks")
     busiest = driver_peak(judged, run, labels)
     if by_rate and busiest > run.thresholds.driver_busy:
         why.append(f"the driver at {busiest:.0%} of its CPU")
@@ -357,19 +353,33 @@ def blocks_of(judged: Judged, labels: Sequence[str], by_rate: bool = True) -> in
     return pair.ratio.rounds if pair else min((len(judged.rates.get(label, {})) for label in labels), default=0)
 
 
-def untrusted(separated: bool, why: str) -> str:
-    """Why a row is not trusted: its study's control separated, then the comparison's own reasons ("" for none)."""
-    return ", ".join(filter(None, [SEPARATED if separated else "", why]))
+def control_doubt(controls: Sequence[Interval]) -> str:
+    """Why a study's A/A controls leave its rows untrusted, in words: none ran, or one separated ("the A/A control
+    separated, 1.27 [1.04, 1.56]"); "" where every one held. A control wider than the rows' differences still holds:
+    validation finds the twins' intervals keep their claim from 2 blocks on, and its width is the noise floor each
+    row shows."""
+    if not controls:
+        return "no A/A control ran"
+    if apart := next((each for each in controls if separated(each)), None):
+        return f"{SEPARATED}, {ratio_text(apart)}"
+    return ""
+
+
+def untrusted(doubt: str, why: str) -> str:
+    """Why a row is not trusted: what its study's control left in doubt, then the comparison's own reasons ("" for
+    none)."""
+    return ", ".join(filter(None, [doubt, why]))
 
 
 def decision(
-    question: str, judged: Judged, run: StudyRun, trusted: bool, control: Interval | None = None
+    question: str, judged: Judged, run: StudyRun, doubt: str, control: Interval | None = None
 ) -> Decision | None:
     """The decision row of a comparison, by the selection rule (harness.method.selection): the pick, certified or
     not, its lowest simultaneous bound over every rival, the contenders, what would certify it; beside them the
     runner-up with the pick's ratio over it and over the reference (95% intervals), and the alternative to avoid
-    (the slowest, if slower); trusted unless the study's A/A control separated or the comparison itself cannot carry
-    the pick over the rival that binds it (`distrust`), with how that control read (its noise floor)."""
+    (the slowest, if slower); trusted unless its study's A/A control leaves it in `doubt` (control_doubt) or the
+    comparison itself cannot carry the pick over the rival that binds it (`distrust`), with how that control read
+    (its noise floor)."""
     labels = candidates(judged)
     tie = judged.record.method.tie
     chosen = selection_of(judged, labels, tie)
@@ -377,7 +387,7 @@ def decision(
         return None
     top = chosen.pick
     runner = next(label for label in labels if label != top)
-    why = untrusted(not trusted, distrust(judged, run, [top, binding.rival]))
+    why = untrusted(doubt, distrust(judged, run, [top, binding.rival]))
     over = pick_over(judged, top, runner, tie)
     reference = judged.record.reference
     against = judged.outcome(top)
@@ -416,7 +426,7 @@ def decision(
     if efficient is None or efficient.binding is None:
         return made
     said = f"the driver at {busiest:.0%} of its CPU set the rates"
-    return by_cost(made, judged, run, efficient, ahead, trusted, said)
+    return by_cost(made, judged, run, efficient, ahead, doubt, said)
 
 
 def pick_named(chosen: Selection) -> str:
@@ -437,7 +447,7 @@ def by_cost(
     run: StudyRun,
     chosen: Selection,
     ahead: Sequence[str],
-    trusted: bool,
+    doubt: str,
     why: str,
 ) -> Decision:
     """A decision row read again by the server's CPU per call among its contenders by rate that the race did not
@@ -457,7 +467,7 @@ def by_cost(
     worst = None if against_costliest is None else against_costliest.ratio
     slower = worst if worst is not None and verdict(worst, judged.record.method.tie) == "slower" else None
     against = judged.outcome(top)
-    untrust = untrusted(not trusted, distrust(judged, run, [top, binding.rival], by_rate=False))
+    untrust = untrusted(doubt, distrust(judged, run, [top, binding.rival], by_rate=False))
     return replace(
         made,
         stacks=servers_of(judged, labels),
@@ -542,8 +552,10 @@ def trust_text(judged: Judged, run: StudyRun, pair: Sequence[str]) -> str:
     where it lacks neither."""
     if judged.record.method.design != BLOCKS:
         return f"1 run in blocks (about {run.info.get('wall_seconds', 0.0) / 60:.0f} min, as this run took)"
-    blocks = blocks_of(judged, pair)
-    return more_text(judged, LEAST_TRUSTED_BLOCKS - blocks, pair) if blocks < LEAST_TRUSTED_BLOCKS else ""
+    blocks, least = blocks_of(judged, pair), judged.least_trusted
+    if least is None:
+        return "a validation that holds on this machine class (`python -m harness validate`)"
+    return more_text(judged, least - blocks, pair) if blocks < least else ""
 
 
 def servers_of(judged: Judged, labels: Sequence[str]) -> tuple[str, ...]:

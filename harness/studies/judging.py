@@ -22,12 +22,14 @@ from harness.method.verdicts import (
     paired_ratios,
     verdict,
 )
+from harness.results.calibration import load_calibration
 from harness.results.files import read_json
 from harness.results.records import (
     CellResult,
     Repeat,
     StudyRun,
     load_study,
+    machine_of,
     studies_in,
 )
 from harness.run.drivers.histogram import Latencies
@@ -49,6 +51,13 @@ class Judged:
     prior: Prior = NO_PRIOR  # what its run's rows give its intervals (harness.method.moderation)
     pool: Pool | None = None  # the earlier runs it pools with (harness.studies.evidence); None: its own alone
     cost_pool: Pool | None = None  # the same by calls per server CPU second
+    # The fewest blocks a row of its machine class needs to be trusted, as `harness validate` measured it
+    # (harness.results.calibration); None where no count it drew holds.
+    least_trusted: int | None = None
+
+    def trusted_at(self, blocks: int) -> bool:
+        """Whether a row resting on this many blocks is trusted by what validation measured."""
+        return self.least_trusted is not None and blocks >= self.least_trusted
 
     def over(self, first: str, second: str) -> Combined | None:
         """first's rate over second's, paired by block in each run, over the runs it pools with (its own first);
@@ -176,6 +185,7 @@ def judged_comparisons(run: StudyRun) -> list[Judged]:
     reads = read_comparisons(run)
     found_pools = pools(run.study, reads, run.run_dir, run.meta, priors) if studied else {}
     by_cost = cost_pools(found_pools, reads)
+    least = load_calibration(run.run_dir.parents[1]).least_trusted(machine_of(run.meta))
     found = []
     for read in reads:
         record = read.record
@@ -185,7 +195,9 @@ def judged_comparisons(run: StudyRun) -> list[Judged]:
         if pool is not None:
             outcomes = [pooled_outcome(each, pool, record.method.tie) for each in outcomes]
         cost_pool = by_cost.get(record.workload)
-        found.append(Judged(run.study, record, read.rates, outcomes, read.cells, read.slices, prior, pool, cost_pool))
+        found.append(
+            Judged(run.study, record, read.rates, outcomes, read.cells, read.slices, prior, pool, cost_pool, least)
+        )
     return found
 
 

@@ -182,8 +182,8 @@ class StudyPlan:
     full_comparisons: Callable[[RunOptions], list[Comparison]] | None = None
     # Cells measured cell by cell beside the comparisons, in every run that races them: a driver's cross-check.
     checks: Callable[[RunOptions], list[Cell]] = no_checks
-    # The blocks each of its comparisons gets whatever the budget (two make an interval; a row from fewer than
-    # three is not trusted: harness.studies.comparing.LEAST_TRUSTED_BLOCKS).
+    # The blocks each of its comparisons gets whatever the budget (two make an interval; whether a row of so many
+    # is trusted is what `harness validate` measured: harness.results.calibration).
     least_blocks: int = LEAST_BLOCKS
 
     def is_default_matrix(self, options: RunOptions) -> bool:

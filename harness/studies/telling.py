@@ -15,7 +15,6 @@ from harness.method.verdicts import (
     Outcome,
     interval,
     ratio_text,
-    separated,
     unpaired_interval,
     verdict,
 )
@@ -28,6 +27,7 @@ from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import (
     candidates,
     comparison_table,
+    control_doubt,
     decision,
     floors_table,
     pick,
@@ -204,15 +204,15 @@ def rounds_decisions(
     runs: Sequence[StudyRun], telling: Telling, judgeds: Sequence[Judged] | None = None
 ) -> list[Decision]:
     """A row per comparison of the newest run, where it ran in rounds; each trusted unless an A/A control of the
-    run's study separated (one in its first comparison, and one in a comparison of waves where it has such; runs
-    before that had one in each), and carrying how the widest control read: its noise floor. judgeds: the newest
-    run's comparisons, where the caller has judged them already."""
+    run's study separated or is too thin to judge (one in its first comparison, and one in a comparison of waves
+    where it has such; runs before that had one in each: comparing.control_doubt), and carrying how the widest
+    control read: its noise floor. judgeds: the newest run's comparisons, where the caller has judged them already."""
     newest = runs[0]
     judgeds = judged_comparisons(newest) if judgeds is None else judgeds
     controls = [control.ratio for each in judgeds if (control := each.control)]
-    trusted = bool(controls) and not any(separated(control) for control in controls)
+    doubt = control_doubt(controls)
     widest = max(controls, key=lambda each: each.half_width, default=None)
-    found = [telling.led(each, decision(telling.headline(each), each, newest, trusted, widest)) for each in judgeds]
+    found = [telling.led(each, decision(telling.headline(each), each, newest, doubt, widest)) for each in judgeds]
     return [each for each in found if each is not None]
 
 

@@ -35,10 +35,10 @@ from harness.results.records import StudyRun
 from harness.studies.base import Decision
 from harness.studies.comparing import (
     ALONE,
-    LEAST_TRUSTED_BLOCKS,
     OverRuns,
     certify_text,
     choice,
+    control_doubt,
     decision,
     distrust,
     is_floor,
@@ -187,7 +187,7 @@ def told_row(
     with its verdict; untrusted for `why` (the comparison's own reasons, `distrust`) or a control that separated.
     paired: the two labels, where paired in the comparison's blocks (so that runs can pool it); evidence: over
     which runs `over` pools where it was pooled otherwise (`unpaired_over_runs`)."""
-    why = untrusted(control is not None and separated(control), why)
+    why = untrusted("" if control is None else control_doubt([control]), why)
     tie = judged.record.method.tie
     standing = {top[1]: math.log(over.value), runner[1]: 0.0}
     chosen = select(list(standing), standing, lambda first, second: difference_of(over), tie)
@@ -358,8 +358,8 @@ def async_pays(judged: Judged, made: Decision) -> Decision:
         + (f" and {ratio_text(memory)} × its memory" if memory else "")
         + (f" (the CPU over {pooled.runs} runs, the memory the newest's)" if memory and pooled.runs > 1 else "")
     )
-    why = ", ".join(part for part in made.why.split(", ") if part and not part.startswith("only "))
-    few = f"only {cpu.rounds} blocks" if cpu.rounds < LEAST_TRUSTED_BLOCKS else ""
+    why = ", ".join(part for part in made.why.split(", ") if part and not part.startswith("validation does not"))
+    few = "" if judged.trusted_at(cpu.rounds) else f"validation does not hold at {cpu.rounds} blocks"
     why = ", ".join(filter(None, [why, few]))
     return replace(
         made,
@@ -392,7 +392,7 @@ def brief_decisions(run: StudyRun, telling: Telling, judgeds: Sequence[Judged]) 
         if topic + REGION in top:
             continue  # the S3 work is answered where production has its backends
         own = control_of_run(judgeds, judged)
-        made = decision(telling.headline(judged), judged, run, own is None or not separated(own), own)
+        made = decision(telling.headline(judged), judged, run, "" if own is None else control_doubt([own]), own)
         if (told := telling.led(judged, made)) is not None:
             rows.append(told)
     mongo = next((top[name] for name in ("s3-mongo" + REGION, "s3-mongo") if name in top), None)
