@@ -14,9 +14,11 @@ import psutil
 import pymongo
 import pytest
 
+from harness.method.validation import ALL_CLASSES, BLOCKS_DRAWN, Calibration, Held
 from harness.plan.matrix import BENCH_BUCKET, BENCH_OBJECTS
 from harness.plan.servers import SERVER_VARIANTS, ServerVariant
 from harness.plan.servers import STACKS as SINGLE_PROCESS_STACKS
+from harness.results import calibration as calibration_file
 from harness.run.backends import Backends, seed_bucket, start_backends
 from harness.run.processes import Child
 from harness.run.serving import running_server
@@ -48,6 +50,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tools" in getattr(item, "fixturenames", ()):
             item.add_marker(LIVE)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def calibration(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Calibration]:
+    """The calibration a results tree without its own reads (harness.results.calibration): a fixed one in which 2
+    blocks hold on every machine class, so that no test's verdict of trust turns on the committed validation."""
+    held = tuple(Held(blocks, 0.95, 0.95, 0.98, 1000, 200, 100, 30) for blocks in BLOCKS_DRAWN)
+    found = Calibration({ALL_CLASSES: held})
+    path = tmp_path_factory.mktemp("calibration") / calibration_file.NAME
+    calibration_file.write_calibration(path, found, {ALL_CLASSES: ["synthetic"]}, 1, 0)
+    committed, calibration_file.CHECKOUT = calibration_file.CHECKOUT, path
+    calibration_file.load_calibration.cache_clear()
+    yield found
+    calibration_file.CHECKOUT = committed
+    calibration_file.load_calibration.cache_clear()
 
 
 @pytest.fixture(scope="session")
