@@ -6,9 +6,10 @@ from dataclasses import replace
 
 from harness.method.verdicts import Interval
 from harness.render.decisions import ANSWER_WORDS, LINE_CHARACTERS, answer_line, decision_rows, scopes
+from harness.render.findings import elsewhere_of
 from harness.render.targets import target_text
 from harness.results.run_meta import Target
-from harness.studies.base import SEPARATED, Decision
+from harness.studies.base import SEPARATED, Decision, open_text
 from harness.studies.stacks.brief import uvloop_lead
 
 
@@ -210,3 +211,20 @@ def test_a_missed_target_is_said_in_words_and_a_met_one_not_at_all() -> None:
     )
     assert target_text("something_new", Target(False, {"x": 1})) == "something new: not met"
     assert target_text("driver_not_busy", Target(False, {})) == "driver not busy: not met"  # figures it lacks
+
+
+def test_an_open_row_names_at_most_three_candidates_and_how_close_they_are() -> None:
+    assert open_text(("a", "b"), 0.031) == "a or b, within 3% of each other"
+    assert open_text(("a", "b", "c"), 0.06) == "a, b or c, within 6% of each other"
+    assert open_text(tuple("abcdefgh"), 0.06) == "a, b, c and 5 more, within 6% of each other"
+    first = interpreter_row("aio-uvloop", "3.13", 1.24, 0.64)
+    open_ = Decision(**{**first.__dict__, "certified": False, "contenders": tuple("abcde"), "apart": 0.04})
+    assert open_.picked() == "Not yet: a, b, c and 2 more, within 4% of each other"
+
+
+def test_another_machine_class_says_beside_a_row_whether_it_answers_the_same() -> None:
+    (row,) = decision_rows([interpreter_row("aio-uvloop", "3.13", 1.24, 0.64)])
+    other = replace(row, pooled="over 2 runs on 1 day")
+    assert elsewhere_of(row, [("Intel 6/207/2", other)]) == ("Intel 6/207/2, over 2 runs on 1 day: same answer",)
+    assert elsewhere_of(row, [("B", replace(other, pick="3.12"))]) == ("B, over 2 runs on 1 day: answers 3.12",)
+    assert elsewhere_of(row, [("B", replace(other, answered=False))]) == ("B, over 2 runs on 1 day: not answered yet",)

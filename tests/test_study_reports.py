@@ -368,7 +368,7 @@ def test_what_tls_costs_stays_open_until_its_cost_is_known_and_says_what_would_k
     ]
     assert tls.pick == "shared+tls" and not answered(tls)
     assert tls.verdict == "certified; TLS's cost not yet known to ±5%"
-    assert tls.closing.startswith("about ") and " more blocks, " in tls.closing  # the verdict says what is unknown
+    assert tls.closing.startswith("about ") and " more blocks: " in tls.closing  # the verdict says what is unknown
 
 
 def test_yes_or_no_questions_are_answered_yes_or_no_first(tmp_path: Path) -> None:

@@ -134,6 +134,9 @@ class Row:
     closing: str = ""  # what would close it where it is open: blocks, runs and minutes, and the command
     pooled: str = "the newest run alone"  # over how many runs and days its rows pool
     answered: bool = False  # every part certified (the selection rule) or resolved (a tie, faster or slower)
+    # What each other machine class with runs of the same code says of it ("GenuineIntel 6/207/2, over 2 runs on 1
+    # day: same answer"), where any has such runs.
+    elsewhere: tuple[str, ...] = ()
 
 
 def scopes(found: Sequence[Decision]) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from harness.method.soak_verdict import load_line
 from harness.render.compare import compare_rows, ratio_changes
 from harness.render.decisions import Row, decision_rows
 from harness.render.views import comparison_view
+from harness.results.code import run_code
 from harness.results.files import read_json
 from harness.results.records import (
     DIRTY,
@@ -31,6 +32,7 @@ from harness.results.records import (
 from harness.results.run_meta import Thresholds
 from harness.run.tls import TLS
 from harness.studies.base import Decision, StudyReport
+from harness.studies.evidence import ROOT
 from harness.studies.judging import judged_comparisons
 
 
@@ -219,13 +221,21 @@ def findings(
     run.json, oldest first)."""
     decisions: list[Decision] = []
     views = []
+    classes = machine_classes(list(metas.values()))
+    elsewhere: dict[str, list[tuple[str, Row]]] = {}  # question -> (machine class, its row there)
     for each, study_runs in chosen.items():
         # A study decides from one run (markdown.deciding_run), pooled with the runs before on its machine type; its
         # runs on other machine types are named, with a link, on its page, and drawn here only when their type
-        # decides (so that the page holds one type's views a study, however many types the results hold).
+        # decides (so that the page holds one type's views a study, however many types the results hold). Those of
+        # the deciding run's code say beside each row whether they answer it the same way.
         rows, told = views_of(each, study_runs[0])
         decisions += rows
         views += told
+        code = run_code(study_runs[0].meta, ROOT)
+        for other in study_runs[1:]:
+            if code and run_code(other.meta, ROOT) == code:
+                for row in decision_rows(views_of(each, other)[0]):
+                    elsewhere.setdefault(row.question, []).append((classes[other.run_id], row))
     aside_views = [view for each, runs in asides.items() for run in runs for view in views_of(each, run)[1]]
     pairs = [found for each in chosen if (found := side_by_side(metas, each.name))]
     found_matrices = [
@@ -235,9 +245,11 @@ def findings(
     ]
     used = {view["run"] for view in views + aside_views} | {row.run_id for row in decisions}
     used |= {m["run"] for m in found_matrices}
-    classes = machine_classes(list(metas.values()))
     return Findings(
-        decision_rows(decisions),
+        [
+            replace(row, elsewhere=elsewhere_of(row, elsewhere.get(row.question, [])))
+            for row in decision_rows(decisions)
+        ],
         [{**view, "class": classes[view["run"]]} for view in views],
         [
             {**provenance(meta), "class": classes[meta["run_id"]]}
@@ -248,6 +260,21 @@ def findings(
         found_matrices,
         [{**view, "class": classes[view["run"]]} for view in aside_views],
     )
+
+
+def elsewhere_of(row: Row, others: Sequence[tuple[str, Row]]) -> tuple[str, ...]:
+    """What each other machine class with runs of the same code says of a row, in a clause ("GenuineIntel 6/207/2,
+    over 2 runs on 1 day: same pick")."""
+    found = []
+    for machine, other in others:
+        if not other.answered:
+            said = "not answered yet"
+        elif row.answered and other.pick == row.pick:
+            said = "same answer"
+        else:
+            said = f"answers {other.pick}"
+        found.append(f"{machine}, {other.pooled}: {said}")
+    return tuple(found)
 
 
 NO_FINGERPRINT = " (runs before fingerprints)"

@@ -16,6 +16,7 @@ from typing import Any
 from harness.method.soak_verdict import SOAK_DOC
 from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, GLOSSARY, NOT_TRUSTED, Row, study_command
 from harness.render.findings import Findings, findings, matrix_run, newest_soak, only_in_matrix
+from harness.render.leaderboard import leaderboards
 from harness.render.page import FINDINGS_JSON, findings_json, page
 from harness.render.table import Block, Table, markdown, written_tables
 from harness.results.files import read_json, write_bytes_atomic, write_text_atomic
@@ -114,7 +115,8 @@ def decide(found: Findings) -> list[str]:
                 each.sure if each.trusted else f"**{NOT_TRUSTED}**: {each.why}. {each.sure}",
                 each.avoid,
                 each.floor,
-                f"[{each.study}]({each.study}/README.md), {runs}; {each.pooled}",
+                f"[{each.study}]({each.study}/README.md), {runs}; {each.pooled}"
+                + "".join(f"; {clause}" for clause in each.elsewhere),
             ],
         )
     return [*lines, verdicts_line(found.rows), "", *table.markdown(), ""]
@@ -283,6 +285,9 @@ def summary(found: Findings, chosen: dict[StudyReport, list[StudyRun]], runs: Se
         "comparison's forest plot and blocks, every study's tables, each run's provenance). Each table is also saved "
         "as CSV beside its page, under `tables/`.",
         "",
+        *leaderboards(
+            found.comparisons, next((runs[0].meta for each, runs in chosen.items() if each.name == "stacks"), None)
+        ),
         *decide(found),
         *answers(found, chosen),
         *same_workloads([study_runs[0] for study_runs in chosen.values()]),
@@ -299,6 +304,11 @@ def summary(found: Findings, chosen: dict[StudyReport, list[StudyRun]], runs: Se
         f"Runs: {len(runs)} under [`runs/`](runs), the newest `{runs[-1].name}`.",
     ]
     return markdown(lines) + "\n"
+
+
+def stacks_meta(chosen: dict[StudyReport, list[StudyRun]]) -> dict[str, Any] | None:
+    """The run.json of the run the stacks study decides from (the leaderboards'); None where it has none."""
+    return next((runs[0].meta for each, runs in chosen.items() if each.name == "stacks"), None)
 
 
 def write_report(out_dir: Path, newest: Path | None = None, machine: str | None = None) -> list[Path]:

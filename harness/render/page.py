@@ -43,7 +43,7 @@ def _cell(text: str) -> str:
 def _row(index: int, row: Row, ids: dict[int, list[str]], stacks: dict[int, list[str]], classes: dict[str, str]) -> str:
     runs = ", ".join(f"<code>{run}</code> ({_cell(machine)})" for run, machine in row.evidence)
     evidence = f'<a href="#row={index}">{row.study}</a>, {runs}' if ids[index] else f"{row.study}, {runs}"
-    evidence += f"; {_cell(row.pooled)}"
+    evidence += f"; {_cell(row.pooled)}" + "".join(f"; {_cell(clause)}" for clause in row.elsewhere)
     scenarios = " ".join(sorted({workload.split("/")[0] for workload in row.workloads}))
     sure = _cell(row.sure) if row.trusted else f"<b>{NOT_TRUSTED}</b>: {_cell(row.why)}. {_cell(row.sure)}"
     return (

@@ -11,7 +11,7 @@ from harness.method.verdicts import Interval, noise_floor, ratio_text, verdict
 from harness.results.records import StudyRun, machine_of
 from harness.run.tls import MTLS, PLAINTEXT, TLS
 from harness.studies.comparing import is_floor, rate_text
-from harness.studies.judging import Judged, absolute
+from harness.studies.judging import Judged, absolute, mean_cost, peak_memory
 
 
 def comparison_id(study: str, run_id: str, workload: str) -> str:
@@ -113,8 +113,13 @@ def absolute_row(judged: Judged, label: str) -> dict[str, Any]:
     """A label's OK calls/s and its p50 and p99 in milliseconds (judging.absolute), as the page shows them."""
     found = absolute(judged, label)
     assert found is not None  # a label the view keeps ran its blocks
+    cost = mean_cost(judged, label)
+    memory = peak_memory(judged, label)
     return {
         "blocks": found.blocks,
+        # the server's CPU milliseconds an OK call (the geometric mean over blocks) and its peak RSS in MiB
+        "cpu_ms": round(cost * 1000, 4) if math.isfinite(cost) else None,
+        "rss_mib": round(max(memory.values()) / 2**20, 1) if memory else None,
         "rate": found.rate.value,
         "rate_low": found.rate.low,
         "rate_high": found.rate.high if math.isfinite(found.rate.high) else None,

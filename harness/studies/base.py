@@ -65,6 +65,7 @@ class Decision:
     binding: str = ""
     contenders: tuple[str, ...] = ()
     delta: float = 0.05
+    apart: float = 0.0  # how far the contenders lie behind the pick by their estimates (0.06: within 6%)
     # What the row ranks by where not the rate ("calls per server CPU second"), and why ("the driver at 84% of its
     # CPU set the rates"); "": the rate.
     measure: str = ""
@@ -78,7 +79,7 @@ class Decision:
             others = [each for each in self.contenders if each != self.pick]
             by = f" (by {self.measure}: {self.measured_why})" if self.measure else ""
             if not self.certified:
-                return f"Not yet: {' or '.join(self.contenders or (self.pick, self.runner_up))}{by}"
+                return f"Not yet: {open_text(self.contenders or (self.pick, self.runner_up), self.apart)}{by}"
             best, of = (f"the most {self.measure}", "the most") if self.measure else ("the fastest", "the fastest")
             said = f"Pick {self.pick}: {best}, or within {self.delta:.0%} of {of} (95%)"
             could = "do as well" if self.measure else "be as fast"
@@ -90,6 +91,20 @@ class Decision:
         if self.verdict.startswith("unresolved"):
             return f"{self.pick} or {self.runner_up}: not told apart yet ({self.over_runner_up} ×)"
         return f"{self.pick}: {self.over_runner_up} × {self.runner_up}"
+
+
+MOST_NAMED = 3  # an open row names at most this many of its candidates
+
+
+def open_text(contenders: Sequence[str], apart: float) -> str:
+    """The candidates still in an open row, the leader first, at most MOST_NAMED by name, and how far apart they are
+    so far: "a, b or c, within 6% of each other", or "a, b, c and 5 more, within 6%"."""
+    named = list(contenders[:MOST_NAMED])
+    more = len(contenders) - len(named)
+    listed = f"{', '.join(named[:-1])} or {named[-1]}" if len(named) > 1 else named[0]
+    if more:
+        listed = f"{', '.join(named)} and {more} more"
+    return f"{listed}, within {apart:.0%} of each other" if len(contenders) > 1 else listed
 
 
 def no_decisions(runs: Sequence[StudyRun]) -> list[Decision]:

@@ -502,12 +502,15 @@ class Choice(TypedDict):
     binding: str
     contenders: tuple[str, ...]
     delta: float
+    apart: float
 
 
 def choice(chosen: Selection) -> Choice:
     """A selection's reading for its decision row: certified or not, its lowest bound and the rival that binds it,
-    the contenders and δ."""
+    the contenders, δ, and how far the contenders lie from the pick by their estimates (the pick's largest ratio
+    over one, less 1)."""
     binding = chosen.binding
+    ratios = [bound.ratio for rival in chosen.contenders[1:] if (bound := chosen.bound(rival))]
     return Choice(
         verdict=CERTIFIED if chosen.certified else NOT_CERTIFIED,
         certified=chosen.certified,
@@ -515,6 +518,7 @@ def choice(chosen: Selection) -> Choice:
         binding="" if binding is None else binding.rival,
         contenders=chosen.contenders,
         delta=chosen.delta,
+        apart=max((ratio - 1 for ratio in ratios if math.isfinite(ratio)), default=0.0),
     )
 
 
@@ -534,16 +538,13 @@ def certify_text(judged: Judged, chosen: Selection, paired: Sequence[str] = ()) 
 
 
 def more_text(judged: Judged, blocks: int, pair: Sequence[str]) -> str:
-    """So many more blocks of a pair, as runs of its study (each giving the pair the blocks this run did) and
-    minutes of its blocks: "about 5 more blocks, 3 more runs (2 min of its blocks)"."""
+    """So many more blocks of a pair, as runs of its study (each giving the pair the blocks this run did) and the
+    wall-clock minutes of those runs: "about 5 more blocks: 3 more runs, about 85 min"."""
     per_run = len(paired_ratios(judged.rates, *pair)) if len(pair) == 2 else 0
     runs = math.ceil(blocks / max(1, per_run))
-    minutes = judged.record.wall_seconds / max(1, len(judged.record.orders)) * blocks / 60
-    took = f"{minutes:.0f} min" if minutes >= 0.5 else "under 1 min"
-    return (
-        f"about {blocks} more block{'s' if blocks != 1 else ''}, {runs} more run{'s' if runs != 1 else ''} "
-        f"({took} of its blocks)"
-    )
+    minutes = runs * judged.run_seconds / 60
+    took = f", about {minutes:.0f} min" if minutes >= 0.5 else ""
+    return f"about {blocks} more block{'s' if blocks != 1 else ''}: {runs} more run{'s' if runs != 1 else ''}{took}"
 
 
 def trust_text(judged: Judged, run: StudyRun, pair: Sequence[str]) -> str:

@@ -54,6 +54,7 @@ class Judged:
     # The fewest blocks a row of its machine class needs to be trusted, as `harness validate` measured it
     # (harness.results.calibration); None where no count it drew holds.
     least_trusted: int | None = None
+    run_seconds: float = 0.0  # how long its whole run took: what one more run of it costs
 
     def trusted_at(self, blocks: int) -> bool:
         """Whether a row resting on this many blocks is trusted by what validation measured."""
@@ -196,7 +197,19 @@ def judged_comparisons(run: StudyRun) -> list[Judged]:
             outcomes = [pooled_outcome(each, pool, record.method.tie) for each in outcomes]
         cost_pool = by_cost.get(record.workload)
         found.append(
-            Judged(run.study, record, read.rates, outcomes, read.cells, read.slices, prior, pool, cost_pool, least)
+            Judged(
+                run.study,
+                record,
+                read.rates,
+                outcomes,
+                read.cells,
+                read.slices,
+                prior,
+                pool,
+                cost_pool,
+                least,
+                float(run.meta.get("wall_seconds") or 0.0),
+            )
         )
     return found
 

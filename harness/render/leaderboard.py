@@ -1,0 +1,91 @@
+"""The leaderboards that open results/README.md: for each workload of the default run at 50 clients, every stack on
+a row, fastest first, with its absolute figures as the run's machine gave them (OK calls/s with their interval, the
+rate over the fastest, p50 and p99, the server's CPU a call, its peak memory), and the machine stated once above.
+Made from the comparisons' views (harness.render.views), so a figure here is the one every other page shows."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.render.summaries import rate
+from harness.render.table import Block, Table
+from harness.run.tls import PLAINTEXT
+
+# The workloads a leaderboard is drawn for, in order, with what each one's handler does.
+BOARDS = {
+    "hello": "no I/O",
+    "hello-wait": "waiting 100 ms on I/O",
+    "s3-unary-region": "an S3 listing a call, S3 100 ms away",
+    "s3-stream-region": "that listing streamed",
+    "s3-mongo-region": "S3 to MongoDB, S3 100 ms and MongoDB 1 ms away",
+}
+CLIENTS = 50
+COLUMNS = ["stack", "OK calls/s [95% CI]", "× the fastest [95% CI]", "p50 ms", "p99 ms", "CPU ms a call", "RSS MiB"]
+
+
+def boards(views: Sequence[Mapping[str, Any]], study: str = "stacks") -> list[Mapping[str, Any]]:
+    """The study's comparisons at CLIENTS clients of the BOARDS workloads, in BOARDS' order."""
+    found = {
+        view["scenario"]: view
+        for view in views
+        if view["study"] == study and view["workload"] == f"{view['scenario']}/c{CLIENTS}"
+    }
+    return [found[name] for name in BOARDS if name in found]
+
+
+def figure(value: float | None, form: str) -> str:
+    return "—" if value is None else format(value, form)
+
+
+def board(view: Mapping[str, Any]) -> Table:
+    """One workload's stacks, fastest first: the labels a team could pick (plaintext), each with its figures."""
+    ranked = view["ranked"].get(PLAINTEXT) or {"best": view["reference"], "to_best": {}}
+    labels = [ranked["best"], *ranked["to_best"]]
+    own = view["absolute"]
+    table = Table(f"leaderboard {view['workload']}", list(COLUMNS))
+    for label in sorted((label for label in labels if label in own), key=lambda label: -own[label]["rate"]):
+        mine = own[label]
+        high = "∞" if mine["rate_high"] is None else rate(mine["rate_high"])
+        to_best = ranked["to_best"].get(label)
+        table.add(
+            label,
+            [
+                f"{rate(mine['rate'])} [{rate(mine['rate_low'])}, {high}]",
+                "1" if to_best is None else to_best["text"],
+                figure(mine.get("p50"), ".1f"),
+                figure(mine.get("p99"), ".1f"),
+                figure(mine.get("cpu_ms"), ".3f"),
+                figure(mine.get("rss_mib"), ".0f"),
+            ],
+        )
+    return table
+
+
+def machine_line(meta: Mapping[str, Any], runs: int) -> str:
+    """The machine the boards were measured on, said once: its CPU, the cores the server had, its speed index at the
+    run's start, and how many runs the ratios pool."""
+    fingerprint = meta.get("machine", {}).get("fingerprint", {})
+    cpu = fingerprint.get("model_name") or meta["environment"]["cpu_model"]
+    family = "/".join(str(fingerprint[key]) for key in ("family", "model", "stepping") if key in fingerprint)
+    cores = len(meta.get("pinning", {}).get("server_cpus", [])) or meta["environment"]["cpu_count"]
+    speed = meta.get("machine", {}).get("speed", {}).get("start", {}).get("python_seconds")
+    parts = [
+        f"**Measured on** {cpu}" + (f" ({family})" if family else ""),
+        f"{meta['environment']['cpu_count']} cores, the server pinned to {cores}",
+        *([f"speed index {speed:.2f} s (a Python loop; lower is faster)"] if speed else []),
+        f"run `{meta['run_id']}`" + (f", the ratios pooled over {runs} runs" if runs > 1 else ""),
+    ]
+    return "; ".join(parts) + "."
+
+
+def leaderboards(views: Sequence[Mapping[str, Any]], meta: Mapping[str, Any] | None) -> list[Block]:
+    """The leaderboards section: the machine, then a table a workload; nothing where the default run has none."""
+    found = boards(views)
+    if not found or meta is None:
+        return []
+    runs = max((label.get("runs", 1) for view in found for label in view["labels"]), default=1)
+    lines: list[Block] = ["## Leaderboards at 50 clients", "", machine_line(meta, runs), ""]
+    for view in found:
+        lines += [f"**{view['scenario']}**: {BOARDS[view['scenario']]}.", "", board(view), ""]
+    return lines
