@@ -23,10 +23,10 @@ setup: $(INSTALLED)
 # Every test once: those of our own logic first (a fault there shows in minutes), then those against real servers,
 # backends and a browser.
 test: test-fast setup chromium
-	$(BIN)/python -m pytest -m "live or browser"
+	$(BIN)/python -m pytest -m "live or browser" --durations=15
 
 test-fast: $(INSTALLED)
-	$(BIN)/python -m pytest -m "not live and not browser"
+	$(BIN)/python -m pytest -m "not live and not browser" --durations=15
 
 # Debian's chromium, for the test that opens results/report.html in a real browser; as root, apt-get installs it.
 chromium:

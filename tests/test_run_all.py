@@ -17,6 +17,7 @@ from harness.method.rounds import BEHIND
 from harness.plan import pythons
 from harness.plan.matrix import SCENARIOS
 from harness.plan.servers import server_variant
+from harness.render.decisions import LINE_CHARACTERS
 from harness.run.backends import Backends
 from harness.run.processes import free_port
 from harness.run.serving import running_server
@@ -136,8 +137,11 @@ def test_quick_run_writes_every_file_with_zero_errors_and_leaves_no_process(tmp_
     page = (tmp_path / "stacks" / "README.md").read_text()
     assert all(f"### {each.name}" in page for each in SCENARIOS)
     assert (tmp_path / "report.html").stat().st_size < 2_000_000
-    assert "stacks: complete in" in finished.stdout
-    assert "target zero_non_ok (gate): True" in finished.stdout
+    assert ": complete in" in finished.stdout and "This machine's answers, " in finished.stdout
+    assert "(fails the run)" not in finished.stdout and "{" not in finished.stdout  # no gate missed, no dict
+    answers = finished.stdout.split("This machine's answers, ", 1)[1].split("\nraw results:", 1)[0].splitlines()[1:]
+    rows = [line for line in answers if not line.startswith("  missed: ")]
+    assert rows and all(len(line) <= 2 + LINE_CHARACTERS for line in rows)
 
 
 def test_a_small_capacity_run_records_every_step_and_renders(tmp_path: Path) -> None:
@@ -206,15 +210,26 @@ def test_a_target_started_elsewhere_is_measured_where_it_answers(tmp_path: Path,
     assert "| Server CPU, average | not sampled |" in table
 
 
+@pytest.fixture(scope="module")
+def full_in_blocks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """One small full matrix in blocks, read by the tests of blocks, floors and --full: the stacks study's hello
+    (with the stacks' floors, which --full measures) and s3-unary at 2 clients, two blocks each."""
+    out = tmp_path_factory.mktemp("full-in-blocks")
+    args = ["--study", "stacks", "--full", "--servers", "sync-w10,aio-uvloop", "--scenarios", "hello,s3-unary"]
+    done = harness(
+        "run-all", *args, "--concurrency", "2", "--requests", "20", "--rounds", "2", "--seed", "1", "--out", str(out)
+    )
+    return out, done
+
+
 def test_a_comparison_in_blocks_alternates_mirrored_slices_of_warm_servers_and_records_the_order(
-    tmp_path: Path,
+    full_in_blocks: tuple[Path, subprocess.CompletedProcess[str]],
 ) -> None:
-    args = ["--study", "stacks", "--servers", "sync-w10,aio-uvloop", "--scenarios", "hello", "--concurrency", "2"]
-    harness("run-all", *args, "--floors", "--requests", "20", "--rounds", "2", "--seed", "1", "--out", str(tmp_path))
+    tmp_path = full_in_blocks[0]
     (run_dir,) = (tmp_path / "runs").iterdir()
     compared = json.loads((run_dir / "stacks" / "comparisons" / "hello__c2.json").read_text())
     assert compared["seed"] == 1 and compared["reference"] == "sync-w10" and compared["control"] == "sync-w10~aa"
-    labels = ["aio-uvloop", "aio-uvloop-minimal", "sync-w10", "sync-w10-minimal", "sync-w10~aa"]  # --floors on hello
+    labels = ["aio-uvloop", "aio-uvloop-minimal", "sync-w10", "sync-w10-minimal", "sync-w10~aa"]  # floors on hello
     cycles = compared["method"]["cycles"]
     assert compared["method"]["design"] == "blocks" and len(compared["orders"]) == 2
     for plan in compared["orders"]:
@@ -234,10 +249,25 @@ def test_a_comparison_in_blocks_alternates_mirrored_slices_of_warm_servers_and_r
     ]
     assert all(each["neighbour_cpu_seconds"] is not None for each in reference["repeats"])  # idle servers measured
     shown = harness("verdicts", "--json", "--out", str(tmp_path), timeout=60)
-    assert [each["alternative"] for each in json.loads(shown.stdout)] == [*labels[:2], labels[3], labels[4]]
+    hello = [each["alternative"] for each in json.loads(shown.stdout) if each["workload"] == "hello/c2"]
+    assert hello == [*labels[:2], labels[3], labels[4]]
     summary = (tmp_path / "README.md").read_text()
     decided = summary.split("## Decide", 1)[1]
     assert "| Handlers without I/O: which stack? | **" in decided and "-minimal** |" not in decided  # never a floor
+
+
+def test_full_measures_a_small_matrix_in_blocks_and_says_its_estimate_before_it_starts(
+    full_in_blocks: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    tmp_path, done = full_in_blocks
+    assert "planned: 2 comparisons of 6 cells in" in done.stderr  # before the pilot's first line
+    assert done.stderr.index("planned:") < done.stderr.index("block 1 done")
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    unary = json.loads((run_dir / "stacks" / "comparisons" / "s3-unary__c2.json").read_text())
+    assert len(unary["orders"]) == 2 and unary["method"]["mirrored"] is False and unary["method"]["cycles"] == 1
+    assert sorted(unary["orders"][0]) == ["aio-uvloop", "sync-w10"]  # a slow workload: each label once a block
+    hello = json.loads((run_dir / "stacks" / "comparisons" / "hello__c2.json").read_text())
+    assert hello["control"] == "sync-w10~aa" and "aio-uvloop-minimal" in hello["alternatives"]
 
 
 @pytest.mark.timeout(RUN_TIMEOUT)  # the default method's path: a pilot, then a race; bounded by its own timeout
@@ -271,23 +301,22 @@ def test_the_default_method_runs_its_pilot_then_races_its_comparisons_within_a_b
     assert {each["workload"] for each in shown} == {"hello/c10", "hello/c2"}
 
 
-def test_full_measures_a_small_matrix_in_blocks_and_says_its_estimate_before_it_starts(tmp_path: Path) -> None:
-    args = ["--study", "stacks", "--full", "--servers", "sync-w10,aio-uvloop", "--scenarios", "hello,s3-unary"]
-    done = harness("run-all", *args, "--concurrency", "2", "--rounds", "2", "--seed", "2", "--out", str(tmp_path))
-    assert "planned: 2 comparisons of 6 cells in" in done.stderr  # before the pilot's first line
-    assert done.stderr.index("planned:") < done.stderr.index("block 1 done")
-    (run_dir,) = (tmp_path / "runs").iterdir()
-    unary = json.loads((run_dir / "stacks" / "comparisons" / "s3-unary__c2.json").read_text())
-    assert len(unary["orders"]) == 2 and unary["method"]["mirrored"] is False and unary["method"]["cycles"] == 1
-    assert sorted(unary["orders"][0]) == ["aio-uvloop", "sync-w10"]  # a slow workload: each label once a block
-    hello = json.loads((run_dir / "stacks" / "comparisons" / "hello__c2.json").read_text())
-    assert hello["control"] == "sync-w10~aa" and "aio-uvloop-minimal" in hello["alternatives"]
+@pytest.fixture(scope="module")
+def default_studies_over_mtls(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The default run's decision studies in rounds, over mutual TLS: read by the tests of their comparisons and of
+    a run whose every cell is served and driven over TLS (loadgen's gRPC shapes, REST on HTTP/1.1 and 2, Connect
+    JSON, ghz's and h2load's cross-checks)."""
+    out = tmp_path_factory.mktemp("default-studies")
+    args = ["--study", "streaming,protocols,connections", "--mtls", "--requests", "20", "--rounds", "2", "--seed", "3"]
+    harness("run-all", *args, "--out", str(out), timeout=within(RUN_TIMEOUT))
+    return out
 
 
 @pytest.mark.timeout(RUN_TIMEOUT)  # a run of several studies in rounds; bounded by its own timeout
-def test_the_default_studies_compare_fetch_patterns_call_shapes_and_ways_to_connect_in_rounds(tmp_path: Path) -> None:
-    args = ["--study", "streaming,protocols,connections", "--requests", "20", "--rounds", "2", "--seed", "3"]
-    harness("run-all", *args, "--out", str(tmp_path), timeout=within(RUN_TIMEOUT))
+def test_the_default_studies_compare_fetch_patterns_call_shapes_and_ways_to_connect_in_rounds(
+    default_studies_over_mtls: Path,
+) -> None:
+    tmp_path = default_studies_over_mtls
     (run_dir,) = (tmp_path / "runs").iterdir()
     found = {
         (each["study"], each["workload"]): each
@@ -322,24 +351,26 @@ def test_the_default_studies_compare_fetch_patterns_call_shapes_and_ways_to_conn
     assert (tmp_path / "protocols" / "comparisons.md").is_file()
 
 
-@pytest.mark.parametrize(
-    ("wire", "args"),
-    [
-        ("tls", ["--study", "stacks", "--servers", "sync-w10,connect-pyvoy", "--scenarios", "hello"]),
-        ("mtls", ["--study", "protocols"]),  # loadgen's gRPC shapes, REST on HTTP/1.1 and 2, Connect JSON
-    ],
-)
-def test_a_run_over_tls_serves_and_drives_every_cell_over_it(tmp_path: Path, wire: str, args: list[str]) -> None:
-    harness(
-        "run-all", f"--{wire}", *args, "--concurrency", "2", "--requests", "20", "--rounds", "2", "--out", str(tmp_path)
-    )
-    (run_dir,) = (tmp_path / "runs").iterdir()
+def served_over(run_dir: Path, wire: str) -> None:
+    """Every cell of a run served and driven over this wire, and no certificate kept."""
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["status"] == "complete" and meta["wire"] == {"name": wire, "key_type": "ECDSA"}
     cells = [json.loads(path.read_text()) for path in run_dir.glob("*/cells/*/*/c*.json") if "-" not in path.stem]
     assert cells and all(cell["status"] == "ok" for cell in cells)
     assert all(cell["tls"].startswith("TLSv1.") for cell in cells), {cell["server"]: cell["tls"] for cell in cells}
     assert not list(run_dir.rglob("*.key")) and not list(run_dir.rglob("*.pem"))  # the certificates are not kept
+
+
+def test_a_run_over_tls_serves_and_drives_every_cell_over_it(tmp_path: Path) -> None:
+    args = ["--study", "stacks", "--servers", "sync-w10,connect-pyvoy", "--scenarios", "hello", "--concurrency", "2"]
+    harness("run-all", "--tls", *args, "--requests", "20", "--rounds", "2", "--out", str(tmp_path))
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    served_over(run_dir, "tls")
+
+
+def test_a_run_over_mutual_tls_serves_and_drives_every_cell_over_it(default_studies_over_mtls: Path) -> None:
+    (run_dir,) = (default_studies_over_mtls / "runs").iterdir()
+    served_over(run_dir, "mtls")
 
 
 @pytest.mark.timeout(RUN_TIMEOUT)  # a run of several studies in rounds; bounded by its own timeout

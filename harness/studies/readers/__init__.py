@@ -33,12 +33,10 @@ LISTING_BYTES = LONG_KEYS_OBJECTS * LISTING_BYTES_AN_OBJECT  # a stream's whole 
 # grpcio sync and grpc.aio and grpclib on uvloop held 4.0 to 4.8 MiB a stream, flat from the third second on, here
 # (2026-11-28). One that buffers the whole listing holds it as Python objects too, several times the 10 MiB sent.
 BOUNDED_BYTES_A_STREAM = 6 * PAGE_OBJECTS * LISTING_BYTES_AN_OBJECT
-# Stacks the study has found to buffer under a stopped reader, each with the bound a stream its test holds it to:
-# what the readers study's committed run measured, so that more than that fails the test, announced or not.
-BUFFERING: dict[str, int] = {
-    # Run 20261129T000142Z: its most under the stopped reader in 15 s, a stream (20.7 to 25.7 MiB over 3 readings).
-    "connect-pyvoy": 26_986_086,
-}
+# Stacks the study has found to buffer under a stopped reader (run 20261129T000142Z: connect-pyvoy 20.7 to 25.7 MiB a
+# stream over 3 readings, 208% of a stream's listing). Its test holds each to what the study decides from a reading,
+# never to a byte count read on one machine: a stack named here still grows past the bound, every other stays within.
+BUFFERING = frozenset({"connect-pyvoy"})
 
 
 def reader_scenario(reader: str, repeat: int) -> Scenario:
