@@ -26,3 +26,6 @@ def test_the_results_open_with_a_leaderboard_of_absolute_figures_fastest_first(t
     rate = float(first[1].split(" [")[0].replace(",", ""))
     assert 3_700 < rate < 4_100
     assert lines[2].split(" | ")[2].startswith("0.7")  # grpclib-uvloop over aio-uvloop, with its interval
+    page = (tmp_path / "report.html").read_text()
+    assert page.index("<section id='boards'>") < page.index("<h2>Decide</h2>")
+    assert "<details class='board' open><summary><b>hello</b>: no I/O</summary>" in page

@@ -46,9 +46,19 @@ GLOSSARY = (
         "the same S3 work with its backends where a cloud region has them: S3 100 ms to the first byte (AWS's "
         "guidance), MongoDB 1 ms away",
     ),
+    (
+        "…-pymongo",
+        "the same stack archiving to MongoDB by PyMongo's native async client instead of Motor (the default)",
+    ),
+    (
+        "fetch-all-20ms, one-message, info, s3-client",
+        "the decision studies' workloads: fetching a 10,000-object listing with S3 20 ms away; a one-message reply; "
+        "the Info flow (a small request and reply); the server's S3 client held per process or made per request",
+    ),
     ("ghz, loadgen, h2load", "the load generators: ghz (gRPC), our Go loadgen (gRPC, REST, Connect), h2load (HTTP/2)"),
     ("c50, 50 clients", "calls in flight at once (the brief's levels: 2, 10, 25, 50)"),
     ("shared, per-worker, pool-10, per-call", "clients on one connection, one each, a pool of 10, a new one a call"),
+    ("p2+per-worker", "two server processes sharing the port, the clients on a connection each"),
     (
         "+tls, p1, p2, @3.14t",
         "over TLS; one server process, or two sharing the port; on the free-threaded Python 3.14",

@@ -79,13 +79,25 @@ def machine_line(meta: Mapping[str, Any], runs: int) -> str:
     return "; ".join(parts) + "."
 
 
-def leaderboards(views: Sequence[Mapping[str, Any]], meta: Mapping[str, Any] | None) -> list[Block]:
-    """The leaderboards section: the machine, then a table a workload; nothing where the default run has none."""
+def board_tables(
+    views: Sequence[Mapping[str, Any]], meta: Mapping[str, Any] | None
+) -> tuple[str, list[tuple[str, Table]]]:
+    """The machine line and each workload's title and table; ("", []) where the default run has no board."""
     found = boards(views)
     if not found or meta is None:
-        return []
+        return "", []
     runs = max((label.get("runs", 1) for view in found for label in view["labels"]), default=1)
-    lines: list[Block] = ["## Leaderboards at 50 clients", "", machine_line(meta, runs), ""]
-    for view in found:
-        lines += [f"**{view['scenario']}**: {BOARDS[view['scenario']]}.", "", board(view), ""]
+    titled = [(f"**{view['scenario']}**: {BOARDS[view['scenario']]}", board(view)) for view in found]
+    return machine_line(meta, runs), titled
+
+
+def leaderboards(views: Sequence[Mapping[str, Any]], meta: Mapping[str, Any] | None) -> list[Block]:
+    """The leaderboards section of a markdown page: the machine, then a table a workload; nothing where the default
+    run has none."""
+    machine, titled = board_tables(views, meta)
+    if not titled:
+        return []
+    lines: list[Block] = ["## Leaderboards at 50 clients", "", machine, ""]
+    for title, table in titled:
+        lines += [f"{title}.", "", table, ""]
     return lines

@@ -16,7 +16,7 @@ from typing import Any
 from harness.method.soak_verdict import SOAK_DOC
 from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, GLOSSARY, NOT_TRUSTED, Row, study_command
 from harness.render.findings import Findings, findings, matrix_run, newest_soak, only_in_matrix
-from harness.render.leaderboard import leaderboards
+from harness.render.leaderboard import board_tables, leaderboards
 from harness.render.page import FINDINGS_JSON, findings_json, page
 from harness.render.table import Block, Table, markdown, written_tables
 from harness.results.files import read_json, write_bytes_atomic, write_text_atomic
@@ -373,7 +373,7 @@ def render_report(
     found = findings(chosen, metas, matrices, asides)
     for name, text in (
         ("README.md", summary(found, chosen, runs, bool(soak))),
-        ("report.html", page(found, study_tables, newest_soaked)),
+        ("report.html", page(found, study_tables, newest_soaked, board_tables(found.comparisons, stacks_meta(chosen)))),
         (FINDINGS_JSON, findings_json(found)),
     ):
         path = out_dir / name

@@ -19,6 +19,7 @@ from typing import Any
 from harness.render.decisions import DECISION_COLUMNS, GLOSSARY, NOT_TRUSTED, Row
 from harness.render.exports import decision_csv, ratios_csv
 from harness.render.findings import TLS_MARK, WORK, Findings, differences
+from harness.render.table import Table
 from harness.render.vega import MEASURES, clients_chart, forest, vega_scripts
 
 PAGE_TITLE = "Python RPC stacks: the decision and its evidence"
@@ -287,6 +288,7 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em auto; max-width: 1200
 table { border-collapse: collapse; margin: 0.5em 0; } td, th { border: 1px solid #ccc; padding: 3px 6px;
 vertical-align: top; text-align: left; } th { background: #f3f3f3; } .filters select { margin-right: 1em; }
 section.cmp { border-top: 1px solid #ddd; margin-top: 1em; } .packages { font-size: 11px; color: #555; }
+#boards table { font-size: 12px; } #boards td:not(:first-child) { text-align: right; } #boards summary { cursor: pointer; }
 """
 
 
@@ -388,13 +390,33 @@ def _soak(soak: Mapping[str, Any] | None) -> str:
     )
 
 
+def _boards(machine: str, titled: Sequence[tuple[str, Table]]) -> str:
+    """The leaderboards (harness.render.leaderboard) as the page's first view: the machine, then a table a workload
+    under its title, the first open."""
+    if not titled:
+        return ""
+    drawn = [
+        f"<details class='board'{' open' if index == 0 else ''}><summary>{_inline(title)}</summary>"
+        + _table(
+            table.columns,
+            "".join("<tr>" + "".join(f"<td>{_inline(cell)}</td>" for cell in row) + "</tr>" for row in table.rows),
+        )
+        + "</details>"
+        for index, (title, table) in enumerate(titled)
+    ]
+    return (
+        f"<section id='boards'><h2>Leaderboards at 50 clients</h2><p>{_inline(machine)}</p>{''.join(drawn)}</section>"
+    )
+
+
 def page(
     found: Findings,
     tables: Mapping[str, Sequence[dict[str, Any]]] | None = None,
     soak: Mapping[str, Any] | None = None,
+    boards: tuple[str, Sequence[tuple[str, Table]]] = ("", ()),
 ) -> str:
     """The whole page, its scripts and data inside it; `tables`: each study's tables (written_tables), drawn under
-    "Every table"; `soak`: the newest soak run (findings.newest_soak)."""
+    "Every table"; `soak`: the newest soak run (findings.newest_soak); `boards`: the leaderboards, its first view."""
     views = found.comparisons
     asides, linked = newest_asides(found.asides)
     drawn = [*views, *asides]
@@ -428,6 +450,7 @@ def page(
         "A ratio is an alternative's OK calls/s over the reference's, paired within a block, with its 95% interval "
         "over blocks. Every term is defined under <a href='#words'>Words</a>. Compare only within one run and "
         "machine.</p>",
+        _boards(*boards),
         "<div class='filters'>",
         _select("study", studies),
         _select("stack", all_stacks),
