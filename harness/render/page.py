@@ -288,7 +288,8 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em auto; max-width: 1200
 table { border-collapse: collapse; margin: 0.5em 0; } td, th { border: 1px solid #ccc; padding: 3px 6px;
 vertical-align: top; text-align: left; } th { background: #f3f3f3; } .filters select { margin-right: 1em; }
 section.cmp { border-top: 1px solid #ddd; margin-top: 1em; } .packages { font-size: 11px; color: #555; }
-#boards table { font-size: 12px; } #boards td:not(:first-child) { text-align: right; } #boards summary { cursor: pointer; }
+#boards table { font-size: 12px; } #boards td:not(:first-child) { text-align: right; }
+#boards summary { cursor: pointer; }
 """
 
 
