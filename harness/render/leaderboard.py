@@ -39,12 +39,17 @@ def figure(value: float | None, form: str) -> str:
 
 
 def board(view: Mapping[str, Any]) -> Table:
-    """One workload's stacks, fastest first: the labels a team could pick (plaintext), each with its figures."""
+    """One workload's stacks, fastest first by their rate over the fastest's (paired by block, pooled over runs): the
+    labels a team could pick (plaintext), each with its figures from the newest run."""
     ranked = view["ranked"].get(PLAINTEXT) or {"best": view["reference"], "to_best": {}}
     labels = [ranked["best"], *ranked["to_best"]]
     own = view["absolute"]
     table = Table(f"leaderboard {view['workload']}", list(COLUMNS))
-    for label in sorted((label for label in labels if label in own), key=lambda label: -own[label]["rate"]):
+    def standing(label: str) -> float:  # its rate over the fastest's, paired by block and pooled over runs
+        found = ranked["to_best"].get(label)
+        return 1.0 if found is None else float(found["value"])
+
+    for label in sorted((label for label in labels if label in own), key=lambda label: -standing(label)):
         mine = own[label]
         high = "∞" if mine["rate_high"] is None else rate(mine["rate_high"])
         to_best = ranked["to_best"].get(label)
