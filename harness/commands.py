@@ -231,7 +231,10 @@ def run_all_command(options: RunOptions) -> int:
     studies = ", ".join(f"{name} {entry.wall_seconds / 60:.0f}" for name, entry in meta.studies.items())
     print(f"run {meta.run_id}: {meta.status} in {meta.wall_seconds / 60:.1f} min ({studies} min)")
     sure = sum(1 for row in rows if row.answered and row.trusted)
-    print(f"This machine's answers, {sure} of {len(rows)} answered and trusted:")
+    if rows:
+        print(f"This machine's answers, {sure} of {len(rows)} answered and trusted:")
+    else:
+        print("This machine's answers: none yet (no comparison in blocks answers a question)")
     for row in rows:
         print(f"  {answer_line(row)}")
     for line in missed_targets(meta):

@@ -98,7 +98,10 @@ def test_a_run_stopped_by_a_signal_stops_every_process_it_started(tmp_path: Path
     assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
 
 
+@pytest.mark.slow
 def test_quick_run_writes_every_file_with_zero_errors_and_leaves_no_process(tmp_path: Path) -> None:
+    """Slow (about 150 s here): the smoke matrix, every scenario on five stacks cell by cell, is what a user's
+    first `run-all --quick` does, and every file it writes is checked."""
     finished = harness("run-all", "--quick", "--out", str(tmp_path))
 
     (run_dir,) = (tmp_path / "runs").iterdir()
@@ -137,14 +140,17 @@ def test_quick_run_writes_every_file_with_zero_errors_and_leaves_no_process(tmp_
     page = (tmp_path / "stacks" / "README.md").read_text()
     assert all(f"### {each.name}" in page for each in SCENARIOS)
     assert (tmp_path / "report.html").stat().st_size < 2_000_000
-    assert ": complete in" in finished.stdout and "This machine's answers, " in finished.stdout
+    assert ": complete in" in finished.stdout and "This machine's answers" in finished.stdout
     assert "(fails the run)" not in finished.stdout and "{" not in finished.stdout  # no gate missed, no dict
-    answers = finished.stdout.split("This machine's answers, ", 1)[1].split("\nraw results:", 1)[0].splitlines()[1:]
+    answers = finished.stdout.split("This machine's answers", 1)[1].split("\nraw results:", 1)[0].splitlines()[1:]
     rows = [line for line in answers if not line.startswith("  missed: ")]
-    assert rows and all(len(line) <= 2 + LINE_CHARACTERS for line in rows)
+    assert all(len(line) <= 2 + LINE_CHARACTERS for line in rows)  # a run cell by cell answers none: no line
 
 
+@pytest.mark.slow
 def test_a_small_capacity_run_records_every_step_and_renders(tmp_path: Path) -> None:
+    """Slow (about 130 s here): an SLO search steps an open-loop rate until two steps agree, twice a cell; its
+    time is in the steps, each 10 s of real load however few its calls."""
     harness(
         *("run-all", "--study", "capacity", "--servers", "aio-uvloop,sync-w10"),
         *("--scenarios", "hello,s3-unary-100ms,s3-unary-100ms-jitter20"),  # the jitter scenario, named, is run
@@ -271,9 +277,11 @@ def test_full_measures_a_small_matrix_in_blocks_and_says_its_estimate_before_it_
 
 
 @pytest.mark.timeout(RUN_TIMEOUT)  # the default method's path: a pilot, then a race; bounded by its own timeout
+@pytest.mark.slow
 def test_the_default_method_runs_its_pilot_then_races_its_comparisons_within_a_budget_in_seconds(
     tmp_path: Path,
 ) -> None:
+    """Slow (about 80 s here): the pilot and a race for a budget in seconds, the default run's whole path."""
     args = ["--study", "stacks", "--servers", "sync-w10,aio-uvloop", "--scenarios", "hello", "--concurrency", "2,10"]
     harness("run-all", *args, "--budget-minutes", "0.75", "--seed", "11", "--out", str(tmp_path), timeout=RUN_TIMEOUT)
     (run_dir,) = (tmp_path / "runs").iterdir()
@@ -313,9 +321,12 @@ def default_studies_over_mtls(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.timeout(RUN_TIMEOUT)  # a run of several studies in rounds; bounded by its own timeout
+@pytest.mark.slow
 def test_the_default_studies_compare_fetch_patterns_call_shapes_and_ways_to_connect_in_rounds(
     default_studies_over_mtls: Path,
 ) -> None:
+    """Slow (about 140 s here, in its fixture): the default run's three decision studies, each comparison two
+    blocks, with loadgen's cross-check against ghz; shared with the mutual TLS test."""
     tmp_path = default_studies_over_mtls
     (run_dir,) = (tmp_path / "runs").iterdir()
     found = {
@@ -332,19 +343,23 @@ def test_the_default_studies_compare_fetch_patterns_call_shapes_and_ways_to_conn
     }
     # Every run checks loadgen against ghz first, on a thread pool and on an event loop, the drivers taking turns.
     for server in ("sync-w10", "aio-uvloop"):
-        checked = json.loads((run_dir / "streaming" / "cells" / DRIVER_CHECK.name / server / "c50.json").read_text())
+        checked = json.loads(
+            (run_dir / "streaming" / "cells" / DRIVER_CHECK.name / server / "c50+mtls.json").read_text()
+        )
         assert [each["role"] for each in checked["repeats"]][:2] == ["measured", "ghz"], server
         assert all(each["tcp_segments"] > 0 for each in checked["repeats"]), server
     streaming = json.loads((run_dir / "run.json").read_text())["studies"]["streaming"]
     assert "driver_within_5_percent_of_ghz" in streaming["targets"]
     compared = json.loads((run_dir / "connections" / "comparisons" / "hello__aio-uvloop__c100.json").read_text())
-    assert compared["cells"]["per-call"] == "hello/aio-uvloop/c100+per-call"
+    assert compared["cells"]["per-call"] == "hello/aio-uvloop/c100+per-call+mtls"  # a cell's key names its wire
     per_call = json.loads(
-        (run_dir / "connections" / "cells" / "hello" / "aio-uvloop" / "c100+per-call.json").read_text()
+        (run_dir / "connections" / "cells" / "hello" / "aio-uvloop" / "c100+per-call+mtls.json").read_text()
     )
     assert sorted({each["round"] for each in per_call["repeats"]}) == [1, 2]  # two blocks, each of several slices
     # A fetch-all's smoke window is one fetch-all, as its warm-up is.
-    fetch = json.loads((run_dir / "streaming" / "cells" / "fetch-stream-20ms" / "aio-uvloop" / "c1.json").read_text())
+    fetch = json.loads(
+        (run_dir / "streaming" / "cells" / "fetch-stream-20ms" / "aio-uvloop" / "c1+mtls.json").read_text()
+    )
     assert {each["requests"] for each in fetch["repeats"]} == {1}
     decide = (tmp_path / "README.md").read_text().split("## Decide", 1)[1].split("\n## ", 1)[0]
     assert "| How should clients hold connections, and servers their S3 client? | **" in decide
@@ -374,7 +389,10 @@ def test_a_run_over_mutual_tls_serves_and_drives_every_cell_over_it(default_stud
 
 
 @pytest.mark.timeout(RUN_TIMEOUT)  # a run of several studies in rounds; bounded by its own timeout
+@pytest.mark.slow
 def test_the_wire_study_compares_wires_ways_and_sizes_in_rounds(tmp_path: Path) -> None:
+    """Slow (about 170 s here): one comparison of each kind the wire study has, each over plaintext, TLS and
+    mutual TLS, with a TLS handshake a server start; the S3 work a region away waits 100 ms a listing."""
     # a comparison of each kind (the sizes up to 16 MiB each cost minutes: tests/test_loadgen.py moves the largest)
     scenarios = "hello,reply-0B,reply-1MiB,request-1MiB,s3-mongo-region"
     args = ["--study", "wire", "--servers", "sync-w10,aio-uvloop,rest-h1", "--scenarios", scenarios, "--requests", "20"]
@@ -403,7 +421,10 @@ def test_the_wire_study_compares_wires_ways_and_sizes_in_rounds(tmp_path: Path) 
 
 
 @pytest.mark.timeout(RUN_TIMEOUT)  # a run of several studies in rounds; bounded by its own timeout
+@pytest.mark.slow
 def test_the_interpreters_study_runs_servers_under_each_interpreter_and_on_every_core(tmp_path: Path) -> None:
+    """Slow (about 140 s here): a virtualenv of the servers' pinned packages for a second interpreter, then its
+    servers and the multi-process ones on every core."""
     other = "3.12"
     try:
         pythons.find(other)

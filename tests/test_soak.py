@@ -141,8 +141,11 @@ def test_every_rpc_of_the_mix_names_the_backends_it_needs() -> None:
     assert NEEDS["hello"] == frozenset() and NEEDS["s3-mongo"] == {"s3", "mongodb"}
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("tools")
 def test_a_short_soak_on_a_live_stack_injects_every_fault_and_leaves_nothing_running(tmp_path: Path) -> None:
+    """Slow (about 80 s here): a soak of one minute, its faults injected while the load runs, is the shortest that
+    injects each fault away from its start and end."""
     before = started_by_harness()
     finished = run_harness(
         "soak", "--minutes", "1", "--servers", "sync-w10", "--out", str(tmp_path), timeout=within(TEST_TIMEOUT)
