@@ -45,6 +45,7 @@ def board(view: Mapping[str, Any]) -> Table:
     labels = [ranked["best"], *ranked["to_best"]]
     own = view["absolute"]
     table = Table(f"leaderboard {view['workload']}", list(COLUMNS))
+
     def standing(label: str) -> float:  # its rate over the fastest's, paired by block and pooled over runs
         found = ranked["to_best"].get(label)
         return 1.0 if found is None else float(found["value"])
