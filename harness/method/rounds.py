@@ -32,6 +32,7 @@ from harness.method.verdicts import (
     control_of,
     interval,
     known,
+    more_blocks,
     noise_floor,
     paired_ratios,
     separated,
@@ -343,8 +344,7 @@ class Race:
             found = self.ratio(*pair)
             if found is None or not math.isfinite(found.half_width):
                 return None
-            wanted = math.log(1 + self.method.tie)
-            needed = max(needed, math.ceil(found.rounds * (found.half_width / wanted) ** 2) - found.rounds)
+            needed = max(needed, more_blocks(found, math.log1p(self.method.tie)))
         return needed
 
     def urgency(self, seconds_left: float) -> int:

@@ -192,6 +192,13 @@ def known(ratio: Interval, tie: float) -> bool:
     return ratio.half_width <= math.log1p(tie)
 
 
+def more_blocks(ratio: Interval, half_width: float) -> int:
+    """The more blocks that bring an interval's half-width (log scale) to `half_width`, at the spread it shows: its
+    width falls as one over the root of its blocks."""
+    blocks = ratio.rounds
+    return max(1, math.ceil(blocks * (ratio.half_width / half_width) ** 2) - blocks)
+
+
 def block_rate(slices: Sequence[float]) -> float:
     """A label's rate in a block from its slices' rates: their geometric mean. Its slices stand symmetrically
     about the block's middle (mirrored cycles), so a drift linear over the block cancels in its ratio."""

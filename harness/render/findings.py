@@ -234,7 +234,7 @@ def findings(
         code = run_code(study_runs[0].meta, ROOT)
         for other in study_runs[1:]:
             if code and run_code(other.meta, ROOT) == code:
-                for row in decision_rows(views_of(each, other)[0]):
+                for row in decision_rows(each.decisions([other])):
                     elsewhere.setdefault(row.question, []).append((classes[other.run_id], row))
     aside_views = [view for each, runs in asides.items() for run in runs for view in views_of(each, run)[1]]
     pairs = [found for each in chosen if (found := side_by_side(metas, each.name))]

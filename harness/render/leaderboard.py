@@ -85,9 +85,11 @@ def machine_line(meta: Mapping[str, Any], runs: int) -> str:
     return "; ".join(parts) + "."
 
 
-def board_tables(
-    views: Sequence[Mapping[str, Any]], meta: Mapping[str, Any] | None
-) -> tuple[str, list[tuple[str, Table]]]:
+# The machine line, then each workload's title and table: what both renderers draw.
+Boards = tuple[str, list[tuple[str, Table]]]
+
+
+def board_tables(views: Sequence[Mapping[str, Any]], meta: Mapping[str, Any] | None) -> Boards:
     """The machine line and each workload's title and table; ("", []) where the default run has no board."""
     found = boards(views)
     if not found or meta is None:
@@ -97,10 +99,9 @@ def board_tables(
     return machine_line(meta, runs), titled
 
 
-def leaderboards(views: Sequence[Mapping[str, Any]], meta: Mapping[str, Any] | None) -> list[Block]:
-    """The leaderboards section of a markdown page: the machine, then a table a workload; nothing where the default
-    run has none."""
-    machine, titled = board_tables(views, meta)
+def leaderboards(machine: str, titled: Sequence[tuple[str, Table]]) -> list[Block]:
+    """The leaderboards section of a markdown page (board_tables' machine line and tables): the machine, then a table
+    a workload; nothing where the default run has none."""
     if not titled:
         return []
     lines: list[Block] = ["## Leaderboards at 50 clients", "", machine, ""]

@@ -16,7 +16,7 @@ from typing import Any
 from harness.method.soak_verdict import SOAK_DOC
 from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, GLOSSARY, NOT_TRUSTED, Row, study_command
 from harness.render.findings import Findings, findings, matrix_run, newest_soak, only_in_matrix
-from harness.render.leaderboard import board_tables, leaderboards
+from harness.render.leaderboard import Boards, board_tables, leaderboards
 from harness.render.page import FINDINGS_JSON, findings_json, page
 from harness.render.table import Block, Table, markdown, written_tables
 from harness.results.files import read_json, write_bytes_atomic, write_text_atomic
@@ -274,7 +274,9 @@ def soak_section(found: dict[str, Any] | None) -> list[str]:
     return lines
 
 
-def summary(found: Findings, chosen: dict[StudyReport, list[StudyRun]], runs: Sequence[Path], soak: bool) -> str:
+def summary(
+    found: Findings, chosen: dict[StudyReport, list[StudyRun]], runs: Sequence[Path], soak: bool, boards: Boards
+) -> str:
     """results/README.md: the decision table, the short answers, and links to each study's page, the soak, the
     page and the runs."""
     lines: list[Block] = [
@@ -285,9 +287,7 @@ def summary(found: Findings, chosen: dict[StudyReport, list[StudyRun]], runs: Se
         "comparison's forest plot and blocks, every study's tables, each run's provenance). Each table is also saved "
         "as CSV beside its page, under `tables/`.",
         "",
-        *leaderboards(
-            found.comparisons, next((runs[0].meta for each, runs in chosen.items() if each.name == "stacks"), None)
-        ),
+        *leaderboards(*boards),
         *decide(found),
         *answers(found, chosen),
         *same_workloads([study_runs[0] for study_runs in chosen.values()]),
@@ -371,9 +371,10 @@ def render_report(
         write_text_atomic(path, relocated("\n".join(soak), "soak") + "\n")
         written.append(path)
     found = findings(chosen, metas, matrices, asides)
+    boards = board_tables(found.comparisons, stacks_meta(chosen))
     for name, text in (
-        ("README.md", summary(found, chosen, runs, bool(soak))),
-        ("report.html", page(found, study_tables, newest_soaked, board_tables(found.comparisons, stacks_meta(chosen)))),
+        ("README.md", summary(found, chosen, runs, bool(soak), boards)),
+        ("report.html", page(found, study_tables, newest_soaked, boards)),
         (FINDINGS_JSON, findings_json(found)),
     ):
         path = out_dir / name

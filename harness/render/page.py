@@ -19,6 +19,7 @@ from typing import Any
 from harness.render.decisions import DECISION_COLUMNS, GLOSSARY, NOT_TRUSTED, Row
 from harness.render.exports import decision_csv, ratios_csv
 from harness.render.findings import TLS_MARK, WORK, Findings, differences
+from harness.render.leaderboard import Boards
 from harness.render.table import Table
 from harness.render.vega import MEASURES, clients_chart, forest, vega_scripts
 
@@ -332,15 +333,17 @@ def _inline(text: str) -> str:
     return shown
 
 
+def _inline_rows(rows: Sequence[Sequence[str]]) -> str:
+    """Rows of markdown table cells as HTML rows (bold and code kept)."""
+    return "".join("<tr>" + "".join(f"<td>{_inline(cell)}</td>" for cell in row) + "</tr>" for row in rows)
+
+
 def _study_tables(study: str, tables: Sequence[dict[str, Any]]) -> str:
     """A study's tables, folded: each under its name, with its page and its CSV."""
     drawn = [
         f"<h4>{_cell(table['name'])} · <a href='{study}/{table['csv']}'>CSV</a> · on "
         f"<a href='{study}/{table['page']}'>{_cell(table['page'])}</a></h4>"
-        + _table(
-            table["columns"],
-            "".join("<tr>" + "".join(f"<td>{_inline(cell)}</td>" for cell in row) + "</tr>" for row in table["rows"]),
-        )
+        + _table(table["columns"], _inline_rows(table["rows"]))
         for table in tables
     ]
     count = f"{len(tables)} table" + ("s" if len(tables) != 1 else "")
@@ -398,10 +401,7 @@ def _boards(machine: str, titled: Sequence[tuple[str, Table]]) -> str:
         return ""
     drawn = [
         f"<details class='board'{' open' if index == 0 else ''}><summary>{_inline(title)}</summary>"
-        + _table(
-            table.columns,
-            "".join("<tr>" + "".join(f"<td>{_inline(cell)}</td>" for cell in row) + "</tr>" for row in table.rows),
-        )
+        + _table(table.columns, _inline_rows(table.rows))
         + "</details>"
         for index, (title, table) in enumerate(titled)
     ]
@@ -414,7 +414,7 @@ def page(
     found: Findings,
     tables: Mapping[str, Sequence[dict[str, Any]]] | None = None,
     soak: Mapping[str, Any] | None = None,
-    boards: tuple[str, Sequence[tuple[str, Table]]] = ("", ()),
+    boards: Boards = ("", []),
 ) -> str:
     """The whole page, its scripts and data inside it; `tables`: each study's tables (written_tables), drawn under
     "Every table"; `soak`: the newest soak run (findings.newest_soak); `boards`: the leaderboards, its first view."""

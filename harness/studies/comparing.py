@@ -24,6 +24,7 @@ from harness.method.verdicts import (
     calibration_text,
     known,
     log_spread,
+    more_blocks,
     noise_floor,
     paired_ratios,
     ratio_text,
@@ -641,13 +642,6 @@ def know_text(judged: Judged, first: str, second: str) -> str:
     if found is None or not math.isfinite(found.ratio.half_width) or known(found.ratio, tie):
         return ""
     return more_text(judged, more_blocks(found.ratio, math.log1p(tie)), (first, second))
-
-
-def more_blocks(ratio: Interval, half_width: float) -> int:
-    """The more blocks that bring an interval's half-width (log scale) to `half_width`, at the spread it shows: its
-    width falls as one over the root of its blocks."""
-    blocks = ratio.rounds
-    return max(1, math.ceil(blocks * (ratio.half_width / half_width) ** 2) - blocks)
 
 
 def sentence(judged: Judged) -> str:

@@ -204,9 +204,9 @@ def rounds_decisions(
     runs: Sequence[StudyRun], telling: Telling, judgeds: Sequence[Judged] | None = None
 ) -> list[Decision]:
     """A row per comparison of the newest run, where it ran in rounds; each trusted unless an A/A control of the
-    run's study separated or is too thin to judge (one in its first comparison, and one in a comparison of waves
-    where it has such; runs before that had one in each: comparing.control_doubt), and carrying how the widest
-    control read: its noise floor. judgeds: the newest run's comparisons, where the caller has judged them already."""
+    run's study separated (one in its first comparison, and one in a comparison of waves where it has such; runs
+    before that had one in each: comparing.control_doubt), and carrying how the widest control read: its noise
+    floor. judgeds: the newest run's comparisons, where the caller has judged them already."""
     newest = runs[0]
     judgeds = judged_comparisons(newest) if judgeds is None else judgeds
     controls = [control.ratio for each in judgeds if (control := each.control)]
