@@ -21,12 +21,15 @@ setup: $(INSTALLED)
 	$(BIN)/python -m harness tools
 
 # Every test once: those of our own logic first (a fault there shows in minutes), then those against real servers,
-# backends and a browser.
+# backends and a browser. Two pytest-xdist workers, a core each: the live tests wait on servers as much as they
+# compute. A file's tests stay on one worker (its servers and runs are the module's); each worker hands out ports of
+# its own (tests/conftest.py). Each layer prints its slowest tests and its total.
+XDIST := -n 2 --dist loadfile
 test: test-fast setup chromium
-	$(BIN)/python -m pytest -m "live or browser" --durations=15
+	$(BIN)/python -m pytest -m "live or browser" $(XDIST) --durations=15
 
 test-fast: $(INSTALLED)
-	$(BIN)/python -m pytest -m "not live and not browser" --durations=15
+	$(BIN)/python -m pytest -m "not live and not browser" $(XDIST) --durations=15
 
 # Debian's chromium, for the test that opens results/report.html in a real browser; as root, apt-get installs it.
 chromium:

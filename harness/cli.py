@@ -114,6 +114,9 @@ def parser() -> argparse.ArgumentParser:
         "--rounds", type=int, help="blocks of every comparison, fixed (default: until each is known, 5 to 40)"
     )
     run.add_argument(
+        "--cycles", type=int, help="with --rounds, mirrored cycles of slices a block (default: 2; the pilot fits them)"
+    )
+    run.add_argument(
         "--design",
         choices=DESIGNS,
         default=BLOCKS,
@@ -338,6 +341,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         mongo_latency_ms=args.mongo_latency,
         jitter_ms=args.jitter,
         rounds=args.rounds,
+        cycles=args.cycles,
         design=args.design,
         slicer=args.slicer,
         aside=args.aside,

@@ -20,7 +20,7 @@ from harness.plan.servers import SERVER_VARIANTS, ServerVariant
 from harness.plan.servers import STACKS as SINGLE_PROCESS_STACKS
 from harness.results import calibration as calibration_file
 from harness.run.backends import Backends, seed_bucket, start_backends
-from harness.run.processes import Child
+from harness.run.processes import PORTS, Child
 from harness.run.serving import running_server
 from harness.run.tools import ensure_all
 from protos.bench.v1 import bench_pb2_grpc
@@ -43,6 +43,16 @@ def answering(workers: list[psutil.Process], port: int) -> set[int]:
 
 
 LIVE = "live"
+WORKER_PORTS = 3000  # ports a pytest-xdist worker hands out, from 20000 up: four workers below the ephemeral range
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist, each worker hands out ports from a range of its own (harness.run.processes.PORTS), and
+    every process it starts inherits the range, by which `tests.runs.started_by_harness` tells them apart."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ...
+    if worker.startswith("gw") and worker[2:].isdigit():
+        low = 20000 + int(worker[2:]) * WORKER_PORTS
+        os.environ[PORTS] = f"{low}-{low + WORKER_PORTS - 1}"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -4,6 +4,8 @@ the processes a live run must leave behind: none."""
 from __future__ import annotations
 
 import copy
+import json
+import os
 import shutil
 import signal
 import subprocess
@@ -22,6 +24,7 @@ from harness.results.records import CellRecord, Repeat, ResourceUsage, save_cell
 from harness.results.run_meta import Thresholds
 from harness.run.drivers.histogram import encode_latencies
 from harness.run.drivers.report import HISTOGRAM_KEY
+from harness.run.processes import PORTS
 from harness.run.tools import ROOT
 from harness.studies.capacity.report import SETTINGS as CAPACITY_SETTINGS
 from harness.studies.readers import READER_OF, READER_SCENARIOS, READER_STREAMS
@@ -213,18 +216,32 @@ SERVER_MODULES = tuple(f"servers.{module}" for module in ("sync", "async", "aio"
 
 
 def started_by_harness() -> set[int]:
-    """The PIDs of every running process of a kind the harness starts (to see that it left none behind)."""
+    """The PIDs of every running process of a kind the harness starts (to see that it left none behind). Under
+    pytest-xdist, this worker's alone: those that inherited its BENCH_PORTS (conftest), an orphan's too."""
+    ours = os.environ.get(PORTS)
     pids = set()
     for process in psutil.process_iter(["pid", "cmdline"]):
         argv = process.info["cmdline"] or []
         if not argv:
             continue
         program = Path(argv[0]).name
-        if any(name in program for name in PROGRAMS) or any(
+        started = any(name in program for name in PROGRAMS) or any(
             arg in SERVER_MODULES or arg.endswith("Launcher.java") for arg in argv[1:]
-        ):
+        )
+        if started and (ours is None or worker_of(process) in (ours, None)):
             pids.add(process.info["pid"])
     return pids
+
+
+def worker_of(process: psutil.Process) -> str | None:
+    """The BENCH_PORTS a process was started with (a test worker's); None where it has none or cannot be read, ""
+    where it is gone."""
+    try:
+        return process.environ().get(PORTS)
+    except psutil.NoSuchProcess:
+        return ""
+    except psutil.Error:
+        return None
 
 
 INTERRUPTED_GRACE = 60.0  # seconds an interrupted `python -m harness` gets to stop what it started
@@ -914,3 +931,26 @@ def make_readers_run(
             usage = ResourceUsage(20.0, 4.0, 60.0, start + READER_STREAMS * each, start_rss_bytes=start)
             save_cell(where, replace(record, repeats=[Repeat(relative, raw["count"], usage, 1.0)]))
     return run_dir
+
+
+RUN_TIMEOUT = 900  # seconds a test of a whole run-all may take: its pytest-timeout (a run here takes 1 to 2 min)
+
+
+def harness(*args: str, timeout: float = within(RUN_TIMEOUT)) -> subprocess.CompletedProcess[str]:
+    """`python -m harness` with these arguments from the project's root: it must exit 0 and leave no process it
+    started."""
+    before = started_by_harness()
+    finished = run_harness(*args, timeout=timeout)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert started_by_harness() <= before
+    return finished
+
+
+def served_over(run_dir: Path, wire: str) -> None:
+    """Every cell of a run served and driven over this wire, and no certificate kept."""
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert meta["status"] == "complete" and meta["wire"] == {"name": wire, "key_type": "ECDSA"}
+    cells = [json.loads(path.read_text()) for path in run_dir.glob("*/cells/*/*/c*.json") if "-" not in path.stem]
+    assert cells and all(cell["status"] == "ok" for cell in cells)
+    assert all(cell["tls"].startswith("TLSv1.") for cell in cells), {cell["server"]: cell["tls"] for cell in cells}
+    assert not list(run_dir.rglob("*.key")) and not list(run_dir.rglob("*.pem"))  # the certificates are not kept

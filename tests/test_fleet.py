@@ -26,7 +26,7 @@ from tests.runs import INTERRUPTED_GRACE, run_harness, started_by_harness
 
 PLAN = [
     "--study", "stacks", "--scenarios", "hello", "--concurrency", "2,10", "--servers", "sync-w10,aio-uvloop",
-    "--rounds", "2", "--fresh",
+    "--rounds", "2", "--cycles", "1", "--fresh",
 ]  # fmt: skip
 LONG = 900  # seconds: three small runs on real servers
 

@@ -12,8 +12,9 @@ import psutil
 import pytest
 
 from harness.plan.servers import ServerVariant, server_variant
+from harness.run import processes
 from harness.run.backends import Backends
-from harness.run.processes import ProcessError
+from harness.run.processes import PORTS, ProcessError, free_port
 from harness.run.serving import HOST, health_serving, hello_answered, http_healthy, running_server
 from harness.run.tools import ROOT
 
@@ -102,3 +103,24 @@ def test_a_stale_listener_on_the_harness_s_port_fails_the_cell_rather_than_split
             running_server(server_variant("sync-w10"), backends.env(), port=port),
         ):
             pass
+
+
+def test_a_port_range_hands_out_ports_of_its_own_never_twice_and_a_bad_one_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(PORTS, "19990-19993")  # below the test workers' ranges (conftest)
+    monkeypatch.setattr(processes, "_handed", set())
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind((HOST, 19992))  # a port someone listens on is never handed out
+        handed = []
+        for _ in range(3):
+            try:
+                handed.append(free_port())
+            except ProcessError as none_left:  # another process may hold one of the range too
+                assert "no free port found in BENCH_PORTS=19990-19993" in str(none_left)
+                break
+    assert handed and len(set(handed)) == len(handed) and set(handed) <= {19990, 19991, 19993}
+    for bad in ("20000", "3-20000", "30000-20000", "x-y"):
+        monkeypatch.setenv(PORTS, bad)
+        with pytest.raises(ValueError, match="BENCH_PORTS must be LOW-HIGH"):
+            free_port()

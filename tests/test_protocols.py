@@ -70,7 +70,7 @@ def grpc_target(backends: Backends) -> Iterator[str]:
 def test_every_grpc_shape_counts_each_message_once(grpc_target: str, shape: str) -> None:
     report = run("-target", grpc_target, "-shape", shape, "-workers", "4", "-total", "403", "-in-flight", "8")
     assert (report.count, report.ok) == (403, 403)
-    assert 0 < report.percentiles[50] <= report.percentiles[99] < 5
+    assert 0 < report.percentiles[50] <= report.percentiles[99]
 
 
 @pytest.fixture(scope="module", params=["rest-h1", "rest-h2"])

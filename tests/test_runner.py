@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import parser, run_options
+from harness.method.verdicts import Method
 from harness.plan.matrix import measured_requests, scenario
 from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
@@ -15,6 +16,7 @@ from harness.render.summaries import spread
 from harness.results.records import StudyRun
 from harness.results.run_meta import Target
 from harness.run.cells import chosen_studies
+from harness.run.runner import run_method
 from harness.studies.stacks.report import targets
 from tests.runs import meta
 
@@ -56,6 +58,9 @@ def test_targets_with_nothing_run() -> None:
         ({"requests": 10, "levels": (50,)}, "requests (10) must be >= the highest concurrency (50)"),
         ({"server_cpus": (7,), "available_cpus": (0, 1)}, "server CPUs [7] are not available"),
         ({"servers": ()}, "give at least one server variant"),
+        ({"rounds": 1}, "rounds must be >= 2"),
+        ({"cycles": 1}, "cycles must be >= 1, and only with rounds"),
+        ({"rounds": 2, "cycles": 0}, "cycles must be >= 1, and only with rounds"),
     ],
 )
 def test_run_options_validate(changes: dict[str, object], message: str) -> None:
@@ -133,3 +138,9 @@ def test_each_study_runs_its_a_a_control_in_its_first_comparison_and_where_it_as
         assert all(comparison.slow for comparison in each.comparisons if comparison.own_control), each.name
     owning = {each.name: [c.workload for c in each.comparisons if c.own_control] for each in studies}
     assert owning == {name: ["s3-unary-region/c50"] if name == "stacks" else [] for name in owning}
+
+
+def test_fixed_rounds_take_the_cycles_asked_for_or_the_methods() -> None:
+    asked = run_method(RunOptions(out_dir=Path("out"), rounds=2, cycles=1))
+    assert (asked.min_rounds, asked.max_rounds, asked.cycles) == (2, 2, 1)
+    assert run_method(RunOptions(out_dir=Path("out"), rounds=3)).cycles == Method().cycles

@@ -52,6 +52,7 @@ class RunOptions:
     # the harness did not start (--target).
     by_cell: bool = False
     rounds: int | None = None  # comparisons run exactly this many blocks (a smoke test); None: the stopping rule
+    cycles: int | None = None  # with rounds: a block's mirrored cycles of slices; None: the method's (2)
     # How comparisons are measured: "blocks" of warm servers alternated in slices, or "fresh" (a start per window).
     design: str = "blocks"
     # Who runs a block's slices: one loadgen held for the block, or a driver process each (harness.method.verdicts).
@@ -105,6 +106,8 @@ class RunOptions:
             connection_count(each, min(self.levels or (1_000_000,)))
         if self.rounds is not None and self.rounds < 2:
             raise ValueError("rounds must be >= 2: a ratio's interval needs two")
+        if self.cycles is not None and (self.cycles < 1 or self.rounds is None):
+            raise ValueError("cycles must be >= 1, and only with rounds: the pilot fits them otherwise")
         if self.budget_minutes is not None and self.budget_minutes <= 0:
             raise ValueError("the budget must be > 0 minutes")
         if self.design not in DESIGNS:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -20,11 +21,40 @@ class ProcessError(RuntimeError):
     """A child process failed to start or died; the message carries the tail of its log."""
 
 
+# LOW-HIGH: the ports free_port hands out, in place of the kernel's choice. Two test workers at once each take a
+# range of their own (tests/conftest.py), below the kernel's ephemeral range, so that no port one hands out is
+# handed to the other (or taken by a connection's local end) before its server binds it.
+PORTS = "BENCH_PORTS"
+_handed: set[int] = set()  # this process's ports handed out, not handed again
+
+
+def port_range(told: str) -> range:
+    """BENCH_PORTS's range; a value not of the form LOW-HIGH (1024 <= LOW < HIGH <= 65535) is refused by name."""
+    low, _, high = told.partition("-")
+    if not (low.isdigit() and high.isdigit() and 1024 <= int(low) < int(high) <= 65535):
+        raise ValueError(f"{PORTS} must be LOW-HIGH with 1024 <= LOW < HIGH <= 65535: got {told!r}")
+    return range(int(low), int(high) + 1)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+    """A TCP port nobody listens on right now: the kernel's choice, or one from BENCH_PORTS's range."""
+    told = os.environ.get(PORTS)
+    if not told:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((host, 0))
+            return int(sock.getsockname()[1])
+    ports = port_range(told)
+    for port in random.sample(ports, min(len(ports), 256)):
+        if port in _handed:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+        _handed.add(port)
+        return port
+    raise ProcessError(f"no free port found in {PORTS}={told}")
 
 
 Ready = Callable[[int], bool]  # a readiness check, given the child's pid

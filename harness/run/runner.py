@@ -197,11 +197,13 @@ def planned_text(plans: list[Chosen], method: Method, budget_minutes: float | No
 
 
 def run_method(options: RunOptions) -> Method:
-    """The method the options ask for: its design, and with --rounds exactly that many blocks (a smoke test)."""
+    """The method the options ask for: its design, and with --rounds exactly that many blocks (a smoke test), of
+    --cycles cycles each where given."""
     if options.rounds:
-        return Method(
+        fixed = Method(
             design=options.design, slicer=options.slices_by, min_rounds=options.rounds, max_rounds=options.rounds
         )
+        return replace(fixed, cycles=options.cycles) if options.cycles else fixed
     return Method(design=options.design, slicer=options.slices_by)
 
 

@@ -32,7 +32,7 @@ from harness.studies.planning import Axis, StudyPlan
 from harness.studies.stacks import BRIEF_SERVERS, PEERS
 
 MIN_CALLS = 10
-SMOKE_STEPS = 3  # with --requests (as --quick sets it): steps of that many calls, and only this many
+SMOKE_STEPS = 3  # with --requests (as --quick sets it): steps of at most that many calls, and only this many
 MAX_STEPS = 16
 REPEAT_FACTOR = 1 + 2 * PRECISION  # a repeated search brackets the first one's capacity by this much up or down
 CALL_TIMEOUT = "60s"  # well above every SLO: a slow call is measured, not cut short
@@ -148,7 +148,8 @@ def measure(cell: Cell, target: str, child: Child | None, context: CellContext, 
         slo, start = SEARCHED[cell.scenario.name]
 
         def open_loop(offered: int, name: str, role: str, search: int | None = None) -> LoadReport:
-            calls = options.requests or step_calls(offered)
+            # --requests caps a step's calls, never past a full step's: at a low rate a smoke step takes no longer
+            calls = min(options.requests, step_calls(offered)) if options.requests else step_calls(offered)
             argv = context.open_loop_argv(open_loop_cell(cell, calls), target, offered, calls, CALL_TIMEOUT)
             repeat, report = sampled_run(argv, child, context, f"{record.stem}-{name}.json", calls, role, search)
             repeats.append(repeat)
