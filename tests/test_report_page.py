@@ -73,6 +73,20 @@ def test_the_readmes_picture_is_drawn_from_the_page_or_not_written(browser: Any,
     assert sorted(path.name for path in tmp_path.iterdir()) == ["report.png"]
 
 
+def test_the_first_view_shows_a_leaderboard_whole_and_the_first_answer(browser: Any, results: Path) -> None:
+    """Opened in a 1280 x 800 window, unscrolled: a workload's leaderboard, every row, and the decision table's
+    first answer, as docs/report.png shows them."""
+    page, errors, _ = opened(browser, results / "report.html")
+    assert errors == [] and page.viewport_size == {"width": 1280, "height": 800}
+    board = page.locator("#boards table").first
+    assert board.locator("tbody tr").count() >= 3  # a row a stack of the run
+    box = board.bounding_box()
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 800
+    first_answer = page.locator("h2:text-is('Decide') + table tbody tr").first.bounding_box()
+    assert first_answer is not None and first_answer["y"] < 800
+    page.close()
+
+
 def test_a_filter_hides_the_others_and_lives_in_the_url(browser: Any, results: Path) -> None:
     page, errors, _ = opened(browser, results / "report.html")
     page.select_option("#f-stack", "sync-w10")
