@@ -9,6 +9,7 @@ it is half-made and is made again.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -284,11 +285,19 @@ def environment(interpreter: Interpreter, pins: Mapping[str, str] | None = None)
     pins = dict(pins or {})
     label = re.sub(r"[^A-Za-z0-9.]+", "_", interpreter.name).strip("_")
     home = VENVS_DIR / f"{label}-{_digest(interpreter, pins)}"
+    VENVS_DIR.mkdir(parents=True, exist_ok=True)
+    # One maker at a time (two test workers, or two shards, may ask for it at once): the second waits, then finds it.
+    with (VENVS_DIR / f"{home.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _made(interpreter, pins, home)
+
+
+def _made(interpreter: Interpreter, pins: dict[str, str], home: Path) -> Environment:
+    """The virtualenv at home, made unless its marker says it is complete."""
     python = home / "bin" / "python"
     if (home / MARKER).exists():
         return Environment(interpreter, python, json.loads((home / MARKER).read_text())["missing"])
     shutil.rmtree(home, ignore_errors=True)
-    VENVS_DIR.mkdir(parents=True, exist_ok=True)
     subprocess.run([str(interpreter.executable), "-m", "venv", str(home)], check=True)
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
     constraints = home / "constraints.txt"
