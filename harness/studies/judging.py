@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from harness.method.moderation import NO_PRIOR, Prior
+from harness.method.moderation import NO_PRIOR, Prior, Row, priors, row_groups
 from harness.method.noise import Noise, components
 from harness.method.pooling import Combined
 from harness.method.selection import Difference, Selection, difference_of, select
@@ -35,7 +35,7 @@ from harness.results.records import (
 from harness.run.drivers.histogram import Latencies
 from harness.run.drivers.report import LoadReport
 from harness.studies.evidence import Pool, cost_pools, pools
-from harness.studies.readings import block_costs, label_windows, read_comparisons, run_priors
+from harness.studies.readings import Read, block_costs, label_windows, read_comparisons, run_priors
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,9 @@ class Judged:
     # (harness.results.calibration); None where no count it drew holds.
     least_trusted: int | None = None
     run_seconds: float = 0.0  # how long its whole run took: what one more run of it costs
+    # What each label's own rate takes from its run's other labels' spread over blocks (rate_priors); a label not
+    # here has its plain t-interval.
+    rate_priors: dict[str, Prior] = field(default_factory=dict)
 
     def trusted_at(self, blocks: int) -> bool:
         """Whether a row resting on this many blocks is trusted by what validation measured."""
@@ -159,7 +162,7 @@ def absolute(judged: Judged, label: str) -> Absolute | None:
             by_block.setdefault(repeat.round, []).append((repeat, report))
     tails = [found_p99 for each in by_block.values() if (found_p99 := pooled_latency(each, 99))]
     return Absolute(
-        interval(list(found.values())),
+        interval(list(found.values()), 0.95, judged.rate_priors.get(label, NO_PRIOR)),
         len(found),
         pooled_latency(windows, 50),
         pooled_latency(windows, 99),
@@ -187,6 +190,7 @@ def judged_comparisons(run: StudyRun) -> list[Judged]:
     found_pools = pools(run.study, reads, run.run_dir, run.meta, priors) if studied else {}
     by_cost = cost_pools(found_pools, reads)
     least = load_calibration(run.run_dir.parents[1]).least_trusted(machine_of(run.meta))
+    by_rate = rate_priors(run.study, reads)
     found = []
     for read in reads:
         record = read.record
@@ -209,8 +213,29 @@ def judged_comparisons(run: StudyRun) -> list[Judged]:
                 cost_pool,
                 least,
                 float(run.meta.get("wall_seconds") or 0.0),
+                by_rate.get(record.workload, {}),
             )
         )
+    return found
+
+
+def rate_priors(study: str, reads: Sequence[Read]) -> dict[str, dict[str, Prior]]:
+    """Each comparison's labels' priors for their own rates (workload -> label -> prior): a label's log rate over
+    blocks is a row, moderated within the study's rows of its scenario as a ratio's is (harness.method.moderation),
+    so that two blocks' rate is not given a t-interval of t = 12.7 over one degree of freedom. A block's drift
+    moves every label of a comparison alike, so its rows are not independent: the prior's freedom is capped at the
+    comparisons' blocks less one."""
+    keys: list[tuple[str, str]] = []
+    rows: list[Row] = []
+    for read in reads:
+        for label, by_block in read.rates.items():
+            if len(by_block) >= 2 and min(by_block.values()) > 0:
+                keys.append((read.record.workload, label))
+                logs = tuple(math.log(by_block[block]) for block in sorted(by_block))
+                rows.append(Row(row_groups(study, read.scenario), read.record.workload, logs))
+    found: dict[str, dict[str, Prior]] = {}
+    for (workload, label), prior in zip(keys, priors(rows), strict=True):
+        found.setdefault(workload, {})[label] = prior
     return found
 
 
