@@ -209,7 +209,7 @@ def test_a_run_in_rounds_tells_its_comparisons_with_intervals_and_decides(tmp_pa
     assert summary.index("## Decide") < summary.index("## The answers")
     assert (
         "| Handlers without I/O: which stack? | **Pick aio-uvloop: the fastest, or within 5% of the fastest (95%)** | "
-        "at least 1.26 × every rival (grpclib-uvloop binds): certified; 1.28 [1.26, 1.30] × grpclib-uvloop | "
+        "at least 1.26 × every rival (grpclib-uvloop binds); 1.28 [1.26, 1.30] × grpclib-uvloop | "
         "sync-w10 (0.77 [0.76, 0.79] of the pick) | ±2.1% | [stacks]"
     ) in decide
 
@@ -259,7 +259,7 @@ def test_a_comparison_of_ways_to_connect_is_told_by_its_labels_and_joins_the_dec
     assert (
         "| How should clients hold connections, and servers their S3 client? | **Pick shared: the fastest, or within "
         "5% of the fastest (95%); pool-10 could be as fast** | **not trusted**: a run before blocks. at least 0.99 × "
-        "every rival (pool-10 binds): certified; "
+        "every rival (pool-10 binds); "
         "1.00 [0.99, 1.02] × pool-10; to close it: 1 run in blocks (about 10 min, as this run took) | per-call (0.50 "
         "[0.49, 0.51] of the pick) |"
     ) in decide  # made before blocks: certified, yet not trusted until a run in blocks

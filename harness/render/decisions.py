@@ -13,10 +13,12 @@ from harness.method.verdicts import noise_floor
 from harness.studies.base import SEPARATED, Decision, answered
 
 ANSWER_WORDS = 80  # an answer's most words: the decision first, then the figures that carry it
+ANSWER_CHARACTERS = 160  # a row's answer in the decision table at most; the answers below it say more
+SURE_CHARACTERS = 200  # a row's "how sure" at most
 # The decision table's columns after the question, as both renderers head them.
 DECISION_COLUMNS = (
     "answer",
-    "how sure: the pick over every rival, at least (95% together); × the runner-up [95% CI]",
+    "how sure",
     "avoid",
     "noise floor",
     "evidence",
@@ -129,7 +131,7 @@ class Row:
     measured on), with its short answer."""
 
     question: str
-    lead: str  # the answer in the question's words: yes or no and by how much, or which one and by how much
+    lead: str  # the answer in the question's words, at most ANSWER_CHARACTERS (`said` whole)
     pick: str
     sure: str  # the pick over the runner-up, with its interval (or their range) and the verdict
     avoid: str
@@ -147,6 +149,60 @@ class Row:
     # What each other machine class with runs of the same code says of it ("GenuineIntel 6/207/2, over 2 runs on 1
     # day: same answer"), where any has such runs.
     elsewhere: tuple[str, ...] = ()
+    said: str = ""  # the answer in the question's words whole: yes or no and by how much, or which one and by how much
+
+
+def clauses(text: str) -> list[str]:
+    """A text's clauses: its parts between "; " outside brackets and parentheses."""
+    found, depth, start = [], 0, 0
+    for index, char in enumerate(text):
+        depth += (char in "([") - (char in ")]")
+        if depth == 0 and text.startswith("; ", index):
+            found.append(text[start:index])
+            start = index + 2
+    return [*found, text[start:]]
+
+
+def clipped(text: str, most: int) -> str:
+    """text in at most `most` characters: its whole clauses that fit, then "…" where any were left off; a first
+    clause too long alone is cut at a word."""
+    if len(text) <= most:
+        return text
+    kept: list[str] = []
+    for clause in clauses(text):
+        if len("; ".join([*kept, clause])) + 3 > most:
+            break
+        kept.append(clause)
+    if kept:
+        return "; ".join(kept) + "; …"
+    return text[: most - 1].rsplit(" ", 1)[0] + "…"
+
+
+def stance(found: Decision) -> str:
+    """What one part of a row answers, without its figures: its yes or no, "Pick x" where certified, "Not yet"."""
+    said = worded(found.lead) if found.lead else None
+    if said is not None:
+        return said[0]
+    if found.certified is not None:
+        return f"Pick {found.pick}" if found.certified else "Not yet"
+    return found.pick
+
+
+def tally(found: Sequence[Decision], told: Sequence[str]) -> str:
+    """A row of many parts in few words: each answer with the scopes it holds on ("Pick one reply on sync-w10 and
+    aio-uvloop; Not yet on grpclib-asyncio"), or, too long for the table, with how many of them."""
+    held: dict[str, list[str]] = {}
+    for each, scope in zip(found, told, strict=True):
+        held.setdefault(stance(each), []).append(scope)
+    held = dict(sorted(held.items(), key=lambda item: YES_NO.index(item[0]) if item[0] in YES_NO else -1))
+    named_scopes = "; ".join(f"{word} on {listed(scopes)}" for word, scopes in held.items())
+    margins = margins_of(found)
+    if len(held) == 1 and len(margins) == len(found) and all(map(answered, found)):  # one answer: by how much
+        runners = listed(list(dict.fromkeys(each.runner_up for each in found)))
+        named_scopes += f": {span(margins)} × {runners}"
+    if len(named_scopes) <= ANSWER_CHARACTERS:
+        return named_scopes
+    return "; ".join(f"{word} on {len(scopes)} of {len(found)}" for word, scopes in held.items())
 
 
 def scopes(found: Sequence[Decision]) -> list[str]:
@@ -173,6 +229,16 @@ def listed(names: Sequence[str]) -> str:
 def named(text: str) -> str:
     """The name an avoid or pick text begins with: `p1` in "p1 (0.51 [0.45, 0.57] of the pick)"."""
     return text.split(" (")[0]
+
+
+def short_lead(found: Sequence[Decision], told: Sequence[str], said: str) -> str:
+    """A row's answer for the table, at most ANSWER_CHARACTERS: whole where it fits; a row of many parts as their
+    tally; else its first clauses."""
+    if len(said) <= ANSWER_CHARACTERS:
+        return said
+    if len(found) > 1:
+        return clipped(tally(found, told), ANSWER_CHARACTERS)
+    return clipped(said, ANSWER_CHARACTERS)
 
 
 def lead(found: Sequence[Decision], told: Sequence[str]) -> str:
@@ -230,8 +296,8 @@ def merged(question: str, found: Sequence[Decision]) -> Row:
     first = found[0]
     if len(found) == 1:
         pick = first.pick
-        sure = sure_text(first) + (f"; {first.held}" if first.held else "")
-        sure += f"; to close it: {first.closing}" if first.closing else ""
+        sure = sure_text(first) + (f"; to close it: {first.closing}" if first.closing else "")
+        sure += f"; {first.held}" if first.held else ""
         avoid = first.avoid
     else:
         each_pick = ", ".join(f"{e.pick} ({s})" for e, s in zip(found, told, strict=True))
@@ -247,6 +313,11 @@ def merged(question: str, found: Sequence[Decision]) -> Row:
         else:
             sure = "; ".join(f"{s}: {sure_text(e)}" for e, s in zip(found, told, strict=True))
         open_parts = [f"{s}: {e.closing}" for e, s in zip(found, told, strict=True) if e.closing]
+        if len(sure) > SURE_CHARACTERS:  # each part's figures are on the study's page
+            done = sum(answered(each) for each in found)
+            sure = f"{done} of {len(found)} answered" + (
+                f"; {span(margins_of(found))} × the runner-up" if margins_of(found) else ""
+            )
         sure += f"; to close it: {'; '.join(open_parts)}" if open_parts else ""
         avoided = [each for each in found if each.avoid != "—"]
         names = list(dict.fromkeys(named(each.avoid) for each in avoided))
@@ -258,15 +329,18 @@ def merged(question: str, found: Sequence[Decision]) -> Row:
             avoid = "; ".join(f"{s}: {e.avoid}" for e, s in zip(found, told, strict=True) if e.avoid != "—") or "—"
     widest = max(found, key=lambda each: -1.0 if each.floor is None else each.floor)
     evidence = tuple(dict.fromkeys((each.run_id, each.machine) for each in found))
+    said = lead(found, told)
+    why = "; ".join(dict.fromkeys(each.why or SEPARATED for each in found if not each.trusted))
     row = Row(
         question=question,
-        lead=lead(found, told),
+        lead=short_lead(found, told, said),
+        said=said,
         pick=pick,
-        sure=sure,
+        sure=clipped(sure, SURE_CHARACTERS - (len(f"{NOT_TRUSTED}: {why}. ") if why else 0)),
         avoid=avoid,
         floor=widest.calibration,
         trusted=all(each.trusted for each in found),
-        why="; ".join(dict.fromkeys(each.why or SEPARATED for each in found if not each.trusted)),
+        why=why,
         study=first.study,
         evidence=evidence,
         workloads=tuple(dict.fromkeys(each.comparison or each.workload for each in found)),
@@ -292,10 +366,15 @@ def sure_text(found: Decision) -> str:
         return f"{found.over_runner_up} × {found.runner_up}: {found.verdict}"
     lowest = f"{found.lowest:.2f}" if math.isfinite(found.lowest) else "—"
     measure = f" in {found.measure}" if found.measure else ""
+    # whether it is certified, the answer says ("Pick" or "Not yet")
     return (
-        f"at least {lowest} × every rival{measure} ({found.binding} binds): {found.verdict}; "
-        f"{found.over_runner_up} × {found.runner_up}"
+        f"at least {lowest} × every rival{measure} ({found.binding} binds); {found.over_runner_up} × {found.runner_up}"
     )
+
+
+def margins_of(found: Sequence[Decision]) -> list[float]:
+    """The parts' picks over their runners-up, where paired."""
+    return [each.over.value for each in found if each.over is not None]
 
 
 def pooled_text(found: Sequence[Decision]) -> str:
@@ -342,7 +421,7 @@ def answer(row: Row, found: Sequence[Decision]) -> str:
     """The row in words, at most ANSWER_WORDS: the decision, then the figures that carry it."""
     first = found[0]
     where = f" ({first.workload})" if len(found) == 1 else ""
-    said = [f"{row.lead}{where}."]
+    said = [f"{row.said or row.lead}{where}."]
     if row.avoid != "—":
         said.append(f"Avoid {row.avoid}.")
     if not row.trusted:

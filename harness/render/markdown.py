@@ -79,19 +79,14 @@ def answer(study: StudyReport, runs: Sequence[StudyRun]) -> str:
 
 
 def verdicts_line(rows: Sequence[Row]) -> str:
-    """How to read the decision table, in one paragraph, with how many rows it answers."""
+    """How to read the decision table, in three sentences, with how many rows it answers."""
     sure = [each for each in rows if each.answered and each.trusted]
     return (
-        f"**{len(sure)} of {len(rows)} questions are answered and trusted.** Each row answers one question from its "
-        "study's runs on this machine type: first in the question's own words, then how sure that is. Where it asks "
-        "which one to pick, the pick is **certified** when, with 95% confidence over every rival at once, it is the "
-        "fastest or within 5% of the fastest; the column gives its lowest bound over any rival and the rival that "
-        "binds it, then its rate over the runner-up's with its 95% interval over blocks of warm servers taking "
-        "turns, pooled over every run in which both ran the same code (over N runs on D days), the deciding run's own "
-        "reading beside it. A study decides from its newest run, pooled with the earlier runs of that machine type "
-        "and code. "
-        "The noise floor is the smallest difference the deciding run could see. Every term is "
-        "defined under [Words](#words). Compare absolute figures only within one run and machine."
+        f"**{len(sure)} of {len(rows)} questions are answered and trusted**, each from its study's newest run on this "
+        "machine type, pooled with that type's earlier runs of the same code. A pick is **certified** when, with 95% "
+        "confidence over every rival at once, it is the fastest or within 5% of the fastest; every × comes with its "
+        "95% interval. Terms are defined under [Words](#words), and the method in "
+        "[docs/DESIGN.md](../docs/DESIGN.md)."
     )
 
 

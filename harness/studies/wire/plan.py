@@ -121,5 +121,5 @@ PLAN = StudyPlan(
     comparisons=comparisons,
     full_comparisons=comparisons,  # its comparisons are its whole matrix: --full measures them in blocks
     own_scenarios=SIZE_SCENARIOS,
-    least_blocks=3,  # a row from fewer is not trusted, and the study is run on its own, with time for three
+    least_blocks=3,  # the study is run on its own, with time for three
 )
