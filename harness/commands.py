@@ -48,6 +48,7 @@ from harness.render.decisions import answer_line
 from harness.render.markdown import render_report, write_report
 from harness.render.soak import draw_soak
 from harness.render.targets import missed_targets
+from harness.results.archive import pack
 from harness.results.calibration import NAME as CALIBRATION
 from harness.results.calibration import write_calibration
 from harness.results.files import read_json
@@ -227,6 +228,7 @@ def run_all_command(options: RunOptions) -> int:
     console = Console(stderr=True)
     with ProgressDisplay(console) as display:
         run_dir, meta = run_all(options, display)
+    packed = pack(run_dir)
     written, rows = render_report(options.out_dir, run_dir)
     studies = ", ".join(f"{name} {entry.wall_seconds / 60:.0f}" for name, entry in meta.studies.items())
     print(f"run {meta.run_id}: {meta.status} in {meta.wall_seconds / 60:.1f} min ({studies} min)")
@@ -239,7 +241,7 @@ def run_all_command(options: RunOptions) -> int:
         print(f"  {answer_line(row)}")
     for line in missed_targets(meta):
         print(f"  missed: {line}")
-    print(f"raw results: {run_dir}")
+    print(f"raw results: {packed} (unpacked in {run_dir})")
     print(f"answers:     {options.out_dir / 'README.md'} and {options.out_dir / 'report.html'} ({len(written)} files)")
     failed = failed_gates(meta)
     for reason in failed:

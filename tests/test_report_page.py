@@ -19,6 +19,7 @@ from harness.render.browser import chromium, launched, opened, picture
 from harness.render.findings import machine_classes
 from harness.render.markdown import write_report
 from harness.render.views import comparison_id
+from harness.results.records import all_runs
 from harness.run.tools import ROOT
 from harness.studies.judging import run_verdicts
 from tests.runs import (
@@ -221,7 +222,7 @@ def test_the_tables_save_as_csv_and_json_from_the_page(browser: Any, results: Pa
     ]
     assert len(decisions) == page.locator("tbody tr[data-row]").count() == 2
     ratios = list(csv.DictReader(io.StringIO(saved("ratios.csv"))))
-    outcomes = [each for run in (results / "runs").iterdir() for each in run_verdicts(run)]
+    outcomes = [each for run in all_runs(results) for each in run_verdicts(run)]
     assert sorted((row["workload"], row["label"], row["verdict"]) for row in ratios) == sorted(
         (each.workload, each.alternative, each.verdict) for each in outcomes
     )
@@ -340,7 +341,7 @@ def test_the_committed_report_ranks_the_stacks_for_s3_to_mongodb_over_tls_and_st
     assert ranked.count() >= 4
     intervals = [ranked.nth(index).locator("td").nth(2).inner_text() for index in range(1, ranked.count())]
     assert all(re.search(r"\[[\d.]+, [\d.]+\]", each) for each in intervals), intervals
-    metas = [json.loads(path.read_text()) for path in (ROOT / "results" / "runs").glob("*/run.json")]
+    metas = [json.loads((run / "run.json").read_text()) for run in all_runs(ROOT / "results")]
     offered = page.locator("#f-machine option").all_inner_texts()[1:]  # after "all"
     assert set(offered) <= set(machine_classes(metas).values()) and len(set(offered)) == len(offered)
     assert page.locator("#soak").count() == 1

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import shutil
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -10,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.results import provenance
+from harness.results.archive import pack, unpack
 from harness.results.files import write_json_atomic
 from harness.results.provenance import environment
 from harness.results.records import (
@@ -17,6 +20,7 @@ from harness.results.records import (
     CellRecord,
     Repeat,
     ResourceUsage,
+    all_runs,
     load_cells,
     resolve_run,
     save_cell,
@@ -133,3 +137,31 @@ def test_backend_description_never_holds_credentials() -> None:
     for secret in ("AKIDSECRET", "very-secret", "hunter2", "user:"):
         assert secret not in described
     assert "db:27017" in described
+
+
+def test_a_run_packs_into_one_file_and_unpacks_byte_for_byte(tmp_path: Path) -> None:
+    run = tmp_path / "runs" / "20260101T000000Z"
+    write_json_atomic(run / "run.json", {"run_id": run.name})
+    write_json_atomic(run / "stacks" / "cells" / "hello" / "sync-w10" / "c2.json", {"ok": 1, "name": "ß"})
+    files = {path.relative_to(run): path.read_bytes() for path in run.rglob("*") if path.is_file()}
+    archive = pack(run)
+    assert archive == tmp_path / "runs" / "20260101T000000Z.json.gz"
+    assert pack(run).read_bytes() == archive.read_bytes()  # packing again changes nothing git sees
+    shutil.rmtree(run)
+    assert all_runs(tmp_path) == [run]  # unpacked before it is listed
+    assert {path.relative_to(run): path.read_bytes() for path in run.rglob("*") if path.is_file()} == files
+    assert unpack(archive) == run  # a folder already there stands
+
+
+def test_an_archive_of_another_schema_is_refused_by_name(tmp_path: Path) -> None:
+    archive = tmp_path / "20260101T000000Z.json.gz"
+    archive.write_bytes(gzip.compress(json.dumps({"schema": 99, "run_id": "x", "files": {}}).encode()))
+    with pytest.raises(ValueError, match="archive schema 99"):
+        unpack(archive)
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_folder_without_run_json_is_not_packed(tmp_path: Path) -> None:
+    (tmp_path / "20260101T000000Z").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"no run\.json"):
+        pack(tmp_path / "20260101T000000Z")

@@ -25,6 +25,7 @@ from typing import Any
 
 from harness.method.verdicts import ComparisonRecord
 from harness.plan.matrix import CELL_NAME, SHARED, cell_name
+from harness.results.archive import run_files, unpacked
 from harness.results.files import READABLE_SCHEMAS, SCHEMA, read_json, write_json_atomic
 from harness.results.run_meta import SCHEMA_DEFAULTS, Target, Thresholds, thresholds_of
 from harness.run.drivers.report import LoadReport
@@ -325,11 +326,12 @@ def load_study(run_dir: Path, study: str) -> StudyRun:
 
 def all_runs(out_dir: Path) -> list[Path]:
     """Every run directory under out_dir/runs, oldest first."""
-    return sorted(path.parent for path in (out_dir / "runs").glob("*/run.json"))
+    return [path.parent for path in run_files(out_dir / "runs")]
 
 
 def resolve_run(out_dir: Path, name: str) -> Path:
     """A run given by id (under out_dir/runs) or by directory."""
+    unpacked(out_dir / "runs")
     for candidate in (Path(name), out_dir / "runs" / name):
         if (candidate / "run.json").is_file():
             return candidate

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.results.archive import pack
 from harness.results.shards import merge_shards
 from harness.run.tools import ROOT
 
@@ -178,7 +179,7 @@ def run_fleet(
         if cluster is not None:
             cluster.close()
     for run in merge_shards(runs_dir, plan):
-        say(f"merged: {run}")
+        say(f"merged: {pack(run)}")
     for why in failed:
         say(f"failed: {why}")
     return 1 if failed else 0

@@ -19,6 +19,7 @@ from typing import Any
 from harness.method.moderation import NO_PRIOR, Prior
 from harness.method.pooling import Combined, Estimate, between_runs, estimate_of, pooled_row
 from harness.method.verdicts import Method, paired_ratios
+from harness.results.archive import run_files
 from harness.results.code import label_code
 from harness.results.files import read_json
 from harness.results.records import is_aside, load_study, machine_of, studies_in
@@ -157,7 +158,7 @@ def earlier_runs(run_dir: Path, meta: Mapping[str, Any]) -> list[Path]:
     """The runs beside this one, made before it on the same machine class, newest first."""
     here = machine_of(meta)
     found = []
-    for other in sorted(run_dir.parent.glob("*/run.json"), reverse=True):
+    for other in reversed(run_files(run_dir.parent)):
         if other.parent.name >= run_dir.name:
             continue
         if machine_of(read_json(other)) == here:
@@ -171,7 +172,7 @@ def pooled_with(run_dir: Path, meta: Mapping[str, Any]) -> list[Path]:
     closed by a run aside closes the row of the run before it, not only of the next."""
     here, deciding = machine_of(meta), not is_aside(dict(meta))
     found = []
-    for other in sorted(run_dir.parent.glob("*/run.json"), reverse=True):
+    for other in reversed(run_files(run_dir.parent)):
         name = other.parent.name
         theirs = read_json(other)
         if name == run_dir.name or machine_of(theirs) != here:
