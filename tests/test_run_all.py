@@ -16,6 +16,7 @@ from harness.cli import QUICK_SERVERS
 from harness.plan.matrix import SCENARIOS
 from harness.plan.servers import server_variant
 from harness.render.decisions import LINE_CHARACTERS
+from harness.results.records import all_runs
 from harness.run.backends import Backends
 from harness.run.processes import free_port
 from harness.run.serving import running_server
@@ -77,7 +78,7 @@ def test_a_run_stopped_by_a_signal_stops_every_process_it_started(tmp_path: Path
     assert process.returncode == 128 + signum, stderr[-3000:]
     assert "interrupted: every process the harness started is stopped" in stderr
     until(lambda: not living(started), "every process the run started, gone (a grandchild reaped by its new parent)")
-    (run_dir,) = (tmp_path / "results" / "runs").iterdir()
+    (run_dir,) = all_runs(tmp_path / "results")
     assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
 
 
@@ -94,7 +95,7 @@ def test_quick_run_writes_every_file_with_zero_errors_and_leaves_no_process(tmp_
         "run-all", "--quick", "--scenarios", ",".join(each.name for each in scenarios), "--out", str(tmp_path)
     )
 
-    (run_dir,) = (tmp_path / "runs").iterdir()
+    (run_dir,) = all_runs(tmp_path)
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["status"] == "complete"
     stacks = meta["studies"]["stacks"]
@@ -149,7 +150,7 @@ def test_a_target_started_elsewhere_is_measured_where_it_answers(tmp_path: Path,
         )
         assert child.process.poll() is None  # the harness never stopped the target
     assert finished.returncode == 0, finished.stderr[-3000:]
-    (run_dir,) = (tmp_path / "runs").iterdir()
+    (run_dir,) = all_runs(tmp_path)
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["target"] == {"address": target, "name": "theirs"}
     assert meta["pinning"]["server_cpus"] == []

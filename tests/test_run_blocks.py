@@ -11,6 +11,7 @@ import pytest
 
 from harness.method.pilot import Pilot
 from harness.method.rounds import BEHIND
+from harness.results.records import all_runs
 from tests.runs import RUN_TIMEOUT, harness, served_over
 
 # Every test here reads a run-all of real servers and tools, its own or its module's: each gets a run's timeout.
@@ -45,7 +46,7 @@ def test_a_comparison_in_blocks_alternates_mirrored_slices_of_warm_servers_and_r
     full_in_blocks: tuple[Path, subprocess.CompletedProcess[str]],
 ) -> None:
     tmp_path = full_in_blocks[0]
-    (run_dir,) = (tmp_path / "runs").iterdir()
+    (run_dir,) = all_runs(tmp_path)
     compared = json.loads((run_dir / "stacks" / "comparisons" / "hello__c2.json").read_text())
     assert compared["seed"] == 1 and compared["reference"] == "sync-w10" and compared["control"] == "sync-w10~aa"
     labels = ["aio-uvloop", "aio-uvloop-minimal", "sync-w10", "sync-w10-minimal", "sync-w10~aa"]  # floors on hello
@@ -81,7 +82,7 @@ def test_full_measures_a_small_matrix_in_blocks_and_says_its_estimate_before_it_
     tmp_path, done = full_in_blocks
     assert "planned: 2 comparisons of 6 cells in" in done.stderr  # before the pilot's first line
     assert done.stderr.index("planned:") < done.stderr.index("block 1 done")
-    (run_dir,) = (tmp_path / "runs").iterdir()
+    (run_dir,) = all_runs(tmp_path)
     unary = json.loads((run_dir / "stacks" / "comparisons" / "s3-unary__c2.json").read_text())
     assert len(unary["orders"]) == 2 and unary["method"]["mirrored"] is False and unary["method"]["cycles"] == 1
     assert sorted(unary["orders"][0]) == ["aio-uvloop", "sync-w10"]  # a slow workload: each label once a block
@@ -97,7 +98,7 @@ def test_the_default_method_runs_its_pilot_then_races_its_comparisons_within_a_b
     """Slow (about 80 s here): the pilot and a race for a budget in seconds, the default run's whole path."""
     args = ["--study", "stacks", "--servers", "sync-w10,aio-uvloop", "--scenarios", "hello", "--concurrency", "2,10"]
     harness("run-all", *args, "--budget-minutes", "0.75", "--seed", "11", "--out", str(tmp_path), timeout=RUN_TIMEOUT)
-    (run_dir,) = (tmp_path / "runs").iterdir()
+    (run_dir,) = all_runs(tmp_path)
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["status"] == "complete" and meta["budget_seconds"] == 45
     # The pilot measured first, an A/A pair in blocks of several cycles: its share of 45 s is 2.25 s, and it
@@ -124,7 +125,7 @@ def test_the_default_method_runs_its_pilot_then_races_its_comparisons_within_a_b
 def test_a_run_over_tls_serves_and_drives_every_cell_over_it(tmp_path: Path) -> None:
     args = ["--study", "stacks", "--servers", "sync-w10,connect-pyvoy", "--scenarios", "hello", "--concurrency", "2"]
     harness("run-all", "--tls", *args, "--requests", "20", "--rounds", "2", "--cycles", "1", "--out", str(tmp_path))
-    (run_dir,) = (tmp_path / "runs").iterdir()
+    (run_dir,) = all_runs(tmp_path)
     served_over(run_dir, "tls")
 
 
@@ -137,7 +138,7 @@ def test_a_small_capacity_run_records_every_step_and_renders(tmp_path: Path) -> 
         *("--scenarios", "hello,s3-unary-100ms,s3-unary-100ms-jitter20"),  # the jitter scenario, named, is run
         *("--requests", "20", "--repeats", "2", "--out", str(tmp_path)),  # each SLO search twice
     )
-    (run_dir,) = (tmp_path / "runs").iterdir()
+    (run_dir,) = all_runs(tmp_path)
     meta = json.loads((run_dir / "run.json").read_text())
     assert list(meta["studies"]) == ["capacity"]
     assert meta["studies"]["capacity"]["targets"]["no_failed_cell"]["met"]

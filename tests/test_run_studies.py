@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.plan import pythons
+from harness.results.records import all_runs
 from harness.studies.streaming import DRIVER_CHECK
 from tests.runs import RUN_TIMEOUT, harness, served_over, within
 
@@ -48,7 +49,7 @@ def test_the_default_studies_compare_fetch_patterns_call_shapes_and_ways_to_conn
     """Slow (about 70 s here, in its fixture, each run): the default run's three decision studies, each comparison
     two blocks, with loadgen's cross-check against ghz; shared with the mutual TLS test."""
     tmp_path = default_studies_over_mtls
-    (run_dir,) = (tmp_path / "runs").iterdir()
+    (run_dir,) = all_runs(tmp_path)
     studies = json.loads((run_dir / "run.json").read_text())["studies"]
     found = {
         (each["study"], each["workload"]): each
@@ -85,7 +86,7 @@ def test_the_default_studies_compare_fetch_patterns_call_shapes_and_ways_to_conn
 
 
 def test_a_run_over_mutual_tls_serves_and_drives_every_cell_over_it(default_studies_over_mtls: Path) -> None:
-    (run_dir,) = (default_studies_over_mtls / "runs").iterdir()
+    (run_dir,) = all_runs(default_studies_over_mtls)
     served_over(run_dir, "mtls")
 
 
@@ -102,7 +103,7 @@ def test_the_interpreters_study_runs_servers_under_each_interpreter_and_on_every
     args = ["--study", "interpreters", "--pythons", f"3.11,{other}", "--servers", "sync-w10", "--rounds", "2"]
     args += ["--cycles", "1"]
     harness("run-all", *args, "--requests", "20", "--seed", "7", "--out", str(tmp_path), timeout=within(RUN_TIMEOUT))
-    (run_dir,) = (tmp_path / "runs").iterdir()
+    (run_dir,) = all_runs(tmp_path)
     meta = json.loads((run_dir / "run.json").read_text())
     assert set(meta["interpreters"]) == {"3.11", other}
     assert meta["interpreters"][other]["version"].startswith(other)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.results.records import all_runs
 from tests.runs import RUN_TIMEOUT, harness
 
 # Every test here reads a run-all of real servers and tools, its own: each gets a run's timeout.
@@ -19,7 +20,7 @@ def wire_run(tmp_path: Path, scenarios: str) -> tuple[Path, set[tuple[str, str]]
     its run directory and its comparisons' (workload, alternative) pairs."""
     args = ["--study", "wire", "--servers", "sync-w10,aio-uvloop,rest-h1", "--scenarios", scenarios, "--requests", "20"]
     harness("run-all", *args, "--rounds", "2", "--cycles", "1", "--seed", "5", "--out", str(tmp_path))
-    (run_dir,) = (tmp_path / "runs").iterdir()
+    (run_dir,) = all_runs(tmp_path)
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["wire"] == {"name": "per cell", "key_type": "ECDSA"}
     shown = json.loads(harness("verdicts", "--json", "--out", str(tmp_path), timeout=60).stdout)
