@@ -417,7 +417,7 @@ def test_a_run_of_the_brief_s_matrix_tells_its_levels_and_decides_the_brief_s_qu
     assert "| stack | OK calls/s [95% CI] | × sync-w10 [95% CI] | verdict | this run alone | p50 | p99 |" in level
     section = study("stacks").section([run])
     assert (
-        "**s3-unary across levels**" in section and "| sync-w1 | 974 [819, 1,158] × 1.00 [0.97, 1.02] tie |" in section
+        "**s3-unary across levels**" in section and "| sync-w1 | 974 [846, 1,122] × 1.00 [0.97, 1.02] tie |" in section
     )
     rows = {(each.question, each.workload): each for each in study("stacks").decisions([run])}
     hello = rows[("Handlers without I/O: which stack?", "hello/c50")]

@@ -7,7 +7,8 @@ import csv
 import io
 import json
 
-from harness.render.table import Table, markdown, page_files, written_tables
+from harness.method.verdicts import Interval
+from harness.render.table import Figure, Table, interval_figure, markdown, page_files, written_tables
 
 
 def test_a_table_draws_as_a_markdown_table_and_saves_as_csv_without_its_marks() -> None:
@@ -24,6 +25,33 @@ def test_a_table_draws_as_a_markdown_table_and_saves_as_csv_without_its_marks() 
         ["aio-uvloop", "3,078 x", "slower"],
     ]
     assert table.slug == "comparison-hello-c50"
+
+
+def test_a_column_of_figures_draws_its_texts_and_saves_its_numbers() -> None:
+    """A page shows a figure's text; its CSV and JSON hold the value, the interval's bounds and the unit, each a
+    number a spreadsheet reads, and a text in such a column ("—") as no number."""
+    table = Table("leaderboard hello/c50", ["stack", "OK calls/s [95% CI]", "p99 ms", "verdict"])
+    found = Interval(5619.0, 5102.5, float("inf"), 2)
+    table.add(
+        "sync-w10", [interval_figure(found, "5,619 [5,103, ∞]", "OK calls/s"), Figure(16.25, "16.2", unit="ms"), "—"]
+    )
+    table.add("sync-w1", ["—", Figure(None, "—", unit="ms"), "**slower**"])
+    assert markdown([table]).splitlines()[2:] == [
+        "| sync-w10 | 5,619 [5,103, ∞] | 16.2 | — |",
+        "| sync-w1 | — | — | **slower** |",
+    ]
+    rows = list(csv.reader(io.StringIO(table.csv())))
+    assert rows[0] == [
+        "stack",
+        *("OK calls/s [95% CI]", "OK calls/s [95% CI]: low", "OK calls/s [95% CI]: high", "OK calls/s [95% CI]: unit"),
+        *("p99 ms", "p99 ms: low", "p99 ms: high", "p99 ms: unit"),
+        "verdict",
+    ]
+    assert rows[1] == ["sync-w10", "5619", "5102.5", "", "OK calls/s", "16.25", "", "", "ms", "—"]
+    assert rows[2] == ["sync-w1", "", "", "", "", "", "", "", "ms", "slower"]
+    assert float(rows[1][1]) == 5619.0
+    data = table.data()
+    assert data["rows"][0][1] == "5,619 [5,103, ∞]" and data["values"][1][1:3] == [5619, 5102.5]
 
 
 def test_a_page_writes_its_tables_beside_it_and_the_page_reads_each_once() -> None:

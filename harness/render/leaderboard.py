@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.render.summaries import rate
-from harness.render.table import Block, Table
+from harness.render.table import Block, Figure, Table
 from harness.run.tls import PLAINTEXT
 
 # The workloads a leaderboard is drawn for, in order, with what each one's handler does.
@@ -34,8 +34,8 @@ def boards(views: Sequence[Mapping[str, Any]], study: str = "stacks") -> list[Ma
     return [found[name] for name in BOARDS if name in found]
 
 
-def figure(value: float | None, form: str) -> str:
-    return "—" if value is None else format(value, form)
+def figure(value: float | None, form: str, unit: str) -> Figure:
+    return Figure(value, "—" if value is None else format(value, form), unit=unit)
 
 
 def board(view: Mapping[str, Any]) -> Table:
@@ -57,12 +57,20 @@ def board(view: Mapping[str, Any]) -> Table:
         table.add(
             label,
             [
-                f"{rate(mine['rate'])} [{rate(mine['rate_low'])}, {high}]",
-                "1" if to_best is None else to_best["text"],
-                figure(mine.get("p50"), ".1f"),
-                figure(mine.get("p99"), ".1f"),
-                figure(mine.get("cpu_ms"), ".3f"),
-                figure(mine.get("rss_mib"), ".0f"),
+                Figure(
+                    mine["rate"],
+                    f"{rate(mine['rate'])} [{rate(mine['rate_low'])}, {high}]",
+                    mine["rate_low"],
+                    mine["rate_high"],
+                    "OK calls/s",
+                ),
+                Figure(1.0, "1", 1.0, 1.0, "×")
+                if to_best is None
+                else Figure(to_best["value"], to_best["text"], to_best["low"], to_best["high"], "×"),
+                figure(mine.get("p50"), ".1f", "ms"),
+                figure(mine.get("p99"), ".1f", "ms"),
+                figure(mine.get("cpu_ms"), ".3f", "ms"),
+                figure(mine.get("rss_mib"), ".0f", "MiB"),
             ],
         )
     return table

@@ -20,7 +20,7 @@ from harness.render.decisions import DECISION_COLUMNS, GLOSSARY, NOT_TRUSTED, Ro
 from harness.render.exports import decision_csv, ratios_csv
 from harness.render.findings import TLS_MARK, WORK, Findings, differences
 from harness.render.leaderboard import Boards
-from harness.render.table import Table
+from harness.render.table import Cell, Table
 from harness.render.vega import MEASURES, clients_chart, forest, vega_scripts
 
 PAGE_TITLE = "Python RPC stacks: the decision and its evidence"
@@ -333,9 +333,9 @@ def _inline(text: str) -> str:
     return shown
 
 
-def _inline_rows(rows: Sequence[Sequence[str]]) -> str:
+def _inline_rows(rows: Sequence[Sequence[Cell]]) -> str:
     """Rows of markdown table cells as HTML rows (bold and code kept)."""
-    return "".join("<tr>" + "".join(f"<td>{_inline(cell)}</td>" for cell in row) + "</tr>" for row in rows)
+    return "".join("<tr>" + "".join(f"<td>{_inline(str(cell))}</td>" for cell in row) + "</tr>" for row in rows)
 
 
 def _study_tables(study: str, tables: Sequence[dict[str, Any]]) -> str:

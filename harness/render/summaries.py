@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from harness.method.bounds import Bounds, cell_bounds
+from harness.render.table import Figure
 from harness.results.records import CellResult, Repeat
 from harness.results.run_meta import Thresholds, thresholds_of
 from harness.run.drivers.histogram import Latencies
@@ -196,6 +197,26 @@ def seconds(value: float) -> str:
 
 def ms(value: float | None) -> str:
     return TOO_FEW if value is None else f"{value * 1000:.2f} ms"
+
+
+def rate_figure(value: float | None, unit: str = "calls/s") -> Figure:
+    """A rate as a table's figure ("—" for none)."""
+    return Figure(value, "—" if value is None else rate(value), unit=unit)
+
+
+def ms_figure(value: float | None) -> Figure:
+    """A latency in seconds as a table's figure in milliseconds."""
+    return Figure(None if value is None else value * 1000, ms(value), unit="ms")
+
+
+def shares_figure(shares: Sequence[float], unit: str = "of a core") -> Figure:
+    """Shares (0.78 is 78%) as a table's figure: the highest, with the lowest to highest as its range (drawn
+    "78%" to "93%" with a dash between); none as "—"."""
+    if not shares:
+        return Figure(None, "—")
+    low, high = min(shares), max(shares)
+    text = f"{high:.0%}" if len(shares) == 1 else f"{low:.0%}–{high:.0%}"
+    return Figure(high * 100, text, low * 100, high * 100, f"% {unit}")
 
 
 def rate(value: float) -> str:

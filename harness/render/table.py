@@ -1,12 +1,14 @@
-"""A table as data: its column heads and rows of cell texts. A study's markdown page draws its tables where they
-stand (`markdown`), and `page_files` writes them beside it, each as CSV and all of the page's as one JSON file, from
-which report.html draws the same rows."""
+"""A table as data: its column heads and rows of cells, each a text or a Figure (a number with its interval, its
+unit and the text a page shows). A study's markdown page draws its tables where they stand (`markdown`), and
+`page_files` writes them beside it, each as CSV and all of the page's as one JSON file, from which report.html draws
+the same rows. The CSV holds numbers: a column of figures becomes its value, low, high and unit columns."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -14,11 +16,43 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from harness.method.verdicts import Interval
+
 MARKUP = re.compile(r"\*\*|`")  # markdown's bold and code marks: a CSV cell keeps the text alone
 
 
-def _line(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
+@dataclass(frozen=True)
+class Figure:
+    """A number a table shows: its value (None: none, as "—"), the text a page draws for it, and where it has them
+    its interval's bounds (or a range's) and its unit."""
+
+    value: float | None
+    text: str
+    low: float | None = None
+    high: float | None = None  # None beside a low: unbounded
+    unit: str = ""
+
+    def __str__(self) -> str:
+        return self.text
+
+
+Cell = str | Figure
+FIGURE_PARTS = ("low", "high", "unit")  # the columns a column of figures adds in its CSV, after its value's
+
+
+def interval_figure(found: Interval, text: str, unit: str) -> Figure:
+    """An interval as a table's figure."""
+    return Figure(found.value, text, found.low, found.high if math.isfinite(found.high) else None, unit)
+
+
+def _line(cells: Sequence[Cell]) -> str:
+    return "| " + " | ".join(map(str, cells)) + " |"
+
+
+def _number(value: float | None) -> float | int | str:
+    if value is None or not math.isfinite(value):
+        return ""
+    return int(value) if float(value).is_integer() else round(value, 6)
 
 
 @dataclass
@@ -28,24 +62,48 @@ class Table:
 
     name: str
     columns: list[str]
-    rows: list[list[str]] = field(default_factory=list)
+    rows: list[list[Cell]] = field(default_factory=list)
 
-    def add(self, label: str, cells: Sequence[str]) -> None:
+    def add(self, label: str, cells: Sequence[Cell]) -> None:
         self.rows.append(row(label, cells))
 
     def markdown(self) -> list[str]:
         return [_line(self.columns), "|---|" + "---|" * (len(self.columns) - 1), *(_line(each) for each in self.rows)]
 
+    def figured(self) -> list[bool]:
+        """Which columns hold figures (any of their cells a Figure)."""
+        return [any(isinstance(each[index], Figure) for each in self.rows) for index in range(len(self.columns))]
+
+    def values(self) -> list[list[float | int | str]]:
+        """The table as numbers: its head, then each row; a column of figures as its value, low, high and unit (a
+        text in it, "—" say, as no value), every other column as its text without markdown's marks."""
+        figured = self.figured()
+        head: list[float | int | str] = []
+        for name, numbers in zip(self.columns, figured, strict=True):
+            head += [name, *(f"{name}: {part}" for part in FIGURE_PARTS)] if numbers else [name]
+        found = [head]
+        for each in self.rows:
+            cells: list[float | int | str] = []
+            for cell, numbers in zip(each, figured, strict=True):
+                if not numbers:
+                    cells.append(MARKUP.sub("", str(cell)))
+                elif isinstance(cell, Figure):
+                    cells += [_number(cell.value), _number(cell.low), _number(cell.high), cell.unit]
+                else:
+                    cells += ["", "", "", ""]
+            found.append(cells)
+        return found
+
     def csv(self) -> str:
-        """The table as CSV, its cells without markdown's marks."""
+        """The table as CSV, in numbers where it holds figures (`values`)."""
         out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        for each in [self.columns, *self.rows]:
-            writer.writerow([MARKUP.sub("", cell) for cell in each])
+        csv.writer(out, lineterminator="\n").writerows(self.values())
         return out.getvalue()
 
     def data(self) -> dict[str, Any]:
-        return {"name": self.name, "columns": self.columns, "rows": self.rows}
+        """The table as its JSON holds it: the texts a page draws, and its numbers as its CSV has them."""
+        texts = [[str(cell) for cell in each] for each in self.rows]
+        return {"name": self.name, "columns": self.columns, "rows": texts, "values": self.values()}
 
     @property
     def slug(self) -> str:
@@ -53,7 +111,7 @@ class Table:
         return re.sub(r"[^a-z0-9.]+", "-", self.name.lower()).strip("-") or "table"
 
 
-def row(label: str, cells: Sequence[str]) -> list[str]:
+def row(label: str, cells: Sequence[Cell]) -> list[Cell]:
     """A table's row: its label, then its cells."""
     return [label, *cells]
 

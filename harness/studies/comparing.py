@@ -34,8 +34,8 @@ from harness.method.verdicts import (
 )
 from harness.plan.matrix import SLOW_SLICE_CALLS
 from harness.plan.servers import MINIMAL_SUFFIX
-from harness.render.summaries import driver_share, ms, not_ok_mark, rate
-from harness.render.table import Block, Table
+from harness.render.summaries import driver_share, ms_figure, not_ok_mark, rate, shares_figure
+from harness.render.table import Block, Figure, Table, interval_figure
 from harness.results.records import StudyRun
 from harness.studies.base import CERTIFIED, NOT_CERTIFIED, SEPARATED, Decision
 from harness.studies.judging import (
@@ -102,18 +102,22 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
         table.add(
             f"**{name}**" if label == record.reference else name,
             [
-                rate_text(own.rate) + not_ok_mark([report for _, report in mine]),
-                "1 (reference)" if label == record.reference else pooled_text(outcome) if outcome else "—",
+                interval_figure(own.rate, rate_text(own.rate) + not_ok_mark([r for _, r in mine]), "OK calls/s"),
+                Figure(1.0, "1 (reference)", 1.0, 1.0, "×")
+                if label == record.reference
+                else ratio_figure(outcome.ratio, pooled_text(outcome))
+                if outcome
+                else Figure(None, "—"),
                 "—" if label == record.reference or outcome is None else verdict_cell(outcome),
-                alone_text(outcome) if outcome else "—",
-                ms(own.p50),
-                ms(own.p99),
-                str(own.blocks),
+                ratio_figure(outcome.alone, alone_text(outcome)) if outcome and outcome.alone else Figure(None, "—"),
+                ms_figure(own.p50),
+                ms_figure(own.p99),
+                Figure(own.blocks, str(own.blocks)),
                 "—" if stop is None else f"{unit} {stop.round}, {stop.reason}",
-                f"{spread_between_rounds(judged.rates.get(label, {})):.1%}",
-                f"{min(busy):.0%}–{max(busy):.0%}" if busy else "not sampled",
-                f"{max(drivers):.0%}" if drivers else "—",
-                *([f"{min(proxy):.0%}–{max(proxy):.0%}" if proxy else "—"] if proxied else []),
+                Figure(100 * (spread := spread_between_rounds(judged.rates.get(label, {}))), f"{spread:.1%}", unit="%"),
+                shares_figure(busy) if busy else Figure(None, "not sampled"),
+                Figure(100 * max(drivers), f"{max(drivers):.0%}", unit="% of a core") if drivers else Figure(None, "—"),
+                *([shares_figure(proxy)] if proxied else []),
             ],
         )
     return [table, "", *measured_how(judged)]
@@ -127,6 +131,11 @@ def verdict_cell(outcome: Outcome) -> str:
             f"**{outcome.verdict}: the A/A control separated**, so this run's ratios of its study are not to be trusted"
         )
     return f"**{outcome.verdict}**"
+
+
+def ratio_figure(ratio: Interval, text: str) -> Figure:
+    """A ratio with its interval as a table's figure, `text` as its page shows it."""
+    return interval_figure(ratio, text, "×")
 
 
 def pooled_text(outcome: Outcome) -> str:
@@ -291,7 +300,9 @@ def floors_table(judged: Judged) -> list[Block]:
     for label in [judged.record.reference, *judged.record.alternatives]:
         floor = label + MINIMAL_SUFFIX
         if floor in judged.rates and (found := pick_over(judged, label, floor, tie)):
-            table.add(label, [floor, ratio_text(found[0]), f"**{found[1]}**", ours_cost(found[0])])
+            table.add(
+                label, [floor, ratio_figure(found[0], ratio_text(found[0])), f"**{found[1]}**", ours_cost(found[0])]
+            )
     if not table.rows:
         return []
     said = (

@@ -9,7 +9,7 @@ from typing import Any
 
 from harness.plan.matrix import SHARED
 from harness.render.summaries import driver_share, not_ok_mark, or_dash, spread
-from harness.render.table import Block, Table, markdown
+from harness.render.table import Block, Figure, Table, markdown
 from harness.results.files import read_json
 from harness.results.records import (
     CellResult,
@@ -188,9 +188,9 @@ def driver_cross_check_table(
         table.add(
             server,
             [
-                f"{ours_rps:,.0f}",
-                f"{ghz_rps:,.0f}",
-                f"{ours_rps / ghz_rps - 1:+.1%}",
+                Figure(ours_rps, f"{ours_rps:,.0f}", unit=unit),
+                Figure(ghz_rps, f"{ghz_rps:,.0f}", unit=unit),
+                Figure(100 * (ours_rps / ghz_rps - 1), f"{ours_rps / ghz_rps - 1:+.1%}", unit="%"),
                 "—" if None in costs else f"{costs[0]:.3f} / {costs[1]:.3f} ms",
                 "—" if None in segments else f"{segments[0]:.2f} / {segments[1]:.2f}",
                 or_dash(mine.driver_cpu(run.meta), ".0%"),

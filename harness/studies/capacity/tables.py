@@ -3,10 +3,10 @@ convoy check. Report-side: reads only the run's files."""
 
 from __future__ import annotations
 
-from harness.render.summaries import ms, not_ok_mark, or_dash, rate
-from harness.render.table import Block, Table
+from harness.render.summaries import ms, ms_figure, not_ok_mark, or_dash, rate, rate_figure
+from harness.render.table import Block, Figure, Table
 from harness.render.vega import Axis, lines, png, rule, side_by_side
-from harness.results.records import StudyRun
+from harness.results.records import Repeat, StudyRun
 from harness.run.drivers.histogram import Latencies
 from harness.studies.capacity import (
     JITTER,
@@ -96,8 +96,8 @@ def knee_table(stacks: list[CapacityCell]) -> list[Block]:
         table.add(
             each.name,
             [
-                rate(knee.offered),
-                f"{knee.cpu_share:.0%}",
+                rate_figure(knee.offered),
+                Figure(100 * knee.cpu_share, f"{knee.cpu_share:.0%}", unit="% of its cores"),
                 f"{knee.cpu_ms_per_call:.2f} ({or_dash(low.cpu_ms_per_call if low else None, '.2f')})",
                 f"{or_dash(knee.switches_per_call, '.1f')} ({or_dash(low.switches_per_call if low else None, '.1f')})",
                 or_dash(knee.gc_ms_per_second, ".1f"),
@@ -131,16 +131,24 @@ def steps_table(stacks: list[CapacityCell]) -> list[Block]:
                 each.name,
                 [
                     search,
-                    rate(report.offered_rps or 0.0),
-                    rate(report.ok_rps),
-                    str(report.non_ok),
-                    ms(Latencies([report.histogram]).percentile(50) if report.histogram else None),
-                    ms(p99(report)),
-                    f"{repeat.resources.average_cpu_percent:.0f}%" if repeat.resources.sampled else "not sampled",
+                    rate_figure(report.offered_rps or 0.0),
+                    rate_figure(report.ok_rps, "OK calls/s"),
+                    Figure(report.non_ok, str(report.non_ok), unit="calls"),
+                    ms_figure(Latencies([report.histogram]).percentile(50) if report.histogram else None),
+                    ms_figure(p99(report)),
+                    cpu_figure(repeat),
                     "yes" if ok else "no",
                 ],
             )
     return [table]
+
+
+def cpu_figure(repeat: Repeat) -> Figure:
+    """A window's server CPU (of a core, on average) as a table's figure; "not sampled" where it was not."""
+    if not repeat.resources.sampled:
+        return Figure(None, "not sampled")
+    cpu = repeat.resources.average_cpu_percent
+    return Figure(cpu, f"{cpu:.0f}%", unit="% of a core")
 
 
 def chart(scenario_name: str, stacks: list[CapacityCell], title: str) -> bytes:
@@ -202,11 +210,6 @@ def convoy_table(run: StudyRun) -> list[Block]:
     for name, closed, jittered, capacity, bound in convoy_rows(run):
         table.add(
             name,
-            [
-                rate(closed),
-                "—" if jittered is None else rate(jittered),
-                rate(capacity),
-                rate(bound) if bound else "—",
-            ],
+            [rate_figure(closed), rate_figure(jittered), rate_figure(capacity), rate_figure(bound or None)],
         )
     return [table]

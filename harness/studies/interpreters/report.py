@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.method.verdicts import ratio_text
 from harness.plan.matrix import PER_WORKER
-from harness.render.table import Block, Table, row
+from harness.render.table import Block, Cell, Figure, Table, interval_figure, row
 from harness.results.records import CellResult, StudyRun
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import rate_text
@@ -93,7 +93,7 @@ def _shares(columns: Sequence[Sequence[float]]) -> str:
     return " / ".join(f"{100 * each:.0f}%" for each in found) if found else "—"
 
 
-def _core_use(cell: CellResult) -> list[str] | None:
+def _core_use(cell: CellResult) -> list[Cell] | None:
     """A cores cell over its round windows: OK calls/s per busy server core with its interval, the median cores
     busy, and how its processes shared the calls (their own counters) and the CPU (the whole tree's)."""
     per_core = round_calls_per_core(cell)
@@ -102,9 +102,10 @@ def _core_use(cell: CellResult) -> list[str] | None:
         return None
     busy = sorted(repeat.resources.cpu_seconds / repeat.resources.wall_seconds for repeat in windows)
     several = any(repeat.resources.process_cpu_seconds for repeat in windows)
+    middle = busy[len(busy) // 2]
     return [
-        rate_text(per_core),
-        f"{busy[len(busy) // 2]:.2f}",
+        interval_figure(per_core, rate_text(per_core), "OK calls/s a core"),
+        Figure(middle, f"{middle:.2f}", unit="cores"),
         _shares([repeat.process_calls for repeat in windows]) if several else "one process",
         _shares([repeat.resources.process_cpu_seconds for repeat in windows]) if several else "one process",
     ]

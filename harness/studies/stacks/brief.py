@@ -19,7 +19,6 @@ from harness.method.verdicts import (
     UNRESOLVED,
     Interval,
     calibration_text,
-    interval,
     noise_floor,
     ratio_text,
     separated,
@@ -28,7 +27,7 @@ from harness.method.verdicts import (
 )
 from harness.plan.matrix import REGION, WAIT_MS
 from harness.render.summaries import rate
-from harness.render.table import Block, Table
+from harness.render.table import Block, Cell, Table, interval_figure
 from harness.render.vega import clients_layers, png, side_by_side
 from harness.render.views import absolute_row
 from harness.results.records import StudyRun
@@ -44,6 +43,7 @@ from harness.studies.comparing import (
     is_floor,
     over_runs,
     pooled_runs,
+    rate_text,
     servers_of,
     trust_text,
     untrusted,
@@ -83,8 +83,9 @@ def stacks_of(levels: dict[int, Judged]) -> list[str]:
 
 
 def own_rate(judged: Judged, label: str) -> Interval | None:
-    found = judged.rates.get(label)
-    return interval(list(found.values())) if found else None
+    """A label's own OK calls/s over its blocks, moderated as the comparison's table gives it (judging.absolute)."""
+    found = absolute(judged, label)
+    return None if found is None else found.rate
 
 
 def across_levels(topic: str, levels: dict[int, Judged]) -> list[Block]:
@@ -94,7 +95,7 @@ def across_levels(topic: str, levels: dict[int, Judged]) -> list[Block]:
     reference = next(iter(levels.values())).record.reference
     table = Table(f"{topic} across levels", ["stack", *[f"c={level}" for level in levels]])
     for stack in stacks:
-        cells = []
+        cells: list[Cell] = []
         for judged in levels.values():
             found = own_rate(judged, stack)
             if found is None:
@@ -102,9 +103,8 @@ def across_levels(topic: str, levels: dict[int, Judged]) -> list[Block]:
                 continue
             outcome = judged.outcome(stack)
             against = "" if outcome is None else f"× {ratio_text(outcome.ratio)} {outcome.verdict}"
-            high = rate(found.high) if math.isfinite(found.high) else "∞"
             against = "reference" if stack == reference else against
-            cells.append(f"{rate(found.value)} [{rate(found.low)}, {high}] {against}")
+            cells.append(interval_figure(found, f"{rate_text(found)} {against}", "OK calls/s"))
         table.add(stack, cells)
     return [
         f"**{topic} across levels**: OK calls/s [95% CI] and × {reference} [95% CI] with the verdict, by clients.",
