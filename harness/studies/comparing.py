@@ -318,13 +318,15 @@ def floors_table(judged: Judged) -> list[Block]:
     return [said, "", table, ""]
 
 
-def ours_cost(found: Interval) -> str:
-    """The share of its floor's rate our server gives up, as far as the interval tells it."""
+def ours_cost(found: Interval) -> Figure:
+    """The share of its floor's rate our server gives up, as far as the interval tells it (its number: the share at
+    the ratio's estimate, in %, with the interval's)."""
+    given = Figure(100 * (1 - found.value), "", 100 * max(0.0, 1 - found.high), 100 * (1 - found.low), "% of its rate")
     if found.low >= 1:
-        return "nothing: ours is faster"
+        return replace(given, text="nothing: ours is faster")
     if found.high < 1:
-        return f"{1 - found.high:.0%} to {1 - found.low:.0%} of the floor's rate"
-    return f"at most {1 - found.low:.0%} of the floor's rate"
+        return replace(given, text=f"{1 - found.high:.0%} to {1 - found.low:.0%} of the floor's rate")
+    return replace(given, text=f"at most {1 - found.low:.0%} of the floor's rate")
 
 
 def driver_peak(judged: Judged, run: StudyRun, labels: Sequence[str]) -> float:

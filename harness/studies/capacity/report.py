@@ -38,7 +38,7 @@ from harness.studies.capacity.tables import (
     convoy_rows,
     convoy_table,
     knee_table,
-    over_searches_text,
+    over_searches,
     share_of,
     steps_table,
 )
@@ -156,7 +156,7 @@ def answer(runs: Sequence[StudyRun]) -> str:
             continue
         slo = settings["slo_seconds"][scenario_name]
         listing = ", ".join(
-            f"{each.name} {over_searches_text(each) if each.over_searches else each.capacity_text}"
+            f"{each.name} {over_searches(each) if each.over_searches else each.capacity_text}"
             + (f" ({share_of(each.capacity, each.saturation)} of its saturation)" if each.saturation else "")
             for each in ranked
         )

@@ -3,8 +3,10 @@ convoy check. Report-side: reads only the run's files."""
 
 from __future__ import annotations
 
+import math
+
 from harness.render.summaries import ms, ms_figure, not_ok_mark, or_dash, rate, rate_figure
-from harness.render.table import Block, Figure, Table
+from harness.render.table import Block, Figure, Table, interval_figure
 from harness.render.vega import Axis, lines, png, rule, side_by_side
 from harness.results.records import Repeat, StudyRun
 from harness.run.drivers.histogram import Latencies
@@ -27,12 +29,13 @@ def _closed_text(cell: CapacityCell) -> str:
     return "—" if closed is None else f"{rate(closed[1].ok_rps)} (p99 {ms(p99(closed[1]))}){not_ok_mark([closed[1]])}"
 
 
-def over_searches_text(cell: CapacityCell) -> str:
+def over_searches(cell: CapacityCell) -> Figure:
     """The capacity over its searches with its interval and how many: "1,320 [1,290, 1,350] (3 searches)"."""
     found = cell.over_searches
     if found is None:
-        return "—"
-    return f"{rate(found.value)} [{rate(found.low)}, {rate(found.high)}] ({found.rounds} searches)"
+        return Figure(None, "—")
+    text = f"{rate(found.value)} [{rate(found.low)}, {rate(found.high)}] ({found.rounds} searches)"
+    return interval_figure(found, text, "calls/s")
 
 
 def capacity_table(scenario_name: str, stacks: list[CapacityCell]) -> list[Block]:
@@ -59,12 +62,22 @@ def capacity_table(scenario_name: str, stacks: list[CapacityCell]) -> list[Block
         table.add(
             each.name + (" **driver-busy**" if each.driver_busy else ""),
             [
-                *([over_searches_text(each)] if repeated else []),
-                each.capacity_text,
-                ms(p99(best[1])) if best else "—",
-                rate(each.saturation) if each.saturation else "—",
-                share_of(each.capacity, each.saturation),
-                _closed_text(each),
+                *([over_searches(each)] if repeated else []),
+                Figure(
+                    each.capacity or None,
+                    each.capacity_text,
+                    each.capacity or None,
+                    None if math.isinf(each.failed_at) else each.failed_at,
+                    "calls/s",
+                ),
+                ms_figure(p99(best[1]) if best else None),
+                rate_figure(each.saturation or None, "OK calls/s"),
+                Figure(
+                    100 * each.capacity / each.saturation if each.saturation else None,
+                    share_of(each.capacity, each.saturation),
+                    unit="%",
+                ),
+                Figure(None if each.closed is None else each.closed[1].ok_rps, _closed_text(each), unit="OK calls/s"),
                 f"{len(each.all_steps)}, {len(each.saturation_steps)}",
             ],
         )

@@ -16,13 +16,13 @@ from harness.render.summaries import (
     CellSummary,
     driver_cpus,
     flag_notes,
-    ms,
+    ms_figure,
     percent,
     percentile_label,
     rate,
     seconds,
 )
-from harness.render.table import Block, Table, row
+from harness.render.table import Block, Cell, Figure, Table, row
 from harness.render.vega import Axis, lines, png, side_by_side
 from harness.results.records import StudyRun
 from harness.studies.judging import without_controls
@@ -80,20 +80,49 @@ def latency_label(summaries: Sequence[CellSummary]) -> str:
     return ", ".join(parts) + jitter
 
 
-def _bound(value: float) -> str:
-    return "unbounded" if value == math.inf else f"{rate(value)}/s"
+def _bound(value: float) -> Figure:
+    return Figure(None, "unbounded") if value == math.inf else Figure(value, f"{rate(value)}/s", unit="calls/s")
 
 
-def _if_sampled(render: Callable[[CellSummary], str]) -> Callable[[CellSummary], str]:
-    return lambda s: render(s) if s.sampled else "not sampled"
+def _if_sampled(render: Callable[[CellSummary], Cell]) -> Callable[[CellSummary], Cell]:
+    return lambda s: render(s) if s.sampled else Figure(None, "not sampled")
 
 
-def _status_count(code: str) -> Callable[[CellSummary], str]:
-    return lambda s: f"{s.status_counts().get(code, 0):,}"
+def _binding(found: Bounds) -> Figure:
+    """The bound that binds a cell, named in its text and its unit."""
+    bound = _bound(found.bound)
+    return Figure(bound.value, f"{found.binding}, {bound}", unit=f"calls/s, the {found.binding} bound")
 
 
-def _latency_at(p: float) -> Callable[[CellSummary], str]:
-    return lambda s: ms(s.percentile(p))
+def _count(value: int) -> Figure:
+    return Figure(value, f"{value:,}", unit="calls")
+
+
+def _status_count(code: str) -> Callable[[CellSummary], Cell]:
+    return lambda s: _count(s.status_counts().get(code, 0))
+
+
+def _ok_rate(s: CellSummary) -> Figure:
+    """A cell's OK calls/s, the median of its runs, with the lowest to the highest run's."""
+    low, high = s.ok_rps_range
+    return Figure(s.ok_rps, f"{rate(s.ok_rps)} ({rate(low)}–{rate(high)})", low, high, "OK calls/s")
+
+
+def _noise(s: CellSummary) -> Figure:
+    text = f"**noisy** ({s.spread:.0%})" if s.noisy else f"ok ({s.spread:.0%})"
+    return Figure(100 * s.spread, text, unit="% spread")
+
+
+def _latency_at(p: float) -> Callable[[CellSummary], Cell]:
+    return lambda s: ms_figure(s.percentile(p))
+
+
+def _percent(value: float) -> Figure:
+    return Figure(value, f"{value:.0f}%", unit="% of a core")
+
+
+def _mib(value: float) -> Figure:
+    return Figure(value / MIB, f"{value / MIB:.0f} MiB", unit="MiB")
 
 
 def ways_of_connecting(run: StudyRun) -> list[str]:
@@ -109,11 +138,11 @@ def cell_table(
     codes = sorted({code for s in summaries.values() for code in s.status_counts() if code != "OK"})
     repeats = run.matrix["repeats"]
 
-    def column(render: Callable[[CellSummary], str]) -> list[str]:
-        return [("—" if summaries[name].failed else render(summaries[name])) for name in servers]
+    def column(render: Callable[[CellSummary], Cell]) -> list[Cell]:
+        return [(Figure(None, "—") if summaries[name].failed else render(summaries[name])) for name in servers]
 
-    def bound_column(render: Callable[[Bounds], str]) -> list[str]:
-        return [("—" if (b := summaries[name].bounds) is None else render(b)) for name in servers]
+    def bound_column(render: Callable[[Bounds], Cell]) -> list[Cell]:
+        return [(Figure(None, "—") if (b := summaries[name].bounds) is None else render(b)) for name in servers]
 
     def median_of(s: CellSummary, field: str) -> float:
         return float(statistics.median(getattr(report, field) for report in s.reports))
@@ -125,26 +154,27 @@ def cell_table(
         f"{scenario} c{concurrency}" + ("" if connections == SHARED else f" {connections}"),
         ["", *servers],
         [
-            row("Count", column(lambda s: f"{sum(r.count for r in s.reports):,}")),
-            row("OK", column(lambda s: f"{s.status_counts().get('OK', 0):,}")),
+            row("Count", column(lambda s: _count(sum(r.count for r in s.reports)))),
+            row("OK", column(_status_count("OK"))),
             *[row(code, column(_status_count(code))) for code in codes],
-            row("Total", column(lambda s: seconds(median_of(s, "total")))),
-            row("Slowest", column(lambda s: ms(median_of(s, "slowest")))),
-            row("Fastest", column(lambda s: ms(median_of(s, "fastest")))),
-            row("Average", column(lambda s: ms(median_of(s, "average")))),
-            row(
-                "Requests/sec (OK only)",
-                column(lambda s: f"{rate(s.ok_rps)} ({rate(s.ok_rps_range[0])}–{rate(s.ok_rps_range[1])})"),
-            ),
+            row("Total", column(lambda s: Figure(t := median_of(s, "total"), seconds(t), unit="s"))),
+            row("Slowest", column(lambda s: ms_figure(median_of(s, "slowest")))),
+            row("Fastest", column(lambda s: ms_figure(median_of(s, "fastest")))),
+            row("Average", column(lambda s: ms_figure(median_of(s, "average")))),
+            row("Requests/sec (OK only)", column(_ok_rate)),
             *[row(percentile_label(p), column(_latency_at(p))) for p in percentiles],
-            row("Server CPU, average", column(_if_sampled(lambda s: f"{s.cpu_average:.0f}%"))),
-            row("Server CPU, peak", column(_if_sampled(lambda s: f"{s.cpu_peak:.0f}%"))),
-            row("Server RSS, peak", column(_if_sampled(lambda s: f"{s.rss_peak / MIB:.0f} MiB"))),
-            row(f"Driver CPU, peak (of its {driver_cpus(run.meta)})", column(lambda s: percent(s.driver_cpu))),
+            row("Server CPU, average", column(_if_sampled(lambda s: _percent(s.cpu_average)))),
+            row("Server CPU, peak", column(_if_sampled(lambda s: _percent(s.cpu_peak)))),
+            row("Server RSS, peak", column(_if_sampled(lambda s: _mib(s.rss_peak)))),
             row(
-                "Noise",
-                column(lambda s: f"**noisy** ({s.spread:.0%})" if s.noisy else f"ok ({s.spread:.0%})"),
+                f"Driver CPU, peak (of its {driver_cpus(run.meta)})",
+                column(
+                    lambda s: Figure(
+                        None if s.driver_cpu is None else 100 * s.driver_cpu, percent(s.driver_cpu), unit="%"
+                    )
+                ),
             ),
+            row("Noise", column(_noise)),
             row("Flags", column(lambda s: ", ".join(f"**{flag}**" for flag in s.flags) or "none")),
         ],
     )
@@ -169,11 +199,17 @@ def cell_table(
     ]
     if any(summary.bounds for summary in summaries.values()):
         table.rows += [
-            row("Call alone (c=1, average)", column(lambda s: ms(s.result.probe.average) if s.result.probe else "—")),
+            row(
+                "Call alone (c=1, average)",
+                column(lambda s: ms_figure(s.result.probe.average if s.result.probe else None)),
+            ),
             row("Wait bound, min(c, slots) / latency", bound_column(lambda b: _bound(b.wait))),
             row("CPU bound, CPUs / CPU s per call", bound_column(lambda b: _bound(b.cpu))),
-            row("Bound that binds", bound_column(lambda b: f"{b.binding}, {_bound(b.bound)}")),
-            row("**Efficiency**, OK req/s / bound", bound_column(lambda b: f"**{b.efficiency:.0%}**")),
+            row("Bound that binds", bound_column(_binding)),
+            row(
+                "**Efficiency**, OK req/s / bound",
+                bound_column(lambda b: Figure(100 * b.efficiency, f"**{b.efficiency:.0%}**", unit="%")),
+            ),
         ]
     meanings = flag_notes(run.thresholds)
     notes = [f"- {meanings[flag]}" for flag in meanings if any(flag in s.flags for s in measured)]

@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
+from harness.method.moderation import NO_PRIOR
 from harness.method.verdicts import Interval, interval, known, ratio_text
 from harness.plan.matrix import SHARED
 from harness.render.summaries import CellSummary, chart_title, ms
-from harness.render.table import Block, Table, markdown
+from harness.render.table import Block, Cell, Figure, Table, markdown
 from harness.render.vega import BYTES, Axis, Dash, lines, png
 from harness.results.records import CellResult, StudyRun, loop_lag_ms
 from harness.run.tls import MTLS, TLS
@@ -82,23 +83,28 @@ def _sized(run: StudyRun, judgeds: Sequence[Judged]) -> list[Sized]:
                 continue
             p99 = CellSummary(cell, run.meta).percentile(99)
             cost = round_ms_per_call(cell)
-            found.append(Sized(cell.record.scenario, label, interval(rates), cost, p99, round_lag_ms(cell)))
+            own = interval(rates, 0.95, judged.rate_priors.get(label, NO_PRIOR))  # moderated, as judging.absolute
+            found.append(Sized(cell.record.scenario, label, own, cost, p99, round_lag_ms(cell)))
     return found
 
 
-def _moved(sized: Sized) -> str:
+def _moved(sized: Sized) -> Figure:
     """MB/s of payload with its interval, the server's CPU per MB and p99, and its loop's lag where counted; at 0
-    bytes, calls/s and CPU per call."""
+    bytes, calls/s and CPU per call. Its number is the MB/s (the calls/s at 0 bytes) with its interval."""
     rates, cost, size = sized.rates, sized.cost, SIZED[sized.scenario][1]
     high = rates.high if math.isfinite(rates.high) else math.inf
+    bounded = None if math.isinf(high) else high
     if size == 0:
         per_call = "—" if cost is None else f"{cost:.3f} ms per call"
-        return f"{rates.value:,.0f} [{rates.low:,.0f}, {high:,.0f}] calls/s, {per_call}, {ms(sized.p99)}"
+        text = f"{rates.value:,.0f} [{rates.low:,.0f}, {high:,.0f}] calls/s, {per_call}, {ms(sized.p99)}"
+        return Figure(rates.value, text, rates.low, bounded, "OK calls/s")
     megabytes = size / MB
     per_mb = "—" if cost is None else f"{cost / megabytes:,.1f}"
     moved = f"{rates.value * megabytes:,.1f} [{rates.low * megabytes:,.1f}, {high * megabytes:,.1f}]"
     lag = "" if sized.lag_ms is None else f", loop {sized.lag_ms:,.1f} ms late"
-    return f"{moved}, {per_mb}, {ms(sized.p99)}{lag}"
+    text = f"{moved}, {per_mb}, {ms(sized.p99)}{lag}"
+    scaled = None if bounded is None else bounded * megabytes
+    return Figure(rates.value * megabytes, text, rates.low * megabytes, scaled, "MB/s")
 
 
 def size_table(sized: Sequence[Sized], direction: str) -> list[Block]:
@@ -116,7 +122,7 @@ def size_table(sized: Sequence[Sized], direction: str) -> list[Block]:
     heads = [f"{size_label(size)}: MB/s [95% CI], server CPU ms per MB, p99{lag[size]}" for size in sizes]
     table = Table(f"{direction} sizes", ["stack", *heads])
     for label in dict.fromkeys(found.label for found in sized if found.scenario in names):
-        values = []
+        values: list[Cell] = []
         for name in names:
             match = [found for found in sized if (found.scenario, found.label) == (name, label)]
             values.append(_moved(match[0]) if match else "—")
