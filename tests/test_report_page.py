@@ -18,6 +18,7 @@ import pytest
 from harness.render.browser import chromium, launched, opened, picture
 from harness.render.findings import machine_classes
 from harness.render.markdown import write_report
+from harness.render.summaries import rate
 from harness.render.views import comparison_id
 from harness.results.records import all_runs
 from harness.run.tools import ROOT
@@ -248,7 +249,12 @@ def test_every_table_of_a_study_shows_the_rows_its_markdown_shows_and_saves_besi
     assert link is not None and link.startswith("stacks/tables/comparisons/")
     shown = [[cell.inner_text() for cell in row.locator("td").all()] for row in table.locator("tbody tr").all()]
     with (results / link).open(encoding="utf-8") as saved:
-        assert shown == list(csv.reader(saved))[1:]
+        head, *rows = list(csv.reader(saved))
+    # the same rows, saved in numbers: the OK calls/s column as its value, bounds and unit
+    assert [row[0] for row in rows] == [row[0] for row in shown]
+    assert head[1:5] == ["OK calls/s [95% CI]", *(f"OK calls/s [95% CI]: {part}" for part in ("low", "high", "unit"))]
+    assert all(float(row[2]) < float(row[1]) and row[4] == "OK calls/s" for row in rows)
+    assert [rate(float(row[1])) for row in rows] == [row[1].split(" [")[0] for row in shown]
     markdown_page = (results / "stacks" / "comparisons.md").read_text()
     assert all(f"| {row[0]} |" in markdown_page.replace("**", "") for row in shown)
     assert errors == [] and fetched == []

@@ -82,7 +82,8 @@ def run_shard(argv: list[str], pairs: int = 0) -> ShardResult:
         runs = Path(scratch) / "runs"
         with tarfile.open(fileobj=archive, mode="w:gz") as tar:
             for run in sorted(runs.iterdir()) if runs.is_dir() else []:
-                tar.add(run, arcname=run.name)
+                if run.is_dir():  # the shard's folder; not the file it packed itself into
+                    tar.add(run, arcname=run.name)
         tail = (finished.stdout[-2000:] + finished.stderr[-2000:]).strip()
         return ShardResult(index, finished.returncode, tail, archive.getvalue())
 
