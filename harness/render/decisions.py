@@ -247,7 +247,7 @@ def lead(found: Sequence[Decision], told: Sequence[str]) -> str:
     if len(found) == 1:
         return found[0].lead or found[0].picked()
     picks = list(dict.fromkeys(each.pick for each in found))
-    margins = [each.over.value for each in found if each.over]
+    margins = margins_of(found)
     if len(picks) == 1 and len(margins) == len(found) and not any(each.lead or each.measure for each in found):
         runners = listed(list(dict.fromkeys(each.runner_up for each in found)))
         if all(each.certified for each in found):

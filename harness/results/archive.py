@@ -55,10 +55,10 @@ def read_archive(archive: Path) -> dict[str, Any]:
 def unpack(archive: Path) -> Path:
     """A packed run's folder beside its file, whole or not at all (written aside, then renamed into place); where
     another process unpacked it first, theirs stands."""
-    document = read_archive(archive)
-    target = archive.with_name(str(document["run_id"]))
-    if (target / "run.json").is_file():
+    target = archive.with_name(archive.name.removesuffix(SUFFIX))
+    if (target / "run.json").is_file():  # unpacked before: nothing to read
         return target
+    document = read_archive(archive)
     with tempfile.TemporaryDirectory(prefix=f".{target.name}.", dir=archive.parent) as scratch:
         folder = Path(scratch) / target.name
         for name, text in document["files"].items():
