@@ -204,6 +204,12 @@ def rate_figure(value: float | None, unit: str = "calls/s") -> Figure:
     return Figure(value, "—" if value is None else rate(value), unit=unit)
 
 
+def number_figure(value: float | None, form: str, unit: str = "", scale: float = 1.0) -> Figure:
+    """A plain number as a table's figure, drawn in `form` ("—" for none); its value is `scale` times it, in
+    `unit` (a share drawn "78%" is 78 in "%")."""
+    return Figure(None if value is None else value * scale, or_dash(value, form), unit=unit)
+
+
 def ms_figure(value: float | None) -> Figure:
     """A latency in seconds as a table's figure in milliseconds."""
     return Figure(None if value is None else value * 1000, ms(value), unit="ms")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from harness.render.summaries import ms, ms_figure, not_ok_mark, or_dash, rate, rate_figure
+from harness.render.summaries import ms, ms_figure, not_ok_mark, number_figure, rate, rate_figure
 from harness.render.table import Block, Figure, Table, interval_figure
 from harness.render.vega import Axis, lines, png, rule, side_by_side
 from harness.results.records import Repeat, StudyRun
@@ -54,7 +54,8 @@ def capacity_table(scenario_name: str, stacks: list[CapacityCell]) -> list[Block
             "saturation (OK calls/s, any latency)",
             "capacity / saturation",
             f"closed loop c={WORKERS}: OK calls/s",
-            "steps: SLO, saturation",
+            "steps to the SLO's edge",
+            "steps to saturation",
         ],
     )
     for each in measured:
@@ -78,7 +79,8 @@ def capacity_table(scenario_name: str, stacks: list[CapacityCell]) -> list[Block
                     unit="%",
                 ),
                 Figure(None if each.closed is None else each.closed[1].ok_rps, _closed_text(each), unit="OK calls/s"),
-                f"{len(each.all_steps)}, {len(each.saturation_steps)}",
+                Figure(len(each.all_steps), str(len(each.all_steps)), unit="steps"),
+                Figure(len(each.saturation_steps), str(len(each.saturation_steps)), unit="steps"),
             ],
         )
     failed = [
@@ -95,8 +97,10 @@ def knee_table(stacks: list[CapacityCell]) -> list[Block]:
             "stack",
             "knee (calls/s)",
             "server CPU",
-            "CPU ms per call (low load)",
-            "context switches per call (low load)",
+            "CPU ms per call",
+            "CPU ms per call, low load",
+            "context switches per call",
+            "context switches per call, low load",
             "GC ms per s",
             "loop lag, mean",
             "wake-ups ≥ 50 ms late",
@@ -111,18 +115,20 @@ def knee_table(stacks: list[CapacityCell]) -> list[Block]:
             [
                 rate_figure(knee.offered),
                 Figure(100 * knee.cpu_share, f"{knee.cpu_share:.0%}", unit="% of its cores"),
-                f"{knee.cpu_ms_per_call:.2f} ({or_dash(low.cpu_ms_per_call if low else None, '.2f')})",
-                f"{or_dash(knee.switches_per_call, '.1f')} ({or_dash(low.switches_per_call if low else None, '.1f')})",
-                or_dash(knee.gc_ms_per_second, ".1f"),
-                "—" if knee.lag_ms is None else f"{knee.lag_ms:.1f} ms",
-                or_dash(knee.late_50ms_share, ".0%"),
+                number_figure(knee.cpu_ms_per_call, ".2f", "ms"),
+                number_figure(low.cpu_ms_per_call if low else None, ".2f", "ms"),
+                number_figure(knee.switches_per_call, ".1f", "switches"),
+                number_figure(low.switches_per_call if low else None, ".1f", "switches"),
+                number_figure(knee.gc_ms_per_second, ".1f", "ms/s"),
+                Figure(knee.lag_ms, "—" if knee.lag_ms is None else f"{knee.lag_ms:.1f} ms", unit="ms"),
+                number_figure(knee.late_50ms_share, ".0%", "%", scale=100),
             ],
         )
     return [table]
 
 
 KNEE_NOTE = (
-    "Where the SLO gave way: the first failing rate above the capacity, against the low-load run in brackets. "
+    "Where the SLO gave way: the first failing rate above the capacity, with the low-load run beside it. "
     "Server CPU is of its cores; GC is time in Python's cyclic collector; loop lag is how late a 50 ms sleep "
     "on an event loop woke (a thread pool has none); context switches count every thread of the server."
 )

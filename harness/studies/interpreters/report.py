@@ -87,10 +87,17 @@ def _shared(columns: Sequence[Sequence[float]]) -> list[float]:
     return [each / total for each in summed] if total > 0 else []
 
 
-def _shares(columns: Sequence[Sequence[float]]) -> str:
-    """Each process's share of a total, as the table says it ("52% / 48%"); "—" where none."""
+def _shares(columns: Sequence[Sequence[float]]) -> Figure:
+    """Each process's share of a total, drawn as the table says it ("52% / 48%"): its value the busiest's share
+    in %, its range the idlest's to the busiest's; "—" where none."""
     found = _shared(columns)
-    return " / ".join(f"{100 * each:.0f}%" for each in found) if found else "—"
+    if not found:
+        return Figure(None, "—")
+    text = " / ".join(f"{100 * each:.0f}%" for each in found)
+    return Figure(100 * found[0], text, 100 * found[-1], 100 * found[0], "% of the whole, busiest")
+
+
+ONE_PROCESS = Figure(100.0, "one process", unit="% of the whole, busiest")
 
 
 def _core_use(cell: CellResult) -> list[Cell] | None:
@@ -106,8 +113,8 @@ def _core_use(cell: CellResult) -> list[Cell] | None:
     return [
         interval_figure(per_core, rate_text(per_core), "OK calls/s a core"),
         Figure(middle, f"{middle:.2f}", unit="cores"),
-        _shares([repeat.process_calls for repeat in windows]) if several else "one process",
-        _shares([repeat.resources.process_cpu_seconds for repeat in windows]) if several else "one process",
+        _shares([repeat.process_calls for repeat in windows]) if several else ONE_PROCESS,
+        _shares([repeat.resources.process_cpu_seconds for repeat in windows]) if several else ONE_PROCESS,
     ]
 
 

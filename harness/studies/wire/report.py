@@ -13,7 +13,7 @@ from harness.method.moderation import NO_PRIOR
 from harness.method.verdicts import Interval, interval, known, ratio_text
 from harness.plan.matrix import SHARED
 from harness.render.summaries import CellSummary, chart_title, ms
-from harness.render.table import Block, Cell, Figure, Table, markdown
+from harness.render.table import Block, Cell, Figure, Table, interval_figure, markdown
 from harness.render.vega import BYTES, Axis, Dash, lines, png
 from harness.results.records import CellResult, StudyRun, loop_lag_ms
 from harness.run.tls import MTLS, TLS
@@ -182,7 +182,13 @@ def connection_costs(judgeds: Sequence[Judged]) -> list[Block]:
         if cost is None or per_core is None:
             continue
         costs[label] = cost
-        table.add(label, [f"{cost:.3f}", rate_text(per_core)])
+        table.add(
+            label,
+            [
+                Figure(cost, f"{cost:.3f}", unit="ms"),
+                interval_figure(per_core, rate_text(per_core), "OK calls/s a core"),
+            ],
+        )
     if not table.rows:
         return []
     plaintext, tls = NEW_CONNECTIONS
