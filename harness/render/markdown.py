@@ -15,13 +15,14 @@ from typing import Any
 
 from harness.method.soak_verdict import SOAK_DOC
 from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, GLOSSARY, NOT_TRUSTED, Row, study_command
+from harness.render.durations import Duration, durations, how_long
 from harness.render.findings import Findings, findings, matrix_run, newest_soak, only_in_matrix
 from harness.render.leaderboard import Boards, board_tables, leaderboards
 from harness.render.page import FINDINGS_JSON, findings_json, page
 from harness.render.table import Block, Table, markdown, written_tables
 from harness.results.files import read_json, write_bytes_atomic, write_text_atomic
 from harness.results.records import StudyRun, all_runs, is_aside, load_study, machine_of, studies_in
-from harness.studies import STUDIES, StudyReport
+from harness.studies import DEFAULT_STUDIES, STUDIES, StudyReport
 from harness.studies.reading import trouble
 from harness.studies.telling import same_workloads
 
@@ -161,6 +162,7 @@ def study_page(
     matrix_section: str,
     tables: bool,
     asides: Sequence[StudyRun] = (),
+    took: Duration | None = None,
 ) -> str:
     """results/<study>/README.md: the study's answer, section and tables from its newest runs, then the newest run
     of its full matrix where that is another run (its section as results/README.md would tell it), each marked
@@ -175,6 +177,7 @@ def study_page(
         "",
         f"Measured by `{command}`"
         + ("" if study.default else " (not in the default run)")
+        + (f", which takes {took.text}" if took else "")
         + f"; the run it decides from, `{newest.run_id}`, took {minutes:.0f} min: the study's newest. Run it again "
         "and its rows pool the new run with the earlier ones of your machine type and code." + elsewhere(runs[1:]),
         "",
@@ -270,7 +273,12 @@ def soak_section(found: dict[str, Any] | None) -> list[str]:
 
 
 def summary(
-    found: Findings, chosen: dict[StudyReport, list[StudyRun]], runs: Sequence[Path], soak: bool, boards: Boards
+    found: Findings,
+    chosen: dict[StudyReport, list[StudyRun]],
+    runs: Sequence[Path],
+    soak: bool,
+    boards: Boards,
+    took: dict[str, Duration],
 ) -> str:
     """results/README.md: the decision table, the short answers, and links to each study's page, the soak, the
     page and the runs."""
@@ -287,6 +295,7 @@ def summary(
         *answers(found, chosen),
         *same_workloads([study_runs[0] for study_runs in chosen.values()]),
         *words(),
+        *how_long(took),
         "## Each study",
         "",
         *[f"- [{each.name}]({each.name}/README.md): {each.question}" for each in chosen],
@@ -330,6 +339,7 @@ def render_report(
     if machine is not None and machine not in (classes := {machine_of(meta) for meta in metas.values()}):
         raise ValueError(f"no run on machine class {machine!r}; the runs' classes: {', '.join(sorted(classes))}")
     chosen = {each: study_runs for each in STUDIES if (study_runs := runs_of(each, metas, machine))}
+    took = durations(metas, DEFAULT_STUDIES, {each.name: each.command for each in STUDIES})
     matrices = {each: matrix_run(each, metas, study_runs[0]) for each, study_runs in chosen.items()}
     asides = {each: asides_of(each, metas, study_runs[0]) for each, study_runs in chosen.items()}
     written = []
@@ -355,7 +365,9 @@ def render_report(
         if "README.md" in files:  # a run measured cell by cell tells its tables in a file of that name
             files["tables.md"] = files.pop("README.md")
         tables = "tables.md" in files
-        files["README.md"] = study_page(each, study_runs, matrix, matrix_section, tables, asides[each]).encode()
+        files["README.md"] = study_page(
+            each, study_runs, matrix, matrix_section, tables, asides[each], took.get(study_command(each.name))
+        ).encode()
         for relative, content in files.items():
             path = folder / relative
             write_bytes_atomic(path, content)
@@ -368,7 +380,7 @@ def render_report(
     found = findings(chosen, metas, matrices, asides)
     boards = board_tables(found.comparisons, stacks_meta(chosen))
     for name, text in (
-        ("README.md", summary(found, chosen, runs, bool(soak), boards)),
+        ("README.md", summary(found, chosen, runs, bool(soak), boards, took)),
         ("report.html", page(found, study_tables, newest_soaked, boards)),
         (FINDINGS_JSON, findings_json(found)),
     ):
