@@ -509,3 +509,21 @@ def test_a_change_to_one_server_module_keeps_the_pools_of_every_label_that_does_
     assert grpclib is not None and grpclib.runs == 1  # grpclib's code changed: this run alone
     twin = judged.control
     assert twin is not None and twin.runs == 2  # the A/A twin runs the reference's code
+
+
+def test_the_newest_interpreters_row_gives_each_ratio_and_its_gil_and_protobuf(tmp_path: Path) -> None:
+    """3.14 against 3.11 over the stacks it ran on, as its least and most ratio, and what each build did: a
+    free-threaded one says whether the GIL stayed off; protobuf's backend where the run recorded it."""
+    run_dir = make_interpreters_run(tmp_path)
+    data = read_json(run_dir / "run.json")
+    data["interpreters"]["3.14"]["protobuf_implementation"] = "upb"
+    write_json_atomic(run_dir / "run.json", data)
+    (newest,) = [
+        each
+        for each in study("interpreters").decisions([load_study(run_dir, "interpreters")])
+        if each.question.startswith("What do 3.14")
+    ]
+    lead = newest.lead
+    assert lead.startswith("3.14 1.1") and lead.endswith("× 3.11 (protobuf upb)"), lead
+    assert "3.14t" not in lead  # it could not run the stacks: no ratio to give
+    assert newest.verdict == "over 2 stacks (aio-uvloop, sync-w10)"

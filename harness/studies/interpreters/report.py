@@ -8,13 +8,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from harness.method.verdicts import ratio_text
+from harness.method.verdicts import Interval, ratio_text
 from harness.plan.matrix import PER_WORKER
+from harness.plan.servers import server_variant
 from harness.render.table import Block, Cell, Figure, Table, interval_figure, row
 from harness.results.records import CellResult, StudyRun
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import rate_text
-from harness.studies.interpreters import CORES_LEVEL, LEVEL, NAME, QUESTION, REFERENCE, SCENARIOS
+from harness.studies.interpreters import CORES_LEVEL, FREE_THREADED, LEVEL, NAME, QUESTION, REFERENCE, SCENARIOS
 from harness.studies.judging import Judged, judged_comparisons
 from harness.studies.reading import driver_not_busy, medians, study_readme
 from harness.studies.telling import (
@@ -266,9 +267,75 @@ def spread(judged: Judged, made: Decision) -> Decision | None:
     )
 
 
+NEWEST_QUESTION = "What do 3.14 and free-threaded 3.14t give the server?"
+NEWEST = ("3.14", FREE_THREADED)
+
+
+def _span(found: Sequence[Interval]) -> str:
+    """The least and most of ratios by their estimates: "0.97 to 1.04", or one "0.97 [0.91, 1.03]"."""
+    if len(found) == 1:
+        return ratio_text(found[0])
+    ordered = sorted(each.value for each in found)
+    return f"{ordered[0]:.2f} to {ordered[-1]:.2f}"
+
+
+def _state(run: StudyRun, name: str, stacks: Sequence[str]) -> str:
+    """The GIL's state after the stacks' imports and protobuf's backend under an interpreter, in a clause; "" where
+    the run did not record them (a build without the GIL says whether it came back; one with it says nothing of
+    it)."""
+    about = run.meta.get("interpreters", {}).get(name, {})
+    gil = about.get("gil_enabled_after_import", {})
+    modules = [server_variant(stack).module for stack in stacks]
+    said = []
+    if about.get("free_threaded") and (known_state := [gil[module] for module in modules if module in gil]):
+        off = sum(1 for on in known_state if not on)
+        said.append(f"GIL off on {off} of {len(known_state)} stacks" if off else "the GIL comes back on import")
+    if backend := about.get("protobuf_implementation"):
+        said.append(f"protobuf {backend}")
+    return f" ({', '.join(said)})" if said else ""
+
+
+def newest_row(run: StudyRun, judgeds: Sequence[Judged], rows: Sequence[Decision]) -> Decision | None:
+    """The newest interpreters against REFERENCE on hello-work, each as the least and most of its ratio over the
+    stacks (pooled over the runs), with the GIL's state and protobuf's backend; None where the run compared neither.
+    Trusted where every stack's row is."""
+    compared = [each for each in judgeds if each.record.workload.startswith("interpreter/hello-work/")]
+    parts, stacks = [], sorted({each.record.workload.split("/")[2] for each in compared})
+    for name in NEWEST:
+        found = [over.ratio for each in compared if name in each.rates and (over := each.over(name, REFERENCE))]
+        if found:
+            parts.append(f"{name} {_span(found)} × {REFERENCE}{_state(run, name, stacks)}")
+    made = next((each for each in rows if each.workload.startswith("interpreter/hello-work/")), None)
+    if not parts or made is None:
+        return None
+    hello_work = [each for each in rows if each.workload.startswith("interpreter/hello-work/")]
+    return replace(
+        made,
+        question=NEWEST_QUESTION,
+        workload="interpreter/hello-work",
+        lead="; ".join(parts),
+        pick="—",
+        runner_up="—",
+        over_runner_up="—",
+        over_reference="—",
+        verdict=f"over {len(stacks)} stacks ({', '.join(stacks)})",
+        avoid="—",
+        over=None,
+        worst=None,
+        labels=(),
+        certified=None,
+        lowest=None,
+        binding="",
+        contenders=(),
+        trusted=all(each.trusted for each in hello_work),
+        closing="",
+    )
+
+
 def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
-    """The handler that computes decides the rows: which interpreter (per stack) and processes or threads; and the
-    cores comparisons say how the kernel spread the calls over a server's processes."""
+    """The handler that computes decides the rows: which interpreter (per stack), what the newest give, and
+    processes or threads; and the cores comparisons say how the kernel spread the calls over a server's
+    processes."""
     judgeds = judged_comparisons(runs[0])
     rows = rounds_decisions(runs, TELLING, judgeds)
     by_workload = {each.record.workload: each for each in judgeds}
@@ -277,7 +344,12 @@ def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
         for each in rows
         if each.workload.startswith("cores/") and (found := spread(by_workload[each.workload], each)) is not None
     ]
-    return [*(each for each in rows if each.workload.startswith(("interpreter/hello-work", "cores/"))), *spreads]
+    newest = newest_row(runs[0], judgeds, rows)
+    return [
+        *(each for each in rows if each.workload.startswith(("interpreter/hello-work", "cores/"))),
+        *([newest] if newest else []),
+        *spreads,
+    ]
 
 
 def _describe(topic: str) -> str:
