@@ -217,6 +217,28 @@ def answer(runs: Sequence[StudyRun]) -> str:
     return " ".join(part for part in parts if part)
 
 
+# A row that answers in words, not as a pick over a runner-up: the fields of such a pair, cleared.
+NO_PAIR: dict[str, Any] = {
+    "pick": "—",
+    "runner_up": "—",
+    "over_runner_up": "—",
+    "over_reference": "—",
+    "avoid": "—",
+    "over": None,
+    "worst": None,
+    "labels": (),
+    "certified": None,
+    "lowest": None,
+    "binding": "",
+    "contenders": (),
+}
+
+
+def worded(made: Decision, **said: Any) -> Decision:
+    """A comparison's row made into one that answers in words (`said`), its pick-over-runner-up fields cleared."""
+    return replace(made, **(NO_PAIR | said))
+
+
 SPREAD_QUESTION = "Does SO_REUSEPORT spread the calls over a server's processes?"
 EVEN = 1.25  # the busiest process's calls over the idlest's, at most, for the load to count as spread
 
@@ -246,23 +268,13 @@ def spread(judged: Judged, made: Decision) -> Decision | None:
     not_text = ", ".join(text for _, even, text in told if not even)
     but = f", not {not_text}" if not_text else ""
     lead = f"Yes: {spread_text}{but}" if spread_on else f"No: {not_text}"
-    return replace(
+    return worded(
         made,
         question=SPREAD_QUESTION,
         lead=lead,
         pick=spread_on[0] if spread_on else "—",
         runner_up=next((label for label, even, _ in told if not even), "—"),
-        over_runner_up="—",
-        over_reference="—",
         verdict=f"spread on {', '.join(_serving(label) for label in spread_on)}" if spread_on else "not spread",
-        avoid="—",
-        over=None,
-        worst=None,
-        labels=(),
-        certified=None,
-        lowest=None,
-        binding="",
-        contenders=(),
         closing="" if made.trusted else made.closing,  # what would give its comparison the evidence it lacks
     )
 
@@ -309,24 +321,12 @@ def newest_row(run: StudyRun, judgeds: Sequence[Judged], rows: Sequence[Decision
     if not parts or made is None:
         return None
     hello_work = [each for each in rows if each.workload.startswith("interpreter/hello-work/")]
-    return replace(
+    return worded(
         made,
         question=NEWEST_QUESTION,
         workload="interpreter/hello-work",
         lead="; ".join(parts),
-        pick="—",
-        runner_up="—",
-        over_runner_up="—",
-        over_reference="—",
         verdict=f"over {len(stacks)} stacks ({', '.join(stacks)})",
-        avoid="—",
-        over=None,
-        worst=None,
-        labels=(),
-        certified=None,
-        lowest=None,
-        binding="",
-        contenders=(),
         trusted=all(each.trusted for each in hello_work),
         closing="",
     )
