@@ -468,7 +468,7 @@ def test_a_row_is_trusted_on_the_blocks_validation_holds_at_on_its_machine_class
 
 
 def test_what_it_would_take_to_close_a_comparison_is_the_blocks_its_spread_needs() -> None:
-    from harness.studies.comparing import MOST_BLOCKS_SAID, blocks_to_close
+    from harness.studies.closing import MOST_BLOCKS_SAID, blocks_to_close
 
     assert blocks_to_close(0.0, 0.05) == 2
     assert blocks_to_close(0.05, 0.05) == 7  # t(6) 2.447 x 5% / sqrt 7 = 4.6% <= log 1.05; six give 5.25%

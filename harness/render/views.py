@@ -10,7 +10,8 @@ from typing import Any
 from harness.method.verdicts import Interval, noise_floor, ratio_text, verdict
 from harness.results.records import StudyRun, machine_of
 from harness.run.tls import MTLS, PLAINTEXT, TLS
-from harness.studies.comparing import is_floor, rate_text
+from harness.studies.comparing import is_floor
+from harness.studies.comparison_tables import rate_text
 from harness.studies.judging import Judged, absolute, mean_cost, peak_memory
 
 

@@ -24,16 +24,8 @@ from harness.render.vega import forest_layers, grid, nothing, png
 from harness.render.views import comparison_view
 from harness.results.records import CellResult, StudyRun, comparison_files, study_dir
 from harness.studies.base import Decision, StudyReport
-from harness.studies.comparing import (
-    candidates,
-    comparison_table,
-    control_doubt,
-    decision,
-    floors_table,
-    pick,
-    rate_text,
-    sentence,
-)
+from harness.studies.comparing import candidates, control_doubt, decision, pick, sentence
+from harness.studies.comparison_tables import comparison_table, floors_table, rate_text
 from harness.studies.judging import Judged, judged_comparisons, pick_over, selection_of
 
 

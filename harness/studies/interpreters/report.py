@@ -14,7 +14,7 @@ from harness.plan.servers import server_variant
 from harness.render.table import Block, Cell, Figure, Table, interval_figure, row
 from harness.results.records import CellResult, StudyRun
 from harness.studies.base import Decision, StudyReport
-from harness.studies.comparing import rate_text
+from harness.studies.comparison_tables import rate_text
 from harness.studies.interpreters import CORES_LEVEL, FREE_THREADED, LEVEL, NAME, QUESTION, REFERENCE, SCENARIOS
 from harness.studies.judging import Judged, judged_comparisons
 from harness.studies.reading import driver_not_busy, medians, study_readme

@@ -43,12 +43,12 @@ from harness.studies.comparing import (
     is_floor,
     over_runs,
     pooled_runs,
-    rate_text,
     servers_of,
     trust_text,
     untrusted,
     with_closing,
 )
+from harness.studies.comparison_tables import rate_text
 from harness.studies.judging import (
     Judged,
     absolute,

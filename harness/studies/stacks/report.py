@@ -17,7 +17,8 @@ from harness.render.table import Block, Table, markdown, page_files
 from harness.results.records import StudyRun
 from harness.results.run_meta import Target
 from harness.studies.base import Decision, StudyReport
-from harness.studies.comparing import MOST_BLOCKS_SAID, closing, rate_text
+from harness.studies.closing import MOST_BLOCKS_SAID, closing
+from harness.studies.comparison_tables import rate_text
 from harness.studies.judging import absolute, judged_comparisons
 from harness.studies.stacks import NAME, QUESTION
 from harness.studies.stacks.brief import across_levels, async_pays, brief_decisions, by_topic

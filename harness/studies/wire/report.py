@@ -18,7 +18,8 @@ from harness.render.vega import BYTES, Axis, Dash, lines, png
 from harness.results.records import CellResult, StudyRun, loop_lag_ms
 from harness.run.tls import MTLS, TLS
 from harness.studies.base import Decision, StudyReport
-from harness.studies.comparing import certify_text, choice, know_text, over_runs, rate_text, with_closing
+from harness.studies.comparing import certify_text, choice, know_text, over_runs, with_closing
+from harness.studies.comparison_tables import rate_text
 from harness.studies.judging import Judged, judged_comparisons, pick_over, selection_of
 from harness.studies.reading import driver_not_busy, failed_cells, medians, study_readme
 from harness.studies.telling import (
