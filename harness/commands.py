@@ -44,7 +44,7 @@ from harness.plan.matrix import SCENARIOS, Cell
 from harness.plan.options import RunOptions
 from harness.plan.servers import MINIMAL_VARIANTS, REST_VARIANTS, SERVER_VARIANTS, ServerVariant
 from harness.render.compare import compare
-from harness.render.decisions import answer_line
+from harness.render.lines import answer_line
 from harness.render.markdown import render_report, write_report
 from harness.render.soak import draw_soak
 from harness.render.targets import missed_targets

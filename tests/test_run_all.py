@@ -15,7 +15,7 @@ import pytest
 from harness.cli import QUICK_SERVERS
 from harness.plan.matrix import SCENARIOS
 from harness.plan.servers import server_variant
-from harness.render.decisions import LINE_CHARACTERS
+from harness.render.lines import LINE_CHARACTERS
 from harness.results.records import all_runs
 from harness.run.backends import Backends
 from harness.run.processes import free_port

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.method.soak_verdict import SOAK_DOC
-from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, GLOSSARY, NOT_TRUSTED, Row, study_command
+from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, NOT_TRUSTED, Row, study_command
 from harness.render.durations import Duration, durations, how_long
 from harness.render.findings import Findings, findings, matrix_run, newest_soak, only_in_matrix
+from harness.render.glossary import GLOSSARY
 from harness.render.leaderboard import Boards, board_tables, leaderboards
 from harness.render.page import FINDINGS_JSON, findings_json, page
 from harness.render.table import Block, Table, markdown, written_tables

@@ -17,9 +17,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from harness.render.decisions import DECISION_COLUMNS, GLOSSARY, NOT_TRUSTED, Row
+from harness.render.decisions import DECISION_COLUMNS, NOT_TRUSTED, Row
 from harness.render.exports import decision_csv, ratios_csv
 from harness.render.findings import TLS_MARK, WORK, Findings, differences
+from harness.render.glossary import GLOSSARY
 from harness.render.leaderboard import Boards
 from harness.render.table import Cell, Table
 from harness.render.vega import MEASURES, clients_chart, forest, vega_scripts
