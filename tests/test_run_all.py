@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from harness.cli import QUICK_SERVERS
+from harness.arguments import QUICK_SERVERS
 from harness.plan.matrix import SCENARIOS
 from harness.plan.servers import server_variant
 from harness.render.lines import LINE_CHARACTERS

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import parser, run_options
+from harness.arguments import parser
+from harness.cli import run_options
 from harness.method.verdicts import Method
 from harness.plan.matrix import measured_requests, scenario
 from harness.plan.options import RunOptions

@@ -9,7 +9,8 @@ from typing import cast
 
 import pytest
 
-from harness.cli import main, named_scenario, parser, run_options
+from harness.arguments import parser
+from harness.cli import main, named_scenario, run_options
 from harness.method.verdicts import Interval
 from harness.plan.matrix import CONCURRENCY_LEVELS, SCENARIOS, SHARED, Scenario, scenario
 from harness.plan.options import RunOptions
