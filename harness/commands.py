@@ -38,7 +38,6 @@ from harness.method.validation import (
     coverage,
     held,
 )
-from harness.method.verdicts import ratio_text
 from harness.plan import pythons
 from harness.plan.matrix import SCENARIOS, Cell
 from harness.plan.options import RunOptions
@@ -48,6 +47,7 @@ from harness.render.lines import answer_line
 from harness.render.markdown import render_report, write_report
 from harness.render.soak import draw_soak
 from harness.render.targets import missed_targets
+from harness.render.wording import pilot_text, ratio_text
 from harness.results.archive import pack
 from harness.results.calibration import NAME as CALIBRATION
 from harness.results.calibration import write_calibration
@@ -258,7 +258,7 @@ def noise_command(
     console.log(f"measuring an A/A pair for {minutes:g} min; nothing else should run meanwhile")
     with ProgressDisplay(console) as display:
         pilot = measure_noise(options, minutes, display, slice_seconds)
-    print(pilot.summary(cpu_model()))
+    print(pilot_text(pilot, cpu_model()))
     return 0
 
 

@@ -16,7 +16,7 @@ from scipy import stats
 from harness.method.moderation import NO_PRIOR, Prior
 from harness.method.noise import Costs, Design, Noise, choose_design, components, drift, expected_half_width
 from harness.method.pilot import LONGEST_SLICE, Pilot, one_server_drift, pilot_seconds
-from harness.method.pooling import Pooled, change_between, held_text, pooled, run_estimate, typical_spread
+from harness.method.pooling import Pooled, change_between, pooled, run_estimate, typical_spread
 from harness.method.rounds import (
     DECIDING_WEIGHT,
     JUDGED_FLOOR,
@@ -39,7 +39,6 @@ from harness.method.verdicts import (
     Method,
     Outcome,
     Stop,
-    calibration_text,
     control_of,
     interval,
     judge,
@@ -47,13 +46,13 @@ from harness.method.verdicts import (
     noise_floor,
     paired_ratios,
     pessimistic_half_width,
-    ratio_text,
     spread_between_rounds,
     stop_reason,
     t_half_width,
     unpaired_interval,
     verdict,
 )
+from harness.render.wording import calibration_text, held_text, noise_text, ratio_text
 from tests.synthetic import Clock
 
 # --- the noise components ---------------------------------------------------------------------------------------
@@ -564,16 +563,14 @@ def test_the_noise_floor_reads_from_the_a_a_control() -> None:
 
 def test_the_noise_says_its_parts_in_a_sentence_and_records_them_rounded() -> None:
     noise = Noise(40, 0.05123, 0.31, 0.02, 0.033, None, 2)
-    assert noise.sentence() == (
+    assert noise_text(noise) == (
         "Noise (log scale): a slice's sd about its label's mean in its block 5.1%; a cycle's log ratio sd within a "
         "block 2.0%; a block's log ratio sd 3.3%; neighbouring slices' correlation 0.31."
     )
-    assert (
-        replace(noise, restart_sd=0.021)
-        .sentence()
-        .endswith("; what a restart adds 2.1%; neighbouring slices' correlation 0.31.")
+    assert noise_text(replace(noise, restart_sd=0.021)).endswith(
+        "; what a restart adds 2.1%; neighbouring slices' correlation 0.31."
     )
-    assert Noise(3, None, None, None, None, None, 1).sentence() == ""
+    assert noise_text(Noise(3, None, None, None, None, None, 1)) == ""
     assert noise.to_json() == {
         "slices": 40,
         "slice_sd": 0.0512,

@@ -15,13 +15,12 @@ from harness.method.pooling import (
     cochran_q,
     combined,
     estimate_of,
-    held_text,
-    over_runs_text,
     pooled,
     pooled_row,
     run_estimate,
 )
 from harness.method.verdicts import interval
+from harness.render.wording import held_text, over_runs_text
 
 TRUTH = 0.70
 

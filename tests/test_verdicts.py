@@ -27,10 +27,10 @@ from harness.method.verdicts import (
     interval,
     judge,
     paired_ratios,
-    ratio_text,
     stop_reason,
     verdict,
 )
+from harness.render.wording import ratio_text
 from tests.synthetic import Clock
 
 METHOD = Method(design=FRESH, max_rounds=20)  # a round: one window per label, each on a fresh start

@@ -47,22 +47,6 @@ class Noise:
     def to_json(self) -> dict[str, Any]:
         return {key: None if value is None else round(value, 4) for key, value in asdict(self).items()}
 
-    def sentence(self) -> str:
-        """The components in a sentence, as the tables and `harness noise` tell them ("" where none was read)."""
-        parts = [
-            f"{name} {value:.1%}"
-            for name, value in (
-                ("a slice's sd about its label's mean in its block", self.slice_sd),
-                ("a cycle's log ratio sd within a block", self.cycle_sd),
-                ("a block's log ratio sd", self.block_sd),
-                ("what a restart adds", self.restart_sd),
-            )
-            if value is not None
-        ]
-        if self.lag1 is not None:
-            parts.append(f"neighbouring slices' correlation {self.lag1:.2f}")
-        return "Noise (log scale): " + "; ".join(parts) + "." if parts else ""
-
 
 def _cycle_ratios(slices: Slices, label: str, reference: str, block: int, cycle_length: int) -> list[float]:
     """label's log ratio to the reference in each cycle of one block (each cycle holds a slice of each, twice)."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.method.noise import Costs, Design, Noise, choose_design, drift
-from harness.method.verdicts import BLOCKS, PROCESS, Interval, Method, ratio_text, verdict
+from harness.method.verdicts import BLOCKS, PROCESS, Interval, Method
 
 NAME = "pilot"  # its files: <run>/pilot/
 SERVER, SCENARIO, LEVEL, DRIVER = "sync-w10", "hello", 50, "ghz"
@@ -99,44 +99,6 @@ class Pilot:
             method.min_rounds,
             TYPICAL_PRIOR_FREEDOM,
         )
-
-    def summary(self, cpu: str) -> str:
-        """What the pilot tells a user about this machine, in a few lines."""
-        noise, found = self.noise, self.ratio
-        reached = (
-            "no interval (fewer than two blocks)"
-            if found is None or not math.isfinite(found.high)
-            else f"±{math.expm1(found.half_width):.1%} ({ratio_text(found)}, {verdict(found, 0.05)})"
-        )
-        lines = [
-            f"On {cpu}: {self.workload} ({SERVER} against an independent start of itself, {self.driver}), "
-            f"{self.design} design: an A/A pair resolved {reached} in {self.seconds / 60:.1f} min "
-            f"({self.blocks} {'blocks' if self.design == BLOCKS else 'rounds of fresh starts'}).",
-        ]
-        if self.drift is not None:
-            lines.append(f"The rate drifts about {math.expm1(self.drift):.0%} over 10 s on one server.")
-        if said := noise.sentence():
-            lines.append(said)
-        costs = self.costs
-        lines.append(
-            f"Costs: a server start {costs.start:.1f} s, a warm-up {costs.warm:.1f} s, "
-            + (
-                f"a slice {self.slice_seconds:g} s"
-                if self.design == BLOCKS
-                else "a window (the scenario's run seconds)"
-            )
-            + f" + {costs.slice_overhead:.2f} s beyond its load."
-        )
-        if self.design == BLOCKS and noise.cycle_sd is not None:
-            method = Method(slice_seconds=self.slice_seconds)
-            expected = [
-                f"±{design.half_width:.1%} in {minutes} min ({design.blocks} blocks of {design.cycles} cycles)"
-                for minutes in (2, 5, 10)
-                if math.isfinite((design := self.design_for(2, 2, minutes * 60, method)).half_width)
-            ]
-            if expected:
-                lines.append("Expected for an A/A pair: " + "; ".join(expected) + ".")
-        return "\n".join(lines)
 
 
 def one_server_drift(

@@ -91,16 +91,6 @@ def change_between(before: Sequence[float], after: Sequence[float], tau: float, 
     return Interval(math.exp(change), math.exp(change - half), math.exp(change + half), 2)
 
 
-def held_text(found: Pooled, days: int) -> str:
-    """How a pooled ratio reads in a row: "over 3 runs on 2 days: 0.66 [0.58, 0.75], runs apart by ±8%"."""
-    ratio = found.ratio
-    plural = "s" if days != 1 else ""
-    said = f"over {found.runs} runs on {days} day{plural}: {ratio.value:.2f} [{ratio.low:.2f}, {ratio.high:.2f}]"
-    apart = math.expm1(found.tau)
-    said += f", runs apart by ±{apart:.0%}" if apart >= 0.005 else ", runs agree"  # "±0%" says they agree
-    return said + (" (the runs disagree)" if found.disagree else "")
-
-
 @dataclass(frozen=True)
 class Estimate:
     """One run's reading of a row: its mean log ratio over its blocks, that mean's variance (from the run's
@@ -199,10 +189,3 @@ def pooled_row(estimates: Sequence[Estimate], tau2: float, tau_freedom: float) -
     freedom = tau_freedom + own_freedom
     moderated_tau2 = (tau_freedom * tau2 + own_freedom * own) / freedom if freedom else 0.0
     return combined(estimates, moderated_tau2, freedom)
-
-
-def over_runs_text(found: Combined) -> str:
-    """How a row's evidence reads: "over 3 runs on 2 days", with "(the runs disagree)" where they do."""
-    plural = "s" if found.days != 1 else ""
-    said = f"over {found.runs} runs on {found.days} day{plural}"
-    return said + (" (the runs disagree)" if found.disagree else "")

@@ -217,16 +217,6 @@ def noise_floor(control: Interval) -> float:
     return math.expm1(control.half_width)
 
 
-def calibration_text(control: Interval, tie: float) -> str:
-    """The noise floor an A/A control gives ("±3.1%"), said with "the A/A control separated: untrustworthy" where
-    the method failed."""
-    floor = noise_floor(control)
-    floor_text = f"±{floor:.1%}" if math.isfinite(floor) else "no interval"
-    if separated(control):
-        return f"{floor_text}, but the A/A control separated: untrustworthy"
-    return floor_text
-
-
 PESSIMISM = 0.2  # "precise" judges the half-width by the spread that is exceeded with this probability
 
 
@@ -373,12 +363,6 @@ def judge(
 def spread_between_rounds(rates: Mapping[int, float]) -> float:
     """The standard deviation of an alternative's log rate across rounds: where the variance lives."""
     return log_spread([rate for rate in rates.values() if rate > 0])
-
-
-def ratio_text(ratio: Interval) -> str:
-    """ "0.87 [0.84, 0.90]": a ratio with its interval, as every table and answer shows it."""
-    high = f"{ratio.high:.2f}" if math.isfinite(ratio.high) else "∞"
-    return f"{ratio.value:.2f} [{ratio.low:.2f}, {high}]"
 
 
 @dataclass(frozen=True)

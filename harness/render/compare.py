@@ -15,18 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.method.pooling import change_between, typical_spread
-from harness.method.verdicts import (
-    FASTER,
-    SLOWER,
-    TIE,
-    Interval,
-    interval,
-    paired_ratios,
-    ratio_text,
-    unpaired_interval,
-    verdict,
-)
+from harness.method.verdicts import FASTER, SLOWER, TIE, Interval, interval, paired_ratios, unpaired_interval, verdict
 from harness.render.summaries import CellSummary, ms, rate
+from harness.render.wording import ratio_text
 from harness.results.files import read_json
 from harness.results.records import load_study, studies_in
 from harness.results.run_meta import thresholds_of

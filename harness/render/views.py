@@ -7,7 +7,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.method.verdicts import Interval, noise_floor, ratio_text, verdict
+from harness.method.verdicts import Interval, noise_floor, verdict
+from harness.render.wording import ratio_text
 from harness.results.records import StudyRun, machine_of
 from harness.run.tls import MTLS, PLAINTEXT, TLS
 from harness.studies.comparing import is_floor

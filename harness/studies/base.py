@@ -42,7 +42,7 @@ class Decision:
     # pooled); () where the row is not one such pair.
     labels: tuple[str, ...] = ()
     # The pick over the runner-up pooled over this run and earlier ones of the same machine class and server code
-    # (harness.method.pooling.held_text); "" where there are none.
+    # (harness.render.wording.held_text); "" where there are none.
     held: str = ""
     # The answer in the question's own words where the study words it ("Yes: aio-uvloop serves 4.70 [4.52, 4.89]
     # times sync-w10"); "": the row's pick and its margin say it (harness.render.decisions.lead).

@@ -9,24 +9,23 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TypedDict
 
-from harness.method.pooling import Combined, over_runs_text
+from harness.method.pooling import Combined
 from harness.method.rounds import BEHIND
 from harness.method.selection import Selection, blocks_to_certify
 from harness.method.verdicts import (
     BLOCKS,
     UNRESOLVED,
     Interval,
-    calibration_text,
     known,
     more_blocks,
     noise_floor,
     paired_ratios,
-    ratio_text,
     separated,
     verdict,
 )
 from harness.plan.servers import MINIMAL_SUFFIX
 from harness.render.summaries import driver_share
+from harness.render.wording import calibration_text, over_runs_text, ratio_text
 from harness.results.records import StudyRun
 from harness.studies.base import CERTIFIED, NOT_CERTIFIED, SEPARATED, Decision
 from harness.studies.judging import (

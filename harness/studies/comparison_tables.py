@@ -8,20 +8,12 @@ import math
 import statistics
 from dataclasses import replace
 
-from harness.method.verdicts import (
-    BLOCKS,
-    HELD,
-    Interval,
-    Method,
-    Outcome,
-    ratio_text,
-    separated,
-    spread_between_rounds,
-)
+from harness.method.verdicts import BLOCKS, HELD, Interval, Method, Outcome, separated, spread_between_rounds
 from harness.plan.matrix import SLOW_SLICE_CALLS
 from harness.plan.servers import MINIMAL_SUFFIX
 from harness.render.summaries import driver_share, ms_figure, not_ok_mark, rate, shares_figure
 from harness.render.table import Block, Figure, Table, interval_figure
+from harness.render.wording import noise_text, ratio_text
 from harness.results.records import StudyRun
 from harness.studies.closing import to_close
 from harness.studies.judging import (
@@ -171,7 +163,7 @@ def measured_how(judged: Judged) -> list[str]:
         "and the interval is the t-interval over blocks. The between-block spread is the standard deviation of a "
         "label's log rate across blocks.",
     ]
-    if said := judged.noise.sentence():
+    if said := noise_text(judged.noise):
         lines.append(said)
     if record.costs:
         costs = record.costs

@@ -9,19 +9,12 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from harness.method.verdicts import (
-    TIE,
-    Interval,
-    Outcome,
-    interval,
-    ratio_text,
-    unpaired_interval,
-    verdict,
-)
+from harness.method.verdicts import TIE, Interval, Outcome, interval, unpaired_interval, verdict
 from harness.render.summaries import chart_title
 from harness.render.table import Block, Table, markdown, page_files
 from harness.render.vega import forest_layers, grid, nothing, png
 from harness.render.views import comparison_view
+from harness.render.wording import ratio_text
 from harness.results.records import CellResult, StudyRun, comparison_files, study_dir
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import candidates, control_doubt, decision, pick, sentence

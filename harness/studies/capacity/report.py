@@ -10,10 +10,11 @@ from dataclasses import replace
 from typing import Any
 
 from harness.method.selection import Difference, blocks_to_certify, select
-from harness.method.verdicts import ratio_text, unpaired_interval, welch
+from harness.method.verdicts import unpaired_interval, welch
 from harness.plan.matrix import scenario
 from harness.render.summaries import rate
 from harness.render.table import Block, markdown, page_files
+from harness.render.wording import ratio_text
 from harness.results.records import CellRecord, Repeat, StudyRun
 from harness.results.run_meta import Target
 from harness.studies.base import Decision, StudyReport

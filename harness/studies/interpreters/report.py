@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from harness.method.verdicts import Interval, ratio_text
+from harness.method.verdicts import Interval
 from harness.plan.matrix import PER_WORKER
 from harness.plan.servers import server_variant
 from harness.render.table import Block, Cell, Figure, Table, interval_figure, row
+from harness.render.wording import ratio_text
 from harness.results.records import CellResult, StudyRun
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparison_tables import rate_text

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from harness.method.verdicts import FASTER, SLOWER, TIE, UNRESOLVED, ratio_text
+from harness.method.verdicts import FASTER, SLOWER, TIE, UNRESOLVED
 from harness.plan.matrix import IN_FLIGHT
 from harness.render.summaries import chart_title
 from harness.render.table import Block, Table
 from harness.render.vega import Axis, Dash, lines, png
+from harness.render.wording import ratio_text
 from harness.results.records import StudyRun
 from harness.results.run_meta import Target
 from harness.studies.base import Decision, StudyReport

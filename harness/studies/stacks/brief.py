@@ -12,24 +12,13 @@ from dataclasses import replace
 from harness.method.bounds import at_wait_bound, wait_bound, waits_alone
 from harness.method.pooling import Combined, Estimate, pooled_row
 from harness.method.selection import difference_of, select
-from harness.method.verdicts import (
-    FASTER,
-    SLOWER,
-    TIE,
-    UNRESOLVED,
-    Interval,
-    calibration_text,
-    noise_floor,
-    ratio_text,
-    separated,
-    verdict,
-    welch,
-)
+from harness.method.verdicts import FASTER, SLOWER, TIE, UNRESOLVED, Interval, noise_floor, separated, verdict, welch
 from harness.plan.matrix import REGION, WAIT_MS
 from harness.render.summaries import rate
 from harness.render.table import Block, Cell, Table, interval_figure
 from harness.render.vega import clients_layers, png, side_by_side
 from harness.render.views import absolute_row
+from harness.render.wording import calibration_text, ratio_text
 from harness.results.records import StudyRun
 from harness.studies.base import Decision
 from harness.studies.comparing import (

@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from harness.method.verdicts import FASTER, SLOWER, UNRESOLVED, Interval, known, ratio_text
+from harness.method.verdicts import FASTER, SLOWER, UNRESOLVED, Interval, known
 from harness.render.table import Block, Table
+from harness.render.wording import ratio_text
 from harness.results.records import StudyRun
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import over_runs

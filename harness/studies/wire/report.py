@@ -10,11 +10,12 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from harness.method.moderation import NO_PRIOR
-from harness.method.verdicts import Interval, interval, known, ratio_text
+from harness.method.verdicts import Interval, interval, known
 from harness.plan.matrix import SHARED
 from harness.render.summaries import CellSummary, chart_title, ms
 from harness.render.table import Block, Cell, Figure, Table, interval_figure, markdown
 from harness.render.vega import BYTES, Axis, Dash, lines, png
+from harness.render.wording import ratio_text
 from harness.results.records import CellResult, StudyRun, loop_lag_ms
 from harness.run.tls import MTLS, TLS
 from harness.studies.base import Decision, StudyReport
