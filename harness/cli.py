@@ -15,11 +15,11 @@ from harness.plan.options import RunOptions
 from harness.plan.pythons import NotFound
 from harness.plan.servers import external_server, server_variant
 from harness.plan.shards import parse_shard
+from harness.plan.wires import PLAINTEXT
 from harness.run.processes import ProcessError
 from harness.run.profiling import profile, profiled_scenario
 from harness.run.runner import default_server_cpus
 from harness.run.soak import SOAK_SERVERS, SoakError
-from harness.run.tls import PLAINTEXT
 from harness.run.tools import MissingPrerequisite
 from harness.studies import DEFAULT_STUDIES, plan, study
 

@@ -52,10 +52,10 @@ from harness.results.archive import pack
 from harness.results.calibration import NAME as CALIBRATION
 from harness.results.calibration import write_calibration
 from harness.results.files import read_json
-from harness.results.provenance import cpu_model
 from harness.results.records import CellRecord, all_runs, machine_of, resolve_run
 from harness.run.backends import seed_bucket, start_backends
 from harness.run.pilot import measure_noise
+from harness.run.provenance import cpu_model
 from harness.run.runner import failed_gates, run_all
 from harness.run.soak import soak
 from harness.run.tools import ensure_all

@@ -19,13 +19,13 @@ from typing import Any
 import psutil
 
 from harness.method.verdicts import FRESH, ComparisonRecord, Method, Stop
+from harness.paths import ROOT
 from harness.results.files import write_json_atomic
+from harness.results.histogram import encode_latencies
+from harness.results.load import HISTOGRAM_KEY
 from harness.results.records import CellRecord, Repeat, ResourceUsage, save_cell, save_comparison
 from harness.results.run_meta import Thresholds
-from harness.run.drivers.histogram import encode_latencies
-from harness.run.drivers.report import HISTOGRAM_KEY
 from harness.run.processes import PORTS
-from harness.run.tools import ROOT
 from harness.studies.capacity.report import SETTINGS as CAPACITY_SETTINGS
 from harness.studies.readers import READER_OF, READER_SCENARIOS, READER_STREAMS
 from harness.studies.readers.report import SETTINGS as READERS_SETTINGS

@@ -11,10 +11,10 @@ from harness.plan.matrix import Cell, scenario
 from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
 from harness.render.decisions import closing
+from harness.results.histogram import encode_latencies
+from harness.results.load import HISTOGRAM_KEY, LoadReport
 from harness.results.records import CellRecord, CellResult, Repeat, ResourceUsage, load_study
 from harness.run.drivers.ghz import ghz_open_loop_argv
-from harness.run.drivers.histogram import encode_latencies
-from harness.run.drivers.report import HISTOGRAM_KEY, LoadReport
 from harness.studies import DEFAULT_STUDIES, plan, study
 from harness.studies.capacity import DECIDING, JITTER, PRECISION, WORKERS, held, kept_up, settled
 from harness.studies.capacity.cells import CapacityCell, by_scenario

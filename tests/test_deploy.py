@@ -10,8 +10,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from harness.paths import ROOT
 from harness.run.fleet import BENCH
-from harness.run.tools import ROOT
 
 SPEC = ROOT / "deploy" / "dask-cluster.yaml"
 

@@ -10,10 +10,10 @@ import pytest
 
 from harness.plan.matrix import Cell, scenario
 from harness.plan.servers import server_variant
+from harness.results.histogram import Latencies, encode_latencies
+from harness.results.load import HISTOGRAM_KEY, DriverError, LoadReport
 from harness.run.drivers.ghz import PROTO, compact, ghz_argv, run_ghz
-from harness.run.drivers.histogram import Latencies, encode_latencies
 from harness.run.drivers.registry import DRIVERS
-from harness.run.drivers.report import HISTOGRAM_KEY, DriverError, LoadReport
 from harness.run.tls import PLAIN, Certificates, Wire
 from harness.studies.protocols import info_scenario
 

@@ -18,13 +18,13 @@ from harness.plan.matrix import BENCH_BUCKET, BENCH_OBJECTS, Cell
 from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
 from harness.results.files import read_json, write_json_atomic
+from harness.results.load import DriverError, FetchCounts, LoadReport, WatchOutcome
 from harness.results.records import CellRecord, Repeat, ResourceUsage, load_study, save_cell
 from harness.run.backends import Backends, seed_bucket
 from harness.run.blocks import held_context
 from harness.run.drivers.held import HeldLoadgen
 from harness.run.drivers.loadgen import loadgen_argv, run_loadgen
 from harness.run.drivers.registry import DRIVERS
-from harness.run.drivers.report import DriverError, FetchCounts, LoadReport, WatchOutcome
 from harness.run.measure import CellContext
 from harness.run.serving import running_server
 from harness.run.tools import LOADGEN, ensure_go_tool, ensure_tool

@@ -3,7 +3,8 @@ stolen share, the speed index and how a title tells them."""
 
 from __future__ import annotations
 
-from harness.run.machine import cpuinfo, fingerprint, machine_class, speed, speed_text, steal_share, steal_ticks
+from harness.results.machines import machine_class, speed_text
+from harness.run.machine import cpuinfo, fingerprint, speed, steal_share, steal_ticks
 
 CPUINFO = """processor\t: 0
 vendor_id\t: AuthenticAMD

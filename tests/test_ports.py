@@ -11,12 +11,12 @@ import subprocess
 import psutil
 import pytest
 
+from harness.paths import ROOT
 from harness.plan.servers import ServerVariant, server_variant
 from harness.run import processes
 from harness.run.backends import Backends
 from harness.run.processes import PORTS, ProcessError, free_port
 from harness.run.serving import HOST, health_serving, hello_answered, http_healthy, running_server
-from harness.run.tools import ROOT
 
 # One variant of every way a server binds: our grpcio, grpclib, grpc.aio, Connect (pyvoy and hypercorn) and REST
 # (uvicorn and hypercorn) servers, and each stack's floor.

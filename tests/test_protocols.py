@@ -14,12 +14,12 @@ from harness.plan.matrix import Cell
 from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
 from harness.results.files import read_json
+from harness.results.histogram import Latencies
+from harness.results.load import DriverError, LoadReport
 from harness.run.backends import Backends
 from harness.run.drivers.h2load import h2load_argv, h2load_report
-from harness.run.drivers.histogram import Latencies
 from harness.run.drivers.loadgen import loadgen_argv, run_loadgen
 from harness.run.drivers.registry import DRIVERS
-from harness.run.drivers.report import DriverError, LoadReport
 from harness.run.measure import CellContext
 from harness.run.serving import running_server
 from harness.run.tools import H2LOAD, LOADGEN, ensure_go_tool, ensure_tool

@@ -11,10 +11,10 @@ import pytest
 
 from harness.plan.matrix import LONG_KEY_BYTES, LONG_KEYS_BUCKET, LONG_KEYS_OBJECTS, Cell
 from harness.plan.servers import server_variant
+from harness.results.load import DriverError, SlowOutcome
 from harness.results.records import load_study
 from harness.run.backends import Backends, seed_bucket
 from harness.run.drivers.loadgen import loadgen_argv, run_loadgen
-from harness.run.drivers.report import DriverError, SlowOutcome
 from harness.run.resources import ResourceSampler
 from harness.run.serving import running_server
 from harness.run.tools import LOADGEN, ensure_go_tool

@@ -11,10 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.results import provenance
 from harness.results.archive import pack, unpack
 from harness.results.files import write_json_atomic
-from harness.results.provenance import environment
 from harness.results.records import (
     DIRTY,
     CellRecord,
@@ -27,7 +25,9 @@ from harness.results.records import (
     studies_in,
     study_dir,
 )
+from harness.run import provenance
 from harness.run.backends import Backends
+from harness.run.provenance import environment
 from scenarios.config import BackendConfig
 from tests.runs import ghz_report
 

@@ -13,6 +13,7 @@ import psutil
 import pytest
 
 from harness.arguments import QUICK_SERVERS
+from harness.paths import ROOT
 from harness.plan.matrix import SCENARIOS
 from harness.plan.servers import server_variant
 from harness.render.lines import LINE_CHARACTERS
@@ -20,7 +21,6 @@ from harness.results.records import all_runs
 from harness.run.backends import Backends
 from harness.run.processes import free_port
 from harness.run.serving import running_server
-from harness.run.tools import ROOT
 from tests.runs import INTERRUPTED_GRACE, RUN_TIMEOUT, SERVER_MODULES, TEST_TIMEOUT, harness, run_harness, within
 from tests.waiting import until
 

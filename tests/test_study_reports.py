@@ -19,6 +19,7 @@ import pytest
 from harness.cli import main
 from harness.method.validation import ALL_CLASSES, LEAST_CLASS_RUNS, Calibration, Held
 from harness.method.verdicts import Method
+from harness.paths import ROOT
 from harness.render.decisions import decision_rows
 from harness.render.markdown import answer, write_report
 from harness.render.table import TABLES, markdown, markdown_lines
@@ -29,7 +30,6 @@ from harness.results.records import CellRecord, load_study, machine_of
 from harness.results.run_meta import RunMeta, StudyEntry, Thresholds
 from harness.run.cells import Chosen, finished_entry
 from harness.run.runner import failed_gates
-from harness.run.tools import ROOT
 from harness.studies import STUDIES, plan, study
 from harness.studies.base import answered
 from harness.studies.comparing import decision, distrust
@@ -155,7 +155,7 @@ MEASURING = (
     "harness.run.serving",
     "harness.run.resources",
     "harness.run.tools",
-    "harness.results.provenance",
+    "harness.run.provenance",
     "harness.run.soak",
     "harness.run.drivers.registry",
     "harness.run.drivers.ghz",

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.paths import ROOT
 from harness.plan import pythons
 from harness.plan.options import RunOptions
 from harness.plan.pythons import constraints_with, pinned_versions, pins_of, server_path
 from harness.plan.servers import ISOLATED
 from harness.results.records import load_study
-from harness.run.tools import ROOT
 from harness.studies import study
 from harness.studies.base import answered
 from harness.studies.versions.plan import comparisons, sides

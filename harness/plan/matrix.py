@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, replace
 
 from harness.plan.servers import ServerVariant, by_name
-from harness.run.tls import MTLS, PLAINTEXT, TLS, WIRES
+from harness.plan.wires import MTLS, PLAINTEXT, TLS, WIRES
 
 BENCH_BUCKET = "bench"
 BENCH_OBJECTS = 893  # the original study's bucket

@@ -22,7 +22,7 @@ from harness.plan.matrix import (
 from harness.plan.pythons import Prepared, pinned_versions, pins_of
 from harness.plan.servers import ServerVariant
 from harness.plan.shards import Shard
-from harness.run.tls import PLAINTEXT, WIRES
+from harness.plan.wires import PLAINTEXT, WIRES
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.paths import ROOT
 from harness.plan.servers import ISOLATED
-from harness.run.tools import ROOT, MissingPrerequisite
+from harness.run.tools import MissingPrerequisite
 
 PYTHONS_DIR = ROOT / ".cache" / "pythons"
 VENVS_DIR = ROOT / ".cache" / "venvs"

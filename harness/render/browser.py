@@ -13,8 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from harness.paths import ROOT
 from harness.results.files import write_bytes_atomic
-from harness.run.tools import ROOT
 
 WIDTH, HEIGHT = 1280, 800  # the viewport the page is opened in: its first view, a laptop's window
 PICTURE_HEIGHT = HEIGHT  # the README's picture: that first view, the leaderboard and the first answers

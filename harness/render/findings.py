@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.method.soak_verdict import load_line
+from harness.plan.wires import TLS
 from harness.render.compare import compare_rows, ratio_changes
 from harness.render.decisions import Row, decision_rows
 from harness.render.views import comparison_view
@@ -30,7 +31,6 @@ from harness.results.records import (
     study_dir,
 )
 from harness.results.run_meta import Thresholds
-from harness.run.tls import TLS
 from harness.studies.base import Decision, StudyReport
 from harness.studies.evidence import ROOT
 from harness.studies.judging import judged_comparisons

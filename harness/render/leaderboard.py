@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.plan.wires import PLAINTEXT
 from harness.render.summaries import rate
 from harness.render.table import Block, Figure, Table
-from harness.run.tls import PLAINTEXT
 
 # The workloads a leaderboard is drawn for, in order, with what each one's handler does.
 BOARDS = {

@@ -15,10 +15,10 @@ from typing import Any
 
 from harness.method.bounds import Bounds, cell_bounds
 from harness.render.table import Figure
+from harness.results.histogram import Latencies
+from harness.results.load import LoadReport
 from harness.results.records import CellResult, Repeat
 from harness.results.run_meta import Thresholds, thresholds_of
-from harness.run.drivers.histogram import Latencies
-from harness.run.drivers.report import LoadReport
 
 MIB = 1024 * 1024
 # (percentile, calls a cell needs before it is shown)

@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.method.verdicts import Interval, noise_floor, verdict
+from harness.plan.wires import MTLS, PLAINTEXT, TLS
 from harness.render.wording import ratio_text
 from harness.results.records import StudyRun, machine_of
-from harness.run.tls import MTLS, PLAINTEXT, TLS
 from harness.studies.comparing import is_floor
 from harness.studies.comparison_tables import rate_text
 from harness.studies.judging import Judged, absolute, mean_cost, peak_memory

@@ -25,12 +25,12 @@ from typing import Any
 
 from harness.method.verdicts import ComparisonRecord
 from harness.plan.matrix import CELL_NAME, SHARED, cell_name
+from harness.plan.wires import PLAINTEXT
 from harness.results.archive import run_files, unpacked
 from harness.results.files import READABLE_SCHEMAS, SCHEMA, read_json, write_json_atomic
+from harness.results.load import LoadReport
+from harness.results.machines import machine_class, speed_text
 from harness.results.run_meta import SCHEMA_DEFAULTS, Target, Thresholds, thresholds_of
-from harness.run.drivers.report import LoadReport
-from harness.run.machine import machine_class, speed_text
-from harness.run.tls import PLAINTEXT
 
 LEGACY_STUDY = "stacks"  # the only study of a schema-1 run
 DIRTY = "+dirty"  # the suffix of a commit with changes that were not committed

@@ -20,14 +20,15 @@ from harness.method.rounds import Rounds, run_rounds
 from harness.method.verdicts import BLOCKS, HELD, ComparisonRecord, Method, control_of
 from harness.plan.matrix import Cell, Scenario, warming, window_requests
 from harness.plan.options import RunOptions
+from harness.plan.wires import PLAINTEXT
+from harness.results.load import DriverError
 from harness.results.records import CellRecord, Repeat, save_cell, save_comparison
 from harness.run.backends import LatencyRoutes, backend_env
 from harness.run.drivers.held import HeldLoadgen, holdable
-from harness.run.drivers.report import DriverError
 from harness.run.measure import CellContext, failure_reason, new_record, sampled_run, warm_up
 from harness.run.processes import Child, ProcessError
 from harness.run.serving import running_server
-from harness.run.tls import PLAIN, PLAINTEXT, Wire, negotiated
+from harness.run.tls import PLAIN, Wire, negotiated
 from harness.studies.planning import Comparison
 from scenarios.config import BackendConfig
 from servers.diagnostics import STATS_DIR_VARIABLE

@@ -23,16 +23,17 @@ from harness.plan.options import RunOptions
 from harness.plan.pythons import DEFAULT_PYTHONS, own_interpreter, prepare
 from harness.plan.servers import REST_VARIANTS, SERVER_VARIANTS
 from harness.plan.shards import Shard, deal
+from harness.plan.wires import PLAINTEXT
+from harness.results.load import DriverError
 from harness.results.records import CellRecord, StudyRun, load_cells, save_cell
 from harness.results.run_meta import RunMeta, StudyEntry
 from harness.run.blocks import RunProgress, StudyEnvironment, counted
 from harness.run.drivers.held import holdable
 from harness.run.drivers.registry import DRIVERS
-from harness.run.drivers.report import DriverError
 from harness.run.measure import CellContext, failure_reason
 from harness.run.processes import ProcessError
 from harness.run.serving import running_server
-from harness.run.tls import PLAINTEXT, negotiated
+from harness.run.tls import negotiated
 from harness.studies import DEFAULT_STUDIES, StudyReport, plan, study
 from harness.studies.base import shared_targets
 from harness.studies.interpreters import NAME as INTERPRETERS_STUDY

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.paths import ROOT
 from harness.results.archive import pack
 from harness.results.shards import merge_shards
-from harness.run.tools import ROOT
 
 BENCH = "bench"  # the worker resource a shard takes: one per bench host, or per core pair
 FLEET_FLAGS = {"--cluster": 1, "--pairs": 1, "--shards": 1}  # run-all's flags that the shards do not take

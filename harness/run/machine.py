@@ -1,7 +1,8 @@
 """What machine a run ran on, and how fast it was: a fingerprint (the CPU as /proc/cpuinfo names it, its microcode,
 caches and flags, the kernel, the clock source, the cores seen) and a speed index (a fixed pure-Python loop and a
 fixed native one, timed at the run's start and end), with the CPU time the hypervisor stole meanwhile. Runs of
-one machine class (`machine_class`) can be set side by side; a run's speed tells a slow host from a slow stack."""
+one machine class (harness.results.machines.machine_class) can be set side by side; a run's speed tells a slow
+host from a slow stack."""
 
 from __future__ import annotations
 
@@ -57,15 +58,6 @@ def fingerprint() -> dict[str, Any]:
     }
 
 
-def machine_class(found: dict[str, Any]) -> str:
-    """What makes runs comparable: the CPU (vendor, family, model, stepping) and the cores seen, e.g.
-    "AuthenticAMD 25/1/1, 2 cores"; "" for a run that recorded no fingerprint."""
-    if not found:
-        return ""
-    cpu = f"{found['vendor']} {found['family']}/{found['model']}/{found['stepping']}"
-    return f"{cpu}, {found['cores_seen']} cores"
-
-
 def _best(work: Callable[[], object]) -> float:
     times = []
     for _ in range(TRIES):
@@ -103,13 +95,3 @@ def steal_share(before: tuple[int, int], after: tuple[int, int]) -> float | None
     """The share of the CPUs' time the hypervisor stole between two readings (None when no time passed)."""
     total = after[1] - before[1]
     return None if total <= 0 else round((after[0] - before[0]) / total, 4)
-
-
-def speed_text(recorded: dict[str, Any]) -> str:
-    """A run's speed index in a phrase: "Python loop 0.21 s, native 0.05 s (start); 0.22 s, 0.05 s (end)"."""
-    parts = []
-    for when in ("start", "end"):
-        if found := recorded.get(when):
-            python, native = found["python_seconds"], found["native_seconds"]
-            parts.append(f"Python loop {python:.2f} s, native {native:.2f} s ({when})")
-    return "; ".join(parts)

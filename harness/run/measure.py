@@ -13,12 +13,13 @@ from pathlib import Path
 
 from harness.plan.matrix import Cell, measured_requests
 from harness.plan.options import RunOptions
+from harness.plan.wires import PLAINTEXT
+from harness.results.load import DriverError, LoadReport
 from harness.results.records import CellRecord, Repeat, save_report
 from harness.run.drivers.registry import DRIVERS, Driver
-from harness.run.drivers.report import DriverError, LoadReport
 from harness.run.processes import Child, ProcessError
 from harness.run.resources import ResourceSampler, ServerCounters, tcp_segments, tree_cpu_seconds
-from harness.run.tls import PLAIN, PLAINTEXT, Wire
+from harness.run.tls import PLAIN, Wire
 from harness.run.tools import ensure_tool
 
 RUN_TIMEOUT = 600.0

@@ -19,7 +19,7 @@ from harness.method.rounds import Entrant, Race, budget_shares, estimated_end, r
 from harness.method.verdicts import BLOCKS, HELD, Method, control_of
 from harness.plan.matrix import BUCKET_KEY_BYTES, BUCKET_PREFIXES
 from harness.plan.options import RunOptions
-from harness.results.provenance import environment, tool_version
+from harness.plan.wires import MTLS, PLAINTEXT, TLS
 from harness.results.run_meta import RunMeta, StudyEntry, Thresholds
 from harness.run.backends import LatencyRoutes, seed_bucket, start_backends, toxiproxy
 from harness.run.blocks import ComparisonMeasurement, RunProgress, StudyEnvironment
@@ -41,7 +41,8 @@ from harness.run.machine import fingerprint, speed, steal_share, steal_ticks
 from harness.run.measure import CellContext
 from harness.run.pilot import fitted, run_pilot
 from harness.run.processes import off_cpus
-from harness.run.tls import MTLS, PLAIN, PLAINTEXT, TLS, Wire, make_certificates
+from harness.run.provenance import environment, tool_version
+from harness.run.tls import PLAIN, Wire, make_certificates
 from harness.run.tools import TOXIPROXY, ensure_tool
 from harness.studies.evidence import Planned, earlier_runs, method_of, seeds
 

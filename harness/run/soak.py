@@ -47,7 +47,6 @@ import pymongo
 from harness.method.soak_verdict import NEEDS, SOAK_OBJECTS, load_summary, verdict
 from harness.plan.servers import ServerVariant
 from harness.results.files import write_json_atomic
-from harness.results.provenance import environment
 from harness.run.backends import (
     Toxiproxy,
     VersityGW,
@@ -61,6 +60,7 @@ from harness.run.backends import (
     versitygw,
 )
 from harness.run.processes import off_cpus
+from harness.run.provenance import environment
 from harness.run.resources import process_tree, read_counters
 from harness.run.serving import running_server
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc

@@ -17,10 +17,9 @@ from pathlib import Path
 import grpc
 import trustme
 
+from harness.plan.wires import MTLS, PLAINTEXT, TLS
 from servers.common import TlsFiles
 
-PLAINTEXT, TLS, MTLS = "plaintext", "tls", "mtls"
-WIRES = (PLAINTEXT, TLS, MTLS)
 SERVER_NAMES = ("localhost", "127.0.0.1")  # what the server certificate names: a client may dial either
 CLIENT_NAME = "bench-client"
 

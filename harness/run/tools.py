@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from harness.paths import ROOT
+
 TOOLS_DIR = Path(os.environ.get("BENCH_TOOLS_DIR", ROOT / ".cache" / "tools"))
 MONGO_JAVA_SERVER_VERSION = "1.46.0"
 MONGO_LAUNCHER = ROOT / "harness" / "run" / "mongo" / "Launcher.java"

@@ -24,6 +24,8 @@ from harness.method.verdicts import (
 )
 from harness.results.calibration import load_calibration
 from harness.results.files import read_json
+from harness.results.histogram import Latencies
+from harness.results.load import LoadReport
 from harness.results.records import (
     CellResult,
     Repeat,
@@ -32,8 +34,6 @@ from harness.results.records import (
     machine_of,
     studies_in,
 )
-from harness.run.drivers.histogram import Latencies
-from harness.run.drivers.report import LoadReport
 from harness.studies.evidence import Pool, cost_pools, pools
 from harness.studies.readings import Read, block_costs, label_windows, read_comparisons, run_priors
 

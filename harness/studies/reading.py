@@ -11,6 +11,7 @@ from harness.plan.matrix import SHARED
 from harness.render.summaries import driver_share, not_ok_mark, or_dash, spread
 from harness.render.table import Block, Figure, Table, markdown
 from harness.results.files import read_json
+from harness.results.load import LoadReport
 from harness.results.records import (
     CellResult,
     Repeat,
@@ -18,7 +19,6 @@ from harness.results.records import (
     study_dir,
 )
 from harness.results.run_meta import Target
-from harness.run.drivers.report import LoadReport
 
 WARMUP = "warmup"  # a cell's kept warm-up report, where a study keeps it: <cell>-warmup.json
 

@@ -16,6 +16,7 @@ from harness.method.validation import LEAST_BLOCKS, ManyBlocks
 from harness.method.verdicts import ComparisonRecord, block_rate, paired_ratios
 from harness.plan.matrix import cell_name
 from harness.results.files import read_json
+from harness.results.load import LoadReport
 from harness.results.records import (
     CellRecord,
     CellResult,
@@ -26,7 +27,6 @@ from harness.results.records import (
     studies_in,
     study_dir,
 )
-from harness.run.drivers.report import LoadReport
 
 
 def workload_of(record: CellRecord) -> str:

@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.paths import ROOT
 from harness.plan.matrix import SHARED, Cell, connection_count
-from harness.run.drivers.histogram import Latencies, encode_latencies
-from harness.run.drivers.report import HISTOGRAM_KEY, NANOSECONDS, DriverError, DriverRun, LoadReport
+from harness.results.histogram import Latencies, encode_latencies
+from harness.results.load import HISTOGRAM_KEY, NANOSECONDS, DriverError, DriverRun, LoadReport
 from harness.run.tls import Wire
-from harness.run.tools import ROOT
 
 CALL_TIMEOUT = "120s"
 # The contract ghz reads its methods from: no reflection call before a run, and servers without reflection (a

@@ -18,9 +18,9 @@ from collections import Counter
 from pathlib import Path
 
 from harness.plan.matrix import SHARED, Cell
+from harness.results.histogram import Latencies, encode_latencies
+from harness.results.load import HISTOGRAM_KEY, NANOSECONDS, PERCENTILES, DriverError, DriverRun, LoadReport
 from harness.run.drivers.ghz import run_tool
-from harness.run.drivers.histogram import Latencies, encode_latencies
-from harness.run.drivers.report import HISTOGRAM_KEY, NANOSECONDS, PERCENTILES, DriverError, DriverRun, LoadReport
 from harness.run.tls import Wire
 from harness.run.tools import TOOLS_DIR
 

@@ -17,9 +17,9 @@ from types import TracebackType
 import psutil
 
 from harness.plan.matrix import Cell
+from harness.results.load import DriverError, DriverRun
 from harness.run.drivers.ghz import parse_report, read_report
 from harness.run.drivers.loadgen import loadgen_argv
-from harness.run.drivers.report import DriverError, DriverRun
 
 SERVED_MODES = ("call", "fetch", "info")
 STOP_SECONDS = 5.0

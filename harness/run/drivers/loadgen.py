@@ -19,8 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.plan.matrix import HTTP_SHAPES, IN_FLIGHT, INFO_SHAPES, PER_CALL, SHARED, Cell, connection_count
+from harness.results.load import DriverRun
 from harness.run.drivers.ghz import CALL_TIMEOUT, run_reporting_tool
-from harness.run.drivers.report import DriverRun
 from harness.run.tls import Wire
 
 CALL_METHODS = {

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.plan.matrix import Cell
+from harness.results.load import DriverRun
 from harness.run.drivers.ghz import ghz_argv, ghz_open_loop_argv, ghz_wire, run_ghz
 from harness.run.drivers.h2load import h2load_argv, h2load_wire, run_h2load
 from harness.run.drivers.loadgen import loadgen_argv, loadgen_wire, run_loadgen
-from harness.run.drivers.report import DriverRun
 from harness.run.tls import Wire
 from harness.run.tools import GHZ, H2LOAD, LOADGEN, Tool
 

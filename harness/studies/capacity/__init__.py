@@ -17,8 +17,8 @@ A second latency route with 20 ms of jitter shows whether the closed loop's shor
 from __future__ import annotations
 
 from harness.plan.matrix import SMALL_BUCKET, Scenario
-from harness.run.drivers.histogram import Latencies
-from harness.run.drivers.report import LoadReport
+from harness.results.histogram import Latencies
+from harness.results.load import LoadReport
 
 NAME = "capacity"
 QUESTION = "How much load does one core take within our latency SLO?"

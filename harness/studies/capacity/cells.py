@@ -12,10 +12,10 @@ from typing import Any
 from harness.method.bounds import server_cpus
 from harness.method.verdicts import Interval, interval
 from harness.render.summaries import driver_share, ms, rate
+from harness.results.histogram import Latencies
+from harness.results.load import LoadReport
 from harness.results.records import CellResult, Repeat, StudyRun, loop_lag_ms
 from harness.results.run_meta import thresholds_of
-from harness.run.drivers.histogram import Latencies
-from harness.run.drivers.report import LoadReport
 from harness.studies.capacity import (
     held,
     p99,

@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 from harness.plan.matrix import SCENARIOS, Cell, measured_requests
 from harness.plan.options import RunOptions
 from harness.plan.servers import SERVER_VARIANTS, server_variant
+from harness.results.load import LoadReport
 from harness.results.records import CellRecord, Repeat
-from harness.run.drivers.report import LoadReport
 from harness.run.measure import CellContext, measure_cell, sampled_run, warm_up
 from harness.run.processes import Child
 from harness.studies.capacity import (

@@ -8,8 +8,8 @@ import math
 from harness.render.summaries import ms, ms_figure, not_ok_mark, number_figure, rate, rate_figure
 from harness.render.table import Block, Figure, Table, interval_figure
 from harness.render.vega import Axis, lines, png, rule, side_by_side
+from harness.results.histogram import Latencies
 from harness.results.records import Repeat, StudyRun
-from harness.run.drivers.histogram import Latencies
 from harness.studies.capacity import (
     JITTER,
     JITTER_MS,

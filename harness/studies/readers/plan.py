@@ -8,8 +8,8 @@ from dataclasses import replace
 from harness.plan.matrix import Cell
 from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
+from harness.results.load import DriverError
 from harness.results.records import CellRecord, Repeat
-from harness.run.drivers.report import DriverError
 from harness.run.measure import RUN_TIMEOUT, CellContext, measure_cell, sampled_run
 from harness.run.processes import Child
 from harness.studies.planning import Axis, StudyPlan

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 from harness.plan.matrix import LONG_KEYS_OBJECTS
 from harness.render.table import Block, Table, markdown
+from harness.results.load import SlowOutcome
 from harness.results.records import StudyRun
 from harness.results.run_meta import Target
-from harness.run.drivers.report import SlowOutcome
 from harness.studies.base import Decision, StudyReport
 from harness.studies.readers import (
     BOUNDED_BYTES_A_STREAM,

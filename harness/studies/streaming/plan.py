@@ -8,9 +8,9 @@ from dataclasses import replace
 from harness.plan.matrix import Cell
 from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
+from harness.results.load import DriverError
 from harness.results.records import CellRecord, Repeat, save_report
 from harness.run.drivers.loadgen import is_fetch, is_watch
-from harness.run.drivers.report import DriverError
 from harness.run.measure import (
     RUN_TIMEOUT,
     CellContext,

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 from harness.plan.matrix import WIDE_OBJECTS, WIDE_PREFIXES
 from harness.render.table import Block
+from harness.results.load import WatchOutcome
 from harness.results.records import StudyRun
 from harness.results.run_meta import Target
-from harness.run.drivers.report import WatchOutcome
 from harness.studies.base import StudyReport
 from harness.studies.reading import (
     cross_check_sentence,

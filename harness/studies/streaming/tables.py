@@ -10,8 +10,8 @@ from harness.plan.matrix import BENCH_OBJECTS
 from harness.render.summaries import MIB, chart_title, or_dash
 from harness.render.table import Block, Table
 from harness.render.vega import Axis, lines, png
+from harness.results.load import FetchCounts, WatchOutcome
 from harness.results.records import StudyRun
-from harness.run.drivers.report import FetchCounts, WatchOutcome
 from harness.studies.reading import (
     Measured,
     busiest_driver,

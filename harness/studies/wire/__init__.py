@@ -14,7 +14,7 @@ TLS sees the stacks ranked on its work. Opt-in: `run-all --study wire`.
 from __future__ import annotations
 
 from harness.plan.matrix import PER_CALL, PER_WORKER, REGION, SHARED, Scenario, pool, scenario
-from harness.run.tls import PLAINTEXT, TLS
+from harness.plan.wires import PLAINTEXT, TLS
 
 NAME = "wire"
 QUESTION = "What do TLS and large messages cost, and how should clients hold connections under TLS?"

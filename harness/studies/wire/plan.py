@@ -6,8 +6,8 @@ from __future__ import annotations
 from harness.plan.matrix import PER_CALL, SHARED, Cell
 from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
+from harness.plan.wires import MTLS, PLAINTEXT, TLS
 from harness.run.measure import measure_closed_loop
-from harness.run.tls import MTLS, PLAINTEXT, TLS
 from harness.studies.planning import Axis, Comparison, StudyPlan
 from harness.studies.wire import (
     CLIENTS,

@@ -12,12 +12,12 @@ from typing import Any, NamedTuple
 from harness.method.moderation import NO_PRIOR
 from harness.method.verdicts import Interval, interval, known
 from harness.plan.matrix import SHARED
+from harness.plan.wires import MTLS, TLS
 from harness.render.summaries import CellSummary, chart_title, ms
 from harness.render.table import Block, Cell, Figure, Table, interval_figure, markdown
 from harness.render.vega import BYTES, Axis, Dash, lines, png
 from harness.render.wording import ratio_text
 from harness.results.records import CellResult, StudyRun, loop_lag_ms
-from harness.run.tls import MTLS, TLS
 from harness.studies.base import Decision, StudyReport
 from harness.studies.comparing import certify_text, choice, know_text, over_runs, with_closing
 from harness.studies.comparison_tables import rate_text

@@ -12,9 +12,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from harness.paths import ROOT
 from harness.results.code import module_codes
 from harness.results.records import DIRTY
-from harness.run.tools import ROOT, Tool, ensure_tool
+from harness.run.tools import Tool, ensure_tool
 
 RESULTS = "results"  # the rendered output, which does not make a checkout dirty
 
