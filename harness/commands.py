@@ -25,6 +25,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from harness.analysis.judging import run_verdicts
+from harness.analysis.read_back import many_blocks
 from harness.method.soak_verdict import load_line, passed
 from harness.method.validation import (
     ALL_CLASSES,
@@ -60,8 +62,6 @@ from harness.run.runner import failed_gates, run_all
 from harness.run.soak import soak
 from harness.run.tools import ensure_all
 from harness.studies import DEFAULT_STUDIES, STUDIES, plan
-from harness.studies.judging import run_verdicts
-from harness.studies.readings import many_blocks
 from scenarios.config import BackendConfig
 from servers.common import StopSignal
 

@@ -18,7 +18,7 @@ from harness.plan.servers import server_variant
 from harness.run.blocks import ComparisonMeasurement, StudyEnvironment, server_of
 from harness.run.drivers.registry import DRIVERS
 from harness.run.measure import CellContext
-from harness.studies.planning import Comparison
+from harness.run.planning import Comparison
 
 
 class Child:

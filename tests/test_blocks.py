@@ -127,7 +127,7 @@ def test_a_comparison_s_cycles_fit_the_pilot_and_a_slow_one_runs_one_unmirrored_
     from harness.plan.options import RunOptions
     from harness.plan.servers import server_variant
     from harness.run.pilot import fitted
-    from harness.studies.planning import between_servers
+    from harness.run.planning import between_servers
 
     pilot = Pilot(
         "pilot/hello/c50",

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from harness.analysis.decision import SEPARATED, Decision, open_text
 from harness.method.verdicts import Interval
 from harness.render.decisions import ANSWER_WORDS, SURE_CHARACTERS, decision_rows, scopes
 from harness.render.findings import elsewhere_of
 from harness.render.lines import LINE_CHARACTERS, answer_line
 from harness.render.targets import target_text
 from harness.results.run_meta import Target
-from harness.studies.base import SEPARATED, Decision, open_text
 from harness.studies.stacks.brief import uvloop_lead
 
 

@@ -1,4 +1,4 @@
-"""Evidence across runs (harness.studies.evidence) as a run's race starts from it: the earlier runs of a machine
+"""Evidence across runs (harness.analysis.evidence) as a run's race starts from it: the earlier runs of a machine
 class that measured a comparison the same way with the same code seed each row, a label whose code changed starts
 afresh, and the race spends its blocks on the rows they left open."""
 
@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis.evidence import Planned, driver_of, earlier_runs, method_of, pooled_with, seeds
+from harness.analysis.read_back import read_comparisons
 from harness.method.pooling import Estimate
 from harness.method.rounds import Race, Rounds
 from harness.method.verdicts import BLOCKS, HELD, Method
@@ -17,8 +19,6 @@ from harness.results.files import read_json, write_json_atomic
 from harness.results.records import load_study
 from harness.run.runner import seeded_text
 from harness.studies import study
-from harness.studies.evidence import Planned, driver_of, earlier_runs, method_of, pooled_with, seeds
-from harness.studies.readings import read_comparisons
 from harness.studies.stacks.brief import STREAM_QUESTION
 from tests.runs import make_brief_run
 

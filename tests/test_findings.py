@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis.judging import judged_comparisons
 from harness.render.findings import stack_choices
 from harness.render.views import comparison_view
 from harness.results.files import read_json, write_json_atomic
 from harness.results.records import load_study
-from harness.studies.judging import judged_comparisons
 from tests.runs import make_rounds_run, make_wire_run
 
 

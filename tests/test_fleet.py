@@ -17,11 +17,11 @@ from pathlib import Path
 import psutil
 import pytest
 
+from harness.analysis.judging import run_verdicts
 from harness.paths import ROOT
 from harness.render.markdown import write_report
 from harness.results.files import read_json
 from harness.results.records import all_runs
-from harness.studies.judging import run_verdicts
 from tests.runs import INTERRUPTED_GRACE, run_harness, started_by_harness
 
 PLAN = [

@@ -26,9 +26,9 @@ from harness.run.drivers.held import HeldLoadgen
 from harness.run.drivers.loadgen import loadgen_argv, run_loadgen
 from harness.run.drivers.registry import DRIVERS
 from harness.run.measure import CellContext
+from harness.run.planning import Comparison
 from harness.run.serving import running_server
 from harness.run.tools import LOADGEN, ensure_go_tool, ensure_tool
-from harness.studies.planning import Comparison
 from harness.studies.reading import calls_not_ok
 from harness.studies.streaming import BATCH_SCENARIOS, CROSS_CHECK_LEVEL, HELLO, HELLO_STREAM, WATCH, fetch_scenario
 from harness.studies.streaming import plan as streaming

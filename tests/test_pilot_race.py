@@ -8,12 +8,12 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from harness.analysis.judging import Judged
 from harness.method.noise import Costs
 from harness.method.pilot import RUN_SECONDS, Pilot, pilot_method
 from harness.method.rounds import Entrant, Race, Rounds, budget_shares, run_race, run_rounds
 from harness.method.verdicts import ComparisonRecord, Method, block_rate, judge
 from harness.run.pilot import pilot_of
-from harness.studies.judging import Judged
 from tests.synthetic import Clock, Lab, Machine
 
 COSTS = Costs(start=2.0, warm=1.0, slice_overhead=0.2)

@@ -77,7 +77,7 @@ def test_a_run_needs_two_blocks_and_pooling_two_runs() -> None:
     assert said.startswith("over 2 runs on 2 days: ") and "runs apart by" in said
 
 
-# --- rows over runs with the scenario's shared between-run spread (harness.studies.evidence's pooling) -------------
+# --- rows over runs with the scenario's shared between-run spread (harness.analysis.evidence's pooling) -------------
 
 
 def scenario_runs(

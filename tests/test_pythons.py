@@ -11,6 +11,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from harness.analysis.decision import answered
 from harness.plan import pythons
 from harness.plan.matrix import HELLO_WORK, Cell, scenario
 from harness.plan.options import RunOptions
@@ -23,7 +24,6 @@ from harness.run.blocks import window_cpus
 from harness.run.drivers.loadgen import loadgen_argv
 from harness.run.serving import running_server
 from harness.studies import study
-from harness.studies.base import answered
 from harness.studies.interpreters import CORES_LEVEL, LEVEL, REFERENCE
 from harness.studies.interpreters.plan import comparisons
 from harness.studies.interpreters.report import SPREAD_QUESTION, free_threaded, interpreters_table

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis.decision import answered
 from harness.plan.matrix import LONG_KEY_BYTES, LONG_KEYS_BUCKET, LONG_KEYS_OBJECTS, Cell
 from harness.plan.servers import server_variant
 from harness.results.load import DriverError, SlowOutcome
@@ -19,7 +20,6 @@ from harness.run.resources import ResourceSampler
 from harness.run.serving import running_server
 from harness.run.tools import LOADGEN, ensure_go_tool
 from harness.studies import study
-from harness.studies.base import answered
 from harness.studies.readers import (
     BOUNDED_BYTES_A_STREAM,
     BUFFERING,

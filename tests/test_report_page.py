@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from harness.analysis.judging import run_verdicts
 from harness.paths import ROOT
 from harness.render.browser import chromium, launched, opened, picture
 from harness.render.findings import machine_classes
@@ -22,7 +23,6 @@ from harness.render.markdown import write_report
 from harness.render.summaries import rate
 from harness.render.views import comparison_id
 from harness.results.records import all_runs
-from harness.studies.judging import run_verdicts
 from tests.runs import (
     make_brief_run,
     make_capacity_run,

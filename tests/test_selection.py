@@ -17,6 +17,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from harness.analysis.decision import Decision, answered
+from harness.analysis.judging import judged_comparisons
 from harness.method.bounds import AT_BOUND, at_wait_bound, wait_bound, waits_alone
 from harness.method.moderation import Prior
 from harness.method.rounds import BEHIND, Race, Rounds
@@ -28,8 +30,6 @@ from harness.render.decisions import sure_text
 from harness.results.files import write_json_atomic
 from harness.results.records import CellRecord, load_study
 from harness.studies import STUDIES, study
-from harness.studies.base import Decision, answered
-from harness.studies.judging import judged_comparisons
 from tests.runs import make_wait_run, study_meta, write_rounds
 
 

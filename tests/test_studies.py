@@ -9,6 +9,7 @@ from typing import cast
 
 import pytest
 
+from harness.analysis.judging import Judged
 from harness.arguments import parser
 from harness.cli import main, named_scenario, run_options
 from harness.method.verdicts import Interval
@@ -17,9 +18,8 @@ from harness.plan.options import RunOptions
 from harness.plan.servers import SERVER_VARIANTS, STACKS, ServerVariant, server_variant
 from harness.run.cells import chosen_studies
 from harness.run.drivers.registry import DRIVERS
+from harness.run.planning import between_servers
 from harness.studies import DEFAULT_STUDIES, STUDIES, plan, study
-from harness.studies.judging import Judged
-from harness.studies.planning import between_servers
 from harness.studies.stacks.brief import control_of_run
 from harness.studies.wire import HELLO
 from harness.studies.wire.plan import cells as wire_cells

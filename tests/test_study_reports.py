@@ -16,10 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis.decision import answered
+from harness.analysis.judging import judged_comparisons
 from harness.cli import main
 from harness.method.validation import ALL_CLASSES, LEAST_CLASS_RUNS, Calibration, Held
 from harness.method.verdicts import Method
 from harness.paths import ROOT
+from harness.render.cross_study import same_workloads
 from harness.render.decisions import decision_rows
 from harness.render.markdown import answer, write_report
 from harness.render.table import TABLES, markdown, markdown_lines
@@ -31,11 +34,9 @@ from harness.results.run_meta import RunMeta, StudyEntry, Thresholds
 from harness.run.cells import Chosen, finished_entry
 from harness.run.runner import failed_gates
 from harness.studies import STUDIES, plan, study
-from harness.studies.base import answered
 from harness.studies.comparing import decision, distrust
-from harness.studies.judging import judged_comparisons
 from harness.studies.stacks.report import TELLING
-from harness.studies.telling import Finding, comparison_lines, same_workloads
+from harness.studies.telling import Finding, comparison_lines
 from tests.runs import (
     make_brief_run,
     make_capacity_run,
@@ -161,7 +162,7 @@ MEASURING = (
     "harness.run.drivers.ghz",
     "harness.run.drivers.loadgen",
     "harness.run.drivers.h2load",
-    "harness.studies.planning",
+    "harness.run.planning",
 )
 
 
@@ -468,7 +469,7 @@ def test_a_row_is_trusted_on_the_blocks_validation_holds_at_on_its_machine_class
 
 
 def test_what_it_would_take_to_close_a_comparison_is_the_blocks_its_spread_needs() -> None:
-    from harness.studies.closing import MOST_BLOCKS_SAID, blocks_to_close
+    from harness.analysis.closing import MOST_BLOCKS_SAID, blocks_to_close
 
     assert blocks_to_close(0.0, 0.05) == 2
     assert blocks_to_close(0.05, 0.05) == 7  # t(6) 2.447 x 5% / sqrt 7 = 4.6% <= log 1.05; six give 5.25%

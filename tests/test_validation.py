@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis.read_back import many_blocks
 from harness.cli import main
 from harness.method.validation import (
     ALL_CLASSES,
@@ -27,7 +28,6 @@ from harness.method.validation import (
 )
 from harness.results.calibration import NAME as CALIBRATION
 from harness.results.calibration import load_calibration, write_calibration
-from harness.studies.readings import many_blocks
 from tests.runs import make_rounds_run
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis.decision import answered
 from harness.paths import ROOT
 from harness.plan import pythons
 from harness.plan.options import RunOptions
@@ -16,7 +17,6 @@ from harness.plan.pythons import constraints_with, pinned_versions, pins_of, ser
 from harness.plan.servers import ISOLATED
 from harness.results.records import load_study
 from harness.studies import study
-from harness.studies.base import answered
 from harness.studies.versions.plan import comparisons, sides
 from tests.runs import make_versions_run
 

@@ -42,7 +42,7 @@ from harness.method.verdicts import (
 )
 
 Block = Callable[[int, list[str]], Sequence[float | None]]
-# A row's estimates in the earlier runs this one pools with (harness.studies.evidence.Seed.earlier): (first, second)
+# A row's estimates in the earlier runs this one pools with (harness.analysis.evidence.Seed.earlier): (first, second)
 # -> each earlier run's estimate of first over second.
 Earlier = Callable[[str, str], Sequence[Estimate]]
 FAILED_WINDOWS = 2  # an alternative that failed in this many blocks is measured no more

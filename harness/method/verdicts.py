@@ -276,7 +276,7 @@ class Outcome:
     plain: Interval | None = None
     plain_verdict: str = ""
     prior: Prior = NO_PRIOR
-    # Where earlier runs pool with this one (harness.studies.evidence), `ratio` and `verdict` are the pooled ones and
+    # Where earlier runs pool with this one (harness.analysis.evidence), `ratio` and `verdict` are the pooled ones and
     # these the run's own, moderated; over how many runs and days, and whether the runs disagree.
     alone: Interval | None = None
     alone_verdict: str = ""

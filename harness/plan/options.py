@@ -59,7 +59,7 @@ class RunOptions:
     slicer: str = HELD
     aside: bool = False  # a run for one question: it decides no row of the report (results.RunMeta.aside)
     # Race as if no earlier run existed: by default a run's race starts from what earlier runs of its machine class
-    # and code tell each row (harness.studies.evidence.seeds) and spends its budget on the rows they left open.
+    # and code tell each row (harness.analysis.evidence.seeds) and spends its budget on the rows they left open.
     fresh: bool = False
     # Set each stack against its floor (servers/minimal.py) on hello at its highest level: a run aside for that
     # question (issue 41), not the default run's, which spends its minutes on the brief.

@@ -253,3 +253,8 @@ def by_name(items: tuple[Named, ...], name: str, kind: str) -> Named:
         if item.name == name:
             return item
     raise KeyError(f"unknown {kind} {name!r}; known: {', '.join(item.name for item in items)}")
+
+
+def is_floor(label: str) -> bool:
+    """A stack's floor (servers/minimal.py): measured beside its stack, never a pick or one to avoid."""
+    return label.endswith(MINIMAL_SUFFIX)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.analysis.judging import judged_by_workload, without_controls
 from harness.method.pooling import change_between, typical_spread
 from harness.method.verdicts import FASTER, SLOWER, TIE, Interval, interval, paired_ratios, unpaired_interval, verdict
 from harness.render.summaries import CellSummary, ms, rate
@@ -21,7 +22,6 @@ from harness.render.wording import ratio_text
 from harness.results.files import read_json
 from harness.results.records import load_study, studies_in
 from harness.results.run_meta import thresholds_of
-from harness.studies.judging import judged_by_workload, without_controls
 
 
 def _label(run: Path) -> tuple[str, str]:

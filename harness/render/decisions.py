@@ -9,8 +9,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.analysis.decision import SEPARATED, Decision, answered
 from harness.method.verdicts import noise_floor
-from harness.studies.base import SEPARATED, Decision, answered
 
 ANSWER_WORDS = 80  # an answer's most words: the decision first, then the figures that carry it
 ANSWER_CHARACTERS = 160  # a row's answer in the decision table at most; the answers below it say more

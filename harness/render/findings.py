@@ -13,7 +13,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from harness.analysis.decision import Decision
+from harness.analysis.judging import judged_comparisons
 from harness.method.soak_verdict import load_line
+from harness.paths import ROOT
 from harness.plan.wires import TLS
 from harness.render.compare import compare_rows, ratio_changes
 from harness.render.decisions import Row, decision_rows
@@ -31,9 +34,7 @@ from harness.results.records import (
     study_dir,
 )
 from harness.results.run_meta import Thresholds
-from harness.studies.base import Decision, StudyReport
-from harness.studies.evidence import ROOT
-from harness.studies.judging import judged_comparisons
+from harness.studies.base import StudyReport
 
 
 # The work a team's handlers do, as the "which stack" view offers it (its key in the URL: #work=s3-mongo): what it

@@ -14,18 +14,18 @@ from pathlib import Path
 from typing import Any
 
 from harness.method.soak_verdict import SOAK_DOC
+from harness.render.cross_study import same_workloads
 from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, NOT_TRUSTED, Row, study_command
 from harness.render.durations import Duration, durations, how_long
 from harness.render.findings import Findings, findings, matrix_run, newest_soak, only_in_matrix
 from harness.render.glossary import GLOSSARY
 from harness.render.leaderboard import Boards, board_tables, leaderboards
 from harness.render.page import FINDINGS_JSON, findings_json, page
+from harness.render.summaries import trouble
 from harness.render.table import Block, Table, markdown, written_tables
 from harness.results.files import read_json, write_bytes_atomic, write_text_atomic
 from harness.results.records import StudyRun, all_runs, is_aside, load_study, machine_of, studies_in
 from harness.studies import DEFAULT_STUDIES, STUDIES, StudyReport
-from harness.studies.reading import trouble
-from harness.studies.telling import same_workloads
 
 
 def runs_of(study: StudyReport, metas: dict[Path, dict[str, Any]], machine: str | None = None) -> list[StudyRun]:
@@ -50,7 +50,7 @@ def runs_of(study: StudyReport, metas: dict[Path, dict[str, Any]], machine: str 
 
 def deciding_run(holding: Sequence[Path]) -> Path:
     """The newest run that may decide (the machine you ran on last): its rows pool with the earlier runs of its
-    machine class and code alone (harness.studies.evidence), so a team's own `make bench` answers for its own
+    machine class and code alone (harness.analysis.evidence), so a team's own `make bench` answers for its own
     machine, and runs of older code or of other classes stand on the study's page. holding: the runs that may
     decide, newest first."""
     return holding[0]

@@ -17,7 +17,7 @@ from harness.method.bounds import Bounds, cell_bounds
 from harness.render.table import Figure
 from harness.results.histogram import Latencies
 from harness.results.load import LoadReport
-from harness.results.records import CellResult, Repeat
+from harness.results.records import CellResult, Repeat, StudyRun
 from harness.results.run_meta import Thresholds, thresholds_of
 
 MIB = 1024 * 1024
@@ -244,3 +244,17 @@ def chart_title(run: Any, what: str) -> str:
 
 def percentile_label(p: float) -> str:
     return f"p{p:g}"
+
+
+def trouble(run: StudyRun) -> str:
+    """The answer's word on what failed: failed cells and cells with calls that were not OK, named; or ""."""
+    parts = []
+    failed = [c.record.key for c in run.cells if c.record.status == "failed"]
+    if failed:
+        parts.append(f"{len(failed)} cells failed (listed under the tables): {', '.join(failed)}.")
+    marked = [
+        f"{c.record.key}{mark}" for c in run.cells if c.record.status != "failed" and (mark := not_ok_mark(c.reports))
+    ]
+    if marked:
+        parts.append(f"Cells with calls that were not OK (their figures count OK calls only): {'; '.join(marked)}.")
+    return " ".join(parts)

@@ -7,13 +7,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.analysis.judging import Judged, absolute, mean_cost, peak_memory
 from harness.method.verdicts import Interval, noise_floor, verdict
+from harness.plan.servers import is_floor
 from harness.plan.wires import MTLS, PLAINTEXT, TLS
-from harness.render.wording import ratio_text
+from harness.render.wording import rate_text, ratio_text
 from harness.results.records import StudyRun, machine_of
-from harness.studies.comparing import is_floor
-from harness.studies.comparison_tables import rate_text
-from harness.studies.judging import Judged, absolute, mean_cost, peak_memory
 
 
 def comparison_id(study: str, run_id: str, workload: str) -> str:

@@ -9,6 +9,7 @@ from harness.method.noise import Noise
 from harness.method.pilot import SERVER, Pilot
 from harness.method.pooling import Combined, Pooled
 from harness.method.verdicts import BLOCKS, Interval, Method, noise_floor, separated, verdict
+from harness.render.summaries import rate
 
 
 def ratio_text(ratio: Interval) -> str:
@@ -94,3 +95,8 @@ def pilot_text(self: Pilot, cpu: str) -> str:
         if expected:
             lines.append("Expected for an A/A pair: " + "; ".join(expected) + ".")
     return "\n".join(lines)
+
+
+def rate_text(found: Interval) -> str:
+    high = rate(found.high) if math.isfinite(found.high) else "∞"
+    return f"{rate(found.value)} [{rate(found.low)}, {high}]"

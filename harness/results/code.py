@@ -1,5 +1,5 @@
 """What code a run's servers ran, read from the checkout's git history: the runs of one machine class that ran a
-label's code pool its rows (harness.studies.evidence). Report-side: it reads git, never runs a server.
+label's code pool its rows (harness.analysis.evidence). Report-side: it reads git, never runs a server.
 
 A label's code is its server module's (servers/<module>.py), with every servers/ module it imports (the shared
 server code), the scenarios and the protos, at the run's commit. A change to one server module leaves every label

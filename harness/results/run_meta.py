@@ -126,7 +126,7 @@ class RunMeta:
     machine: dict[str, Any] = field(default_factory=dict)
     # A shard of a plan (run-all --shard i/n, harness.plan.shards): {"plan", "index", "count"}; {} for a whole run.
     shard: dict[str, Any] = field(default_factory=dict)
-    # The earlier runs whose readings seeded the race (harness.studies.evidence.seeds): [] for a fresh run.
+    # The earlier runs whose readings seeded the race (harness.analysis.evidence.seeds): [] for a fresh run.
     seeded_by: list[str] = field(default_factory=list)
     schema: int = SCHEMA
 

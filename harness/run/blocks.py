@@ -26,10 +26,10 @@ from harness.results.records import CellRecord, Repeat, save_cell, save_comparis
 from harness.run.backends import LatencyRoutes, backend_env
 from harness.run.drivers.held import HeldLoadgen, holdable
 from harness.run.measure import CellContext, failure_reason, new_record, sampled_run, warm_up
+from harness.run.planning import Comparison
 from harness.run.processes import Child, ProcessError
 from harness.run.serving import running_server
 from harness.run.tls import PLAIN, Wire, negotiated
-from harness.studies.planning import Comparison
 from scenarios.config import BackendConfig
 from servers.diagnostics import STATS_DIR_VARIABLE
 

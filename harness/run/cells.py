@@ -31,13 +31,13 @@ from harness.run.blocks import RunProgress, StudyEnvironment, counted
 from harness.run.drivers.held import holdable
 from harness.run.drivers.registry import DRIVERS
 from harness.run.measure import CellContext, failure_reason
+from harness.run.planning import Comparison, StudyPlan, controlled_first
 from harness.run.processes import ProcessError
 from harness.run.serving import running_server
 from harness.run.tls import negotiated
 from harness.studies import DEFAULT_STUDIES, StudyReport, plan, study
 from harness.studies.base import shared_targets
 from harness.studies.interpreters import NAME as INTERPRETERS_STUDY
-from harness.studies.planning import Comparison, StudyPlan, controlled_first
 from harness.studies.versions import NAME as VERSIONS_STUDY
 from harness.studies.versions.plan import sides
 

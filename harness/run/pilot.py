@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from harness.analysis.judging import Judged, judged_comparisons
 from harness.method.noise import Costs
 from harness.method.pilot import (
     DRIVER,
@@ -33,10 +34,9 @@ from harness.run.backends import start_backends
 from harness.run.blocks import RunProgress, StudyEnvironment, measure_comparison, server_of
 from harness.run.drivers.registry import DRIVERS
 from harness.run.measure import CellContext
+from harness.run.planning import Comparison
 from harness.run.processes import off_cpus
 from harness.run.tools import ensure_tool
-from harness.studies.judging import Judged, judged_comparisons
-from harness.studies.planning import Comparison
 
 
 def pilot_comparison() -> Comparison:

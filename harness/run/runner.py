@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from harness.analysis.evidence import Planned, earlier_runs, method_of, seeds
 from harness.method.pilot import Pilot, pilot_seconds
 from harness.method.rounds import Entrant, Race, budget_shares, estimated_end, run_race
 from harness.method.verdicts import BLOCKS, HELD, Method, control_of
@@ -44,7 +45,6 @@ from harness.run.processes import off_cpus
 from harness.run.provenance import environment, tool_version
 from harness.run.tls import PLAIN, Wire, make_certificates
 from harness.run.tools import TOXIPROXY, ensure_tool
-from harness.studies.evidence import Planned, earlier_runs, method_of, seeds
 
 
 def default_server_cpus() -> tuple[int, ...]:
@@ -134,7 +134,7 @@ def race_studies(
 
 def seeded(raced: list[Raced], run_dir: Path, meta: RunMeta) -> tuple[str, list[str]]:
     """Start each comparison's race from what the earlier runs of this machine class and code tell its rows
-    (harness.studies.evidence.seeds), and say what they left open and what this run targets; with the earlier runs
+    (harness.analysis.evidence.seeds), and say what they left open and what this run targets; with the earlier runs
     whose readings seeded it."""
     planned = [
         Planned(

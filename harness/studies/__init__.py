@@ -22,7 +22,7 @@ from harness.studies.versions.report import REPORT as VERSIONS
 from harness.studies.wire.report import REPORT as WIRE
 
 if TYPE_CHECKING:  # the plan halves' type, without importing the measuring modules
-    from harness.studies.planning import StudyPlan
+    from harness.run.planning import StudyPlan
 
 STUDIES: tuple[StudyReport, ...] = (
     STACKS,

@@ -7,104 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.method.verdicts import Interval
+from harness.analysis.decision import Decision
 from harness.results.records import CellRecord, Repeat, StudyRun
 from harness.results.run_meta import Target
-
-SEPARATED = "the A/A control separated"  # why a row is not trusted, where its decision says no more
-
-
-@dataclass(frozen=True)
-class Decision:
-    """One row of the decision table: a question a team asks, what to pick for it, and how sure that is."""
-
-    question: str
-    workload: str
-    pick: str
-    runner_up: str
-    over_runner_up: str  # the pick's rate over the runner-up's, with its 95% interval
-    over_reference: str  # the pick's rate over the comparison's reference, with its 95% interval
-    verdict: str  # tie (either will do), faster, or unresolved; certified or not yet certified (the selection rule)
-    avoid: str
-    study: str  # the evidence: the study, its run and the machine it ran on
-    run_id: str
-    machine: str
-    trusted: bool = True  # False when its study's A/A control separated, or its comparison cannot carry it
-    why: str = ""  # why it is not trusted ("the A/A control separated, 1.27 [1.04, 1.56]"); "" when it is
-    # How its study's A/A control read, with the noise floor it gives (verdicts.calibration_text); "—": none.
-    calibration: str = "—"
-    over: Interval | None = None  # the pick over the runner-up, where paired in blocks
-    worst: Interval | None = None  # the one to avoid over the pick, where it was slower
-    floor: float | None = None  # the study's noise floor (its A/A control's half-width, 0.04 is ±4%); None: none
-    # The comparison's workload where the row's own (`workload`) names more (a stack within it); "": the same.
-    comparison: str = ""
-    # The labels of the pick and the runner-up in the comparison, where paired in its blocks (so that runs can be
-    # pooled); () where the row is not one such pair.
-    labels: tuple[str, ...] = ()
-    # The pick over the runner-up pooled over this run and earlier ones of the same machine class and server code
-    # (harness.render.wording.held_text); "" where there are none.
-    held: str = ""
-    # The answer in the question's own words where the study words it ("Yes: aio-uvloop serves 4.70 [4.52, 4.89]
-    # times sync-w10"); "": the row's pick and its margin say it (harness.render.decisions.lead).
-    lead: str = ""
-    # The stacks (labels) the row sets side by side, for the page's stack filter; (): its comparisons'.
-    stacks: tuple[str, ...] = ()
-    # What would close it where it is open: more blocks, as runs of its study and minutes (comparing.close_text).
-    closing: str = ""
-    # The command that would close it, where its study's own does not (capacity's with --repeats); "": the study's.
-    command: str = ""
-    # The runs and days its pick over the runner-up pools (1 and 1: the newest run alone).
-    runs: int = 1
-    days: int = 1
-    # Where the row asks "which" and answers by the selection rule (harness.method.selection): whether its pick is
-    # certified, the best or within `delta` of the best with 95% confidence (None: a row the rule does not judge),
-    # its lowest simultaneous bound over any rival and that rival, and the candidates that could still be the best
-    # (the pick first).
-    certified: bool | None = None
-    lowest: float | None = None
-    binding: str = ""
-    contenders: tuple[str, ...] = ()
-    delta: float = 0.05
-    apart: float = 0.0  # how far the contenders lie behind the pick by their estimates (0.06: within 6%)
-    # What the row ranks by where not the rate ("calls per server CPU second"), and why ("the driver at 84% of its
-    # CPU set the rates"); "": the rate.
-    measure: str = ""
-    measured_why: str = ""
-
-    def picked(self) -> str:
-        """The pick in words: certified by the selection rule ("Pick a: the fastest, or within 5% of the fastest
-        (95%); b could be as fast") or not yet ("Not yet: a, b or c"); where the rule does not judge the row, its
-        margin over the runner-up, or that the two tie or were not told apart."""
-        if self.certified is not None:
-            others = [each for each in self.contenders if each != self.pick]
-            by = f" (by {self.measure}: {self.measured_why})" if self.measure else ""
-            if not self.certified:
-                return f"Not yet: {open_text(self.contenders or (self.pick, self.runner_up), self.apart)}{by}"
-            best, of = (f"the most {self.measure}", "the most") if self.measure else ("the fastest", "the fastest")
-            said = f"Pick {self.pick}: {best}, or within {self.delta:.0%} of {of} (95%)"
-            could = "do as well" if self.measure else "be as fast"
-            return said + (f"; {', '.join(others)} could {could}" if others else "") + by
-        if self.verdict == "—":
-            return self.pick
-        if self.verdict.startswith("tie"):
-            return f"Either {self.pick} or {self.runner_up}: they tie ({self.over_runner_up} ×)"
-        if self.verdict.startswith("unresolved"):
-            return f"{self.pick} or {self.runner_up}: not told apart yet ({self.over_runner_up} ×)"
-        return f"{self.pick}: {self.over_runner_up} × {self.runner_up}"
-
-
-MOST_NAMED = 3  # an open row names at most this many of its candidates
-
-
-def open_text(contenders: Sequence[str], apart: float) -> str:
-    """The candidates still in an open row, the leader first, at most MOST_NAMED by name, and how far apart they are
-    so far: "a, b or c, within 6% of each other", or "a, b, c and 5 more, within 6%"."""
-    named = list(contenders[:MOST_NAMED])
-    more = len(contenders) - len(named)
-    listed = f"{', '.join(named[:-1])} or {named[-1]}" if len(named) > 1 else named[0]
-    if more:
-        listed = f"{', '.join(named)} and {more} more"
-    return f"{listed}, within {apart:.0%} of each other" if len(contenders) > 1 else listed
 
 
 def no_decisions(runs: Sequence[StudyRun]) -> list[Decision]:
@@ -175,14 +80,3 @@ def shared_targets(run: StudyRun, report: StudyReport, wall_seconds: float, full
 def no_targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, Target]:
     """A study with no targets beyond the shared ones."""
     return {}
-
-
-CERTIFIED, NOT_CERTIFIED = "certified", "not yet certified"  # a selection row's verdict
-
-
-def answered(found: Decision) -> bool:
-    """Whether a row answers its question: its pick certified where the selection rule judges it, else its verdict
-    resolved (a tie, faster or slower)."""
-    if found.certified is not None:
-        return found.certified
-    return not found.verdict.startswith("unresolved") and found.verdict not in ("—", NOT_CERTIFIED)

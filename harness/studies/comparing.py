@@ -9,6 +9,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TypedDict
 
+from harness.analysis.decision import CERTIFIED, NOT_CERTIFIED, SEPARATED, Decision
+from harness.analysis.judging import (
+    Judged,
+    block_mean,
+    cost_selection,
+    cpu_per_call,
+    pick_over,
+    selection_of,
+    windows_of,
+)
 from harness.method.pooling import Combined
 from harness.method.rounds import BEHIND
 from harness.method.selection import Selection, blocks_to_certify
@@ -23,25 +33,10 @@ from harness.method.verdicts import (
     separated,
     verdict,
 )
-from harness.plan.servers import MINIMAL_SUFFIX
+from harness.plan.servers import is_floor
 from harness.render.summaries import driver_share
 from harness.render.wording import calibration_text, over_runs_text, ratio_text
 from harness.results.records import StudyRun
-from harness.studies.base import CERTIFIED, NOT_CERTIFIED, SEPARATED, Decision
-from harness.studies.judging import (
-    Judged,
-    block_mean,
-    cost_selection,
-    cpu_per_call,
-    pick_over,
-    selection_of,
-    windows_of,
-)
-
-
-def is_floor(label: str) -> bool:
-    """A stack's floor (servers/minimal.py): measured beside its stack, never a pick or one to avoid."""
-    return label.endswith(MINIMAL_SUFFIX)
 
 
 def candidates(judged: Judged) -> list[str]:

@@ -4,29 +4,23 @@ Report-side: reads only the run's files."""
 
 from __future__ import annotations
 
-import math
 import statistics
 from dataclasses import replace
 
-from harness.method.verdicts import BLOCKS, HELD, Interval, Method, Outcome, separated, spread_between_rounds
-from harness.plan.matrix import SLOW_SLICE_CALLS
-from harness.plan.servers import MINIMAL_SUFFIX
-from harness.render.summaries import driver_share, ms_figure, not_ok_mark, rate, shares_figure
-from harness.render.table import Block, Figure, Table, interval_figure
-from harness.render.wording import noise_text, ratio_text
-from harness.results.records import StudyRun
-from harness.studies.closing import to_close
-from harness.studies.judging import (
+from harness.analysis.closing import to_close
+from harness.analysis.judging import (
     Judged,
     absolute,
     pick_over,
     windows_of,
 )
-
-
-def rate_text(found: Interval) -> str:
-    high = rate(found.high) if math.isfinite(found.high) else "∞"
-    return f"{rate(found.value)} [{rate(found.low)}, {high}]"
+from harness.method.verdicts import BLOCKS, HELD, Interval, Method, Outcome, separated, spread_between_rounds
+from harness.plan.matrix import SLOW_SLICE_CALLS
+from harness.plan.servers import MINIMAL_SUFFIX
+from harness.render.summaries import driver_share, ms_figure, not_ok_mark, shares_figure
+from harness.render.table import Block, Figure, Table, interval_figure
+from harness.render.wording import noise_text, rate_text, ratio_text
+from harness.results.records import StudyRun
 
 
 def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -> list[Block]:

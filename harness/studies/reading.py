@@ -152,20 +152,6 @@ def failed_cells(run: StudyRun) -> list[str]:
     return lines
 
 
-def trouble(run: StudyRun) -> str:
-    """The answer's word on what failed: failed cells and cells with calls that were not OK, named; or ""."""
-    parts = []
-    failed = [c.record.key for c in run.cells if c.record.status == "failed"]
-    if failed:
-        parts.append(f"{len(failed)} cells failed (listed under the tables): {', '.join(failed)}.")
-    marked = [
-        f"{c.record.key}{mark}" for c in run.cells if c.record.status != "failed" and (mark := not_ok_mark(c.reports))
-    ]
-    if marked:
-        parts.append(f"Cells with calls that were not OK (their figures count OK calls only): {'; '.join(marked)}.")
-    return " ".join(parts)
-
-
 def study_readme(study: str, heading: str, lines: Sequence[Block]) -> bytes:
     """results/<study>/README.md: the heading and the section's lines, its links made relative to it."""
     text = markdown([heading, "", *lines]).replace(f"]({study}/", "](")

@@ -9,17 +9,18 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from harness.method.verdicts import TIE, Interval, Outcome, interval, unpaired_interval, verdict
+from harness.analysis.decision import Decision
+from harness.analysis.judging import Judged, judged_comparisons, pick_over, selection_of
+from harness.method.verdicts import Outcome
 from harness.render.summaries import chart_title
-from harness.render.table import Block, Table, markdown, page_files
+from harness.render.table import Block, markdown, page_files
 from harness.render.vega import forest_layers, grid, nothing, png
 from harness.render.views import comparison_view
 from harness.render.wording import ratio_text
-from harness.results.records import CellResult, StudyRun, comparison_files, study_dir
-from harness.studies.base import Decision, StudyReport
+from harness.results.records import StudyRun, comparison_files, study_dir
+from harness.studies.base import StudyReport
 from harness.studies.comparing import candidates, control_doubt, decision, pick, sentence
-from harness.studies.comparison_tables import comparison_table, floors_table, rate_text
-from harness.studies.judging import Judged, judged_comparisons, pick_over, selection_of
+from harness.studies.comparison_tables import comparison_table, floors_table
 
 
 @dataclass(frozen=True)
@@ -236,79 +237,3 @@ def with_rounds(
         return rounds_decisions(runs, telling) if in_rounds(runs[0]) else report.decisions(runs)
 
     return replace(report, render=render, section=section, answer=answer, decisions=decisions)
-
-
-def _driver(run: StudyRun) -> str:
-    """The driver a study's run used (runs before drivers were recorded: ghz, the stacks study's)."""
-    return str(run.matrix.get("driver") or "ghz")
-
-
-def round_ms_per_call(cell: CellResult) -> float | None:
-    """The median over a cell's round windows of the server's CPU milliseconds per OK call."""
-    costs = sorted(
-        repeat.resources.cpu_seconds * 1000 / report.ok
-        for repeat, report in zip(cell.record.repeats, cell.reports, strict=True)
-        if repeat.role == "round" and repeat.resources.sampled and report.ok
-    )
-    return costs[len(costs) // 2] if costs else None
-
-
-def round_calls_per_core(cell: CellResult) -> Interval | None:
-    """OK calls per second of one busy server core (OK calls over the server's CPU seconds) over a cell's round
-    windows, with its 95% interval; None where no window was sampled."""
-    found = [
-        report.ok / repeat.resources.cpu_seconds
-        for repeat, report in zip(cell.record.repeats, cell.reports, strict=True)
-        if repeat.role == "round" and repeat.resources.sampled and repeat.resources.cpu_seconds > 0 and report.ok
-    ]
-    return interval(found) if found else None
-
-
-def same_workloads(runs: Sequence[StudyRun]) -> list[Block]:
-    """Where two studies of one run measured the same cell in rounds (hello on aio-uvloop at c=50, by ghz in
-    one and by our driver in the other, say): each study's rate with its interval, and the ratio of the two
-    with Welch's interval. Inside the tie band they agree; else the table says they differ, by which driver
-    each was measured, and what the server's CPU per call was under each."""
-    found: dict[tuple[str, str], list[tuple[StudyRun, list[float], float | None]]] = {}
-    for run in runs:
-        for judged in judged_comparisons(run):
-            for label, cell in judged.cells.items():
-                rates = list(judged.rates.get(label, {}).values())
-                if len(rates) >= 2:
-                    found.setdefault((run.run_id, cell.record.key), []).append((run, rates, round_ms_per_call(cell)))
-    shared = {key: each for key, each in found.items() if len({run.study for run, _, _ in each}) >= 2}
-    if not shared:
-        return []
-    intro = (
-        "One workload measured by two studies of one run, each in its own rounds: their rates should agree "
-        "within the tie band; where they do not, the server's CPU per call under each driver says whether the "
-        "server did more work a call or waited."
-    )
-    table = Table(
-        "same workloads",
-        [
-            "cell",
-            "run",
-            "first study: OK calls/s [95% CI]",
-            "second study",
-            "second × first [95% CI]",
-            "verdict",
-            "server CPU ms per call: first, second",
-        ],
-    )
-    for (run_id, key), ((first, mine, my_cost), (second, theirs, their_cost), *_) in shared.items():
-        ratio = unpaired_interval(mine, theirs)
-        outcome = verdict(ratio, first.thresholds.tie)
-        said = "agree" if outcome == TIE else f"{outcome}: by {_driver(second)} against {_driver(first)}"
-        table.add(
-            key,
-            [
-                f"`{run_id}`",
-                f"{first.study} ({_driver(first)}): {rate_text(interval(mine))}",
-                f"{second.study} ({_driver(second)}): {rate_text(interval(theirs))}",
-                ratio_text(ratio),
-                said,
-                ", ".join("—" if cost is None else f"{cost:.3f}" for cost in (my_cost, their_cost)),
-            ],
-        )
-    return [intro, "", table, ""]

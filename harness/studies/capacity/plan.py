@@ -14,6 +14,7 @@ from harness.plan.servers import SERVER_VARIANTS, server_variant
 from harness.results.load import LoadReport
 from harness.results.records import CellRecord, Repeat
 from harness.run.measure import CellContext, measure_cell, sampled_run, warm_up
+from harness.run.planning import Axis, StudyPlan
 from harness.run.processes import Child
 from harness.studies.capacity import (
     AGREEING,
@@ -28,7 +29,6 @@ from harness.studies.capacity import (
     held,
     kept_up,
 )
-from harness.studies.planning import Axis, StudyPlan
 from harness.studies.stacks import BRIEF_SERVERS, PEERS
 
 MIN_CALLS = 10

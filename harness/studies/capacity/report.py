@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from harness.analysis.decision import Decision
 from harness.method.selection import Difference, blocks_to_certify, select
 from harness.method.verdicts import unpaired_interval, welch
 from harness.plan.matrix import scenario
@@ -17,7 +18,7 @@ from harness.render.table import Block, markdown, page_files
 from harness.render.wording import ratio_text
 from harness.results.records import CellRecord, Repeat, StudyRun
 from harness.results.run_meta import Target
-from harness.studies.base import Decision, StudyReport
+from harness.studies.base import StudyReport
 from harness.studies.capacity import (
     AGREEING,
     DECIDING,

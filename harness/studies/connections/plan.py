@@ -7,6 +7,7 @@ from harness.plan.matrix import Cell
 from harness.plan.options import RunOptions
 from harness.plan.servers import S3_PER_REQUEST, server_variant
 from harness.run.measure import measure_closed_loop
+from harness.run.planning import Axis, Comparison, StudyPlan
 from harness.studies.connections import (
     CLIENT_SCENARIOS,
     CLIENTS,
@@ -19,7 +20,6 @@ from harness.studies.connections import (
     STACK_NAMES,
     STRATEGIES,
 )
-from harness.studies.planning import Axis, Comparison, StudyPlan
 
 S3_WINDOW_SECONDS = 7.0  # with a new S3 client per request, a warm-up and a window take about 10 s
 

@@ -10,6 +10,7 @@ from harness.plan.options import RunOptions
 from harness.plan.pythons import DEFAULT_PYTHONS, Prepared
 from harness.plan.servers import ServerVariant, server_variant
 from harness.run.measure import measure_closed_loop
+from harness.run.planning import Axis, Comparison, StudyPlan, cells_of
 from harness.studies.interpreters import (
     CORES_LEVEL,
     CORES_STACKS,
@@ -20,7 +21,6 @@ from harness.studies.interpreters import (
     SCENARIOS,
     STACK_NAMES,
 )
-from harness.studies.planning import Axis, Comparison, StudyPlan, cells_of
 
 GREETER = "bench.v1.Greeter.SayHello"  # the one call a REST server serves of these scenarios
 

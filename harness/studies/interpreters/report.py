@@ -8,23 +8,23 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from harness.analysis.costs import round_calls_per_core
+from harness.analysis.decision import Decision
+from harness.analysis.judging import Judged, judged_comparisons
 from harness.method.verdicts import Interval
 from harness.plan.matrix import PER_WORKER
 from harness.plan.servers import server_variant
 from harness.render.table import Block, Cell, Figure, Table, interval_figure, row
-from harness.render.wording import ratio_text
+from harness.render.wording import rate_text, ratio_text
 from harness.results.records import CellResult, StudyRun
-from harness.studies.base import Decision, StudyReport
-from harness.studies.comparison_tables import rate_text
+from harness.studies.base import StudyReport
 from harness.studies.interpreters import CORES_LEVEL, FREE_THREADED, LEVEL, NAME, QUESTION, REFERENCE, SCENARIOS
-from harness.studies.judging import Judged, judged_comparisons
 from harness.studies.reading import driver_not_busy, medians, study_readme
 from harness.studies.telling import (
     Telling,
     across,
     answer_opening,
     in_rounds,
-    round_calls_per_core,
     rounds_decisions,
     rounds_files,
     rounds_section,

@@ -10,8 +10,8 @@ from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
 from harness.results.records import CellRecord
 from harness.run.measure import CellContext, measure_against, measure_closed_loop
+from harness.run.planning import Axis, Comparison, StudyPlan
 from harness.run.processes import Child
-from harness.studies.planning import Axis, Comparison, StudyPlan
 from harness.studies.protocols import (
     COMPARED_ON,
     CONNECT_JSON,

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from harness.analysis.decision import Decision
+from harness.analysis.judging import Judged
 from harness.method.verdicts import FASTER, SLOWER, TIE, UNRESOLVED
 from harness.plan.matrix import IN_FLIGHT
 from harness.render.summaries import chart_title
@@ -14,8 +16,7 @@ from harness.render.vega import Axis, Dash, lines, png
 from harness.render.wording import ratio_text
 from harness.results.records import StudyRun
 from harness.results.run_meta import Target
-from harness.studies.base import Decision, StudyReport
-from harness.studies.judging import Judged
+from harness.studies.base import StudyReport
 from harness.studies.protocols import (
     CONNECT_JSON,
     CROSS_CHECK_WORKERS,

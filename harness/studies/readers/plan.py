@@ -11,8 +11,8 @@ from harness.plan.servers import server_variant
 from harness.results.load import DriverError
 from harness.results.records import CellRecord, Repeat
 from harness.run.measure import RUN_TIMEOUT, CellContext, measure_cell, sampled_run
+from harness.run.planning import Axis, StudyPlan
 from harness.run.processes import Child
-from harness.studies.planning import Axis, StudyPlan
 from harness.studies.readers import NAME, READER_SCENARIOS, READER_STREAMS, STACK_NAMES
 
 

@@ -8,12 +8,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.analysis.decision import Decision
 from harness.plan.matrix import LONG_KEYS_OBJECTS
 from harness.render.table import Block, Table, markdown
 from harness.results.load import SlowOutcome
 from harness.results.records import StudyRun
 from harness.results.run_meta import Target
-from harness.studies.base import Decision, StudyReport
+from harness.studies.base import StudyReport
 from harness.studies.readers import (
     BOUNDED_BYTES_A_STREAM,
     LISTING_BYTES,

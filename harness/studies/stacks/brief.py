@@ -9,18 +9,27 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from harness.analysis.decision import Decision
+from harness.analysis.judging import (
+    Judged,
+    absolute,
+    mean_cost,
+    paired_measure,
+    peak_memory,
+    pick_over,
+)
 from harness.method.bounds import at_wait_bound, wait_bound, waits_alone
 from harness.method.pooling import Combined, Estimate, pooled_row
 from harness.method.selection import difference_of, select
 from harness.method.verdicts import FASTER, SLOWER, TIE, UNRESOLVED, Interval, noise_floor, separated, verdict, welch
 from harness.plan.matrix import REGION, WAIT_MS
+from harness.plan.servers import is_floor
 from harness.render.summaries import rate
 from harness.render.table import Block, Cell, Table, interval_figure
 from harness.render.vega import clients_layers, png, side_by_side
 from harness.render.views import absolute_row
-from harness.render.wording import calibration_text, ratio_text
+from harness.render.wording import calibration_text, rate_text, ratio_text
 from harness.results.records import StudyRun
-from harness.studies.base import Decision
 from harness.studies.comparing import (
     ALONE,
     OverRuns,
@@ -29,22 +38,12 @@ from harness.studies.comparing import (
     control_doubt,
     decision,
     distrust,
-    is_floor,
     over_runs,
     pooled_runs,
     servers_of,
     trust_text,
     untrusted,
     with_closing,
-)
-from harness.studies.comparison_tables import rate_text
-from harness.studies.judging import (
-    Judged,
-    absolute,
-    mean_cost,
-    paired_measure,
-    peak_memory,
-    pick_over,
 )
 from harness.studies.telling import Telling
 

@@ -25,7 +25,7 @@ from harness.plan.matrix import (
 from harness.plan.options import RunOptions
 from harness.plan.servers import SERVER_VARIANTS, ServerVariant, minimal_of, server_variant
 from harness.run.measure import measure_closed_loop
-from harness.studies.planning import Axis, Comparison, StudyPlan, between_servers
+from harness.run.planning import Axis, Comparison, StudyPlan, between_servers
 from harness.studies.stacks import (
     BRIEF_LEVELS,
     BRIEF_SCENARIOS,

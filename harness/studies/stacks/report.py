@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from harness.analysis.closing import MOST_BLOCKS_SAID, closing
+from harness.analysis.decision import Decision
+from harness.analysis.judging import absolute, judged_comparisons
 from harness.plan.matrix import S3_LATENCY_MS, SHARED, WAIT_MS
 from harness.render.summaries import (
     CellSummary,
@@ -14,12 +17,10 @@ from harness.render.summaries import (
     spread,
 )
 from harness.render.table import Block, Table, markdown, page_files
+from harness.render.wording import rate_text
 from harness.results.records import StudyRun
 from harness.results.run_meta import Target
-from harness.studies.base import Decision, StudyReport
-from harness.studies.closing import MOST_BLOCKS_SAID, closing
-from harness.studies.comparison_tables import rate_text
-from harness.studies.judging import absolute, judged_comparisons
+from harness.studies.base import StudyReport
 from harness.studies.stacks import NAME, QUESTION
 from harness.studies.stacks.brief import across_levels, async_pays, brief_decisions, by_topic
 from harness.studies.stacks.brief import chart as brief_chart

@@ -7,6 +7,7 @@ import math
 import statistics
 from collections.abc import Callable, Sequence
 
+from harness.analysis.judging import without_controls
 from harness.method.bounds import Bounds, server_cpus
 from harness.plan.matrix import PER_WORKER, SCENARIOS, SHARED
 from harness.render.summaries import (
@@ -25,7 +26,6 @@ from harness.render.summaries import (
 from harness.render.table import Block, Cell, Figure, Table, row
 from harness.render.vega import Axis, lines, png, side_by_side
 from harness.results.records import StudyRun
-from harness.studies.judging import without_controls
 
 CONNECTION_LABELS = {PER_WORKER: "a connection per worker"}
 BRIEF_FOLDER = "brief"  # results/stacks/brief/level-<N>.md

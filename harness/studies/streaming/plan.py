@@ -19,8 +19,8 @@ from harness.run.measure import (
     measure_closed_loop,
     sampled_run,
 )
+from harness.run.planning import Axis, Comparison, StudyPlan
 from harness.run.processes import Child
-from harness.studies.planning import Axis, Comparison, StudyPlan
 from harness.studies.reading import WARMUP
 from harness.studies.streaming import (
     BATCH_LEVEL,

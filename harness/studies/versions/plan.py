@@ -11,8 +11,8 @@ from harness.plan.options import RunOptions
 from harness.plan.pythons import NotFound, Prepared, pinned_versions, pins_of
 from harness.plan.servers import ServerVariant, server_variant
 from harness.run.measure import measure_closed_loop
+from harness.run.planning import Axis, Comparison, StudyPlan, cells_of
 from harness.studies.interpreters.plan import GREETER
-from harness.studies.planning import Axis, Comparison, StudyPlan, cells_of
 from harness.studies.versions import LEVEL, NAME, SCENARIO_NAMES, STACK_NAMES
 
 

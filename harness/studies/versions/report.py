@@ -9,13 +9,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from harness.analysis.decision import Decision
+from harness.analysis.judging import Judged, judged_comparisons, pick_over
 from harness.method.verdicts import FASTER, SLOWER, UNRESOLVED, Interval, known
 from harness.render.table import Block, Table
 from harness.render.wording import ratio_text
 from harness.results.records import StudyRun
-from harness.studies.base import Decision, StudyReport
+from harness.studies.base import StudyReport
 from harness.studies.comparing import over_runs
-from harness.studies.judging import Judged, judged_comparisons, pick_over
 from harness.studies.reading import driver_not_busy
 from harness.studies.telling import (
     Telling,

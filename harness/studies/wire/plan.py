@@ -8,7 +8,7 @@ from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
 from harness.plan.wires import MTLS, PLAINTEXT, TLS
 from harness.run.measure import measure_closed_loop
-from harness.studies.planning import Axis, Comparison, StudyPlan
+from harness.run.planning import Axis, Comparison, StudyPlan
 from harness.studies.wire import (
     CLIENTS,
     CONNECTIONS_ON,

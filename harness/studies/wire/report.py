@@ -9,6 +9,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
+from harness.analysis.costs import round_calls_per_core, round_ms_per_call
+from harness.analysis.decision import Decision
+from harness.analysis.judging import Judged, judged_comparisons, pick_over, selection_of
 from harness.method.moderation import NO_PRIOR
 from harness.method.verdicts import Interval, interval, known
 from harness.plan.matrix import SHARED
@@ -16,19 +19,15 @@ from harness.plan.wires import MTLS, TLS
 from harness.render.summaries import CellSummary, chart_title, ms
 from harness.render.table import Block, Cell, Figure, Table, interval_figure, markdown
 from harness.render.vega import BYTES, Axis, Dash, lines, png
-from harness.render.wording import ratio_text
+from harness.render.wording import rate_text, ratio_text
 from harness.results.records import CellResult, StudyRun, loop_lag_ms
-from harness.studies.base import Decision, StudyReport
+from harness.studies.base import StudyReport
 from harness.studies.comparing import certify_text, choice, know_text, over_runs, with_closing
-from harness.studies.comparison_tables import rate_text
-from harness.studies.judging import Judged, judged_comparisons, pick_over, selection_of
 from harness.studies.reading import driver_not_busy, failed_cells, medians, study_readme
 from harness.studies.telling import (
     Telling,
     answer_opening,
     in_rounds,
-    round_calls_per_core,
-    round_ms_per_call,
     rounds_decisions,
     rounds_files,
     rounds_section,

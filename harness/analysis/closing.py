@@ -6,14 +6,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from harness.analysis.judging import (
+    Judged,
+)
 from harness.method.moderation import quantile
 from harness.method.verdicts import (
     UNRESOLVED,
     log_spread,
     paired_ratios,
-)
-from harness.studies.judging import (
-    Judged,
 )
 
 MOST_BLOCKS_SAID = 200  # what it would take to close a comparison is said up to this many blocks

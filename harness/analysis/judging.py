@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from harness.analysis.evidence import Pool, cost_pools, pools
+from harness.analysis.read_back import Read, block_costs, label_windows, read_comparisons, run_priors
 from harness.method.moderation import NO_PRIOR, Prior, Row, priors, row_groups
 from harness.method.noise import Noise, components
 from harness.method.pooling import Combined
@@ -34,8 +36,6 @@ from harness.results.records import (
     machine_of,
     studies_in,
 )
-from harness.studies.evidence import Pool, cost_pools, pools
-from harness.studies.readings import Read, block_costs, label_windows, read_comparisons, run_priors
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class Judged:
     cells: dict[str, CellResult]  # label -> its cell (the A/A twin's windows are in the reference's)
     slices: dict[str, dict[int, list[tuple[int, float]]]] = field(default_factory=dict)  # (place, rate) in order
     prior: Prior = NO_PRIOR  # what its run's rows give its intervals (harness.method.moderation)
-    pool: Pool | None = None  # the earlier runs it pools with (harness.studies.evidence); None: its own alone
+    pool: Pool | None = None  # the earlier runs it pools with (harness.analysis.evidence); None: its own alone
     cost_pool: Pool | None = None  # the same by calls per server CPU second
     # The fewest blocks a row of its machine class needs to be trusted, as `harness validate` measured it
     # (harness.results.calibration); None where no count it drew holds.
@@ -183,7 +183,7 @@ def without_controls(result: CellResult) -> CellResult:
 
 def judged_comparisons(run: StudyRun) -> list[Judged]:
     """Every comparison the run made in rounds, judged with the intervals its run's rows moderate, each row pooled
-    with the earlier runs that measured it the same way with the same code (harness.studies.evidence)."""
+    with the earlier runs that measured it the same way with the same code (harness.analysis.evidence)."""
     studied = run.study in studies_in(run.meta)
     priors = run_priors(run.run_dir, run.meta) if studied else {}
     reads = read_comparisons(run)

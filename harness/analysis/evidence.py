@@ -16,16 +16,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness.analysis.read_back import Read, block_costs, read_comparisons, run_priors
 from harness.method.moderation import NO_PRIOR, Prior
 from harness.method.pooling import Combined, Estimate, between_runs, estimate_of, pooled_row
 from harness.method.verdicts import Method, paired_ratios
+from harness.paths import ROOT  # the checkout, whose history tells a run's code
 from harness.results.archive import run_files
 from harness.results.code import label_code
 from harness.results.files import read_json
 from harness.results.records import is_aside, load_study, machine_of, studies_in
-from harness.studies.readings import Read, block_costs, read_comparisons, run_priors
-
-ROOT = Path(__file__).resolve().parents[2]  # the checkout, whose history tells a run's code
 
 
 @dataclass(frozen=True)
