@@ -11,7 +11,8 @@ import random
 import pytest
 
 from harness.method.noise import Costs, Noise, choose_design, components, drift, expected_half_width
-from harness.method.rounds import Rounds, block_plan, block_rates, run_rounds
+from harness.method.race import run_rounds
+from harness.method.rounds import Rounds, block_plan, block_rates
 from harness.method.verdicts import FRESH, Method, control_of, judge, separated
 from tests.synthetic import Machine
 

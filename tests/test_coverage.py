@@ -16,7 +16,8 @@ import pytest
 
 from harness.method.moderation import Row, row_priors
 from harness.method.noise import Costs
-from harness.method.rounds import Entrant, Race, Rounds, run_race
+from harness.method.race import Entrant, run_race
+from harness.method.rounds import Race, Rounds
 from harness.method.verdicts import (
     Interval,
     Method,

@@ -17,20 +17,8 @@ from harness.method.moderation import NO_PRIOR, Prior
 from harness.method.noise import Costs, Design, Noise, choose_design, components, drift, expected_half_width
 from harness.method.pilot import LONGEST_SLICE, Pilot, one_server_drift, pilot_seconds
 from harness.method.pooling import Pooled, change_between, pooled, run_estimate, typical_spread
-from harness.method.rounds import (
-    DECIDING_WEIGHT,
-    JUDGED_FLOOR,
-    OTHER,
-    THIN_TWIN,
-    Entrant,
-    Race,
-    Rounds,
-    block_rates,
-    budget_shares,
-    estimated_end,
-    run_race,
-    run_rounds,
-)
+from harness.method.race import Entrant, budget_shares, estimated_end, run_race, run_rounds
+from harness.method.rounds import DECIDING_WEIGHT, JUDGED_FLOOR, OTHER, THIN_TWIN, Race, Rounds, block_rates
 from harness.method.verdicts import (
     FRESH,
     HELD,

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from harness.method import rounds as rounds_module
-from harness.method.rounds import Entrant, Race, Rounds, estimated_end, run_race
+from harness.method.race import Entrant, estimated_end, run_race, run_rounds
+from harness.method.rounds import Race, Rounds
 from harness.method.verdicts import (
     FASTER,
     FRESH,
@@ -40,9 +40,7 @@ def fresh_rounds(
     rounds: Rounds, window: Callable[[str, int], float | None], *args: Any, **kwargs: Any
 ) -> ComparisonRecord:
     """run_rounds in the fresh design, handed a window function: each round measures its plan's windows in turn."""
-    return rounds_module.run_rounds(
-        rounds, lambda number, plan: [window(label, number) for label in plan], *args, **kwargs
-    )
+    return run_rounds(rounds, lambda number, plan: [window(label, number) for label in plan], *args, **kwargs)
 
 
 def test_interval_is_the_t_interval_of_the_log_ratios() -> None:

@@ -16,7 +16,8 @@ from typing import Protocol
 
 from harness.method.moderation import row_groups
 from harness.method.noise import Costs
-from harness.method.rounds import Rounds, run_rounds
+from harness.method.race import run_rounds
+from harness.method.rounds import Rounds
 from harness.method.verdicts import BLOCKS, HELD, ComparisonRecord, Method, control_of
 from harness.plan.matrix import Cell, Scenario, warming, window_requests
 from harness.plan.options import RunOptions

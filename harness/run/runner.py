@@ -16,7 +16,8 @@ from pathlib import Path
 
 from harness.analysis.evidence import Planned, earlier_runs, method_of, seeds
 from harness.method.pilot import Pilot, pilot_seconds
-from harness.method.rounds import Entrant, Race, budget_shares, estimated_end, run_race
+from harness.method.race import Entrant, budget_shares, estimated_end, run_race
+from harness.method.rounds import Race
 from harness.method.verdicts import BLOCKS, HELD, Method, control_of
 from harness.plan.matrix import BUCKET_KEY_BYTES, BUCKET_PREFIXES
 from harness.plan.options import RunOptions
