@@ -18,7 +18,8 @@ from typing import Any
 
 import psutil
 
-from harness.method.verdicts import FRESH, ComparisonRecord, Method, Stop
+from harness.method.comparison_record import ComparisonRecord, Stop
+from harness.method.verdicts import FRESH, Method
 from harness.paths import ROOT
 from harness.results.files import write_json_atomic
 from harness.results.histogram import encode_latencies

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from harness.method.comparison_record import ComparisonRecord, Stop
 from harness.method.moderation import NO_PRIOR, Prior
 from harness.method.noise import Costs, Design, Noise, choose_design, components, drift, expected_half_width
 from harness.method.pilot import LONGEST_SLICE, Pilot, one_server_drift, pilot_seconds
@@ -22,11 +23,9 @@ from harness.method.rounds import DECIDING_WEIGHT, JUDGED_FLOOR, OTHER, THIN_TWI
 from harness.method.verdicts import (
     FRESH,
     HELD,
-    ComparisonRecord,
     Interval,
     Method,
     Outcome,
-    Stop,
     control_of,
     interval,
     judge,

@@ -9,11 +9,12 @@ import math
 from dataclasses import replace
 
 from harness.analysis.judging import Judged
+from harness.method.comparison_record import ComparisonRecord
 from harness.method.noise import Costs
 from harness.method.pilot import RUN_SECONDS, Pilot, pilot_method
 from harness.method.race import Entrant, budget_shares, run_race, run_rounds
 from harness.method.rounds import Race, Rounds
-from harness.method.verdicts import ComparisonRecord, Method, block_rate, judge
+from harness.method.verdicts import Method, block_rate, judge
 from harness.run.pilot import pilot_of
 from tests.synthetic import Clock, Lab, Machine
 

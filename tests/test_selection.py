@@ -20,11 +20,12 @@ from scipy import stats
 from harness.analysis.decision import Decision, answered
 from harness.analysis.judging import judged_comparisons
 from harness.method.bounds import AT_BOUND, at_wait_bound, wait_bound, waits_alone
+from harness.method.comparison_record import Stop
 from harness.method.moderation import Prior
 from harness.method.rounds import BEHIND, Race, Rounds
 from harness.method.selection import Difference, blocks_to_certify, difference_of, select
 from harness.method.validation import ManyBlocks, selection_check
-from harness.method.verdicts import Interval, Method, Stop, paired_ratios
+from harness.method.verdicts import Interval, Method, paired_ratios
 from harness.method.verdicts import known as known_to_band
 from harness.render.decisions import sure_text
 from harness.results.files import write_json_atomic

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from harness.method.comparison_record import ComparisonRecord, Stop
 from harness.method.race import Entrant, estimated_end, run_race, run_rounds
 from harness.method.rounds import Race, Rounds
 from harness.method.verdicts import (
@@ -19,10 +20,8 @@ from harness.method.verdicts import (
     SLOWER,
     TIE,
     UNRESOLVED,
-    ComparisonRecord,
     Interval,
     Method,
-    Stop,
     control_of,
     interval,
     judge,

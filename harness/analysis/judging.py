@@ -10,20 +10,12 @@ from pathlib import Path
 
 from harness.analysis.evidence import Pool, cost_pools, pools
 from harness.analysis.read_back import Read, block_costs, label_windows, read_comparisons, run_priors
+from harness.method.comparison_record import ComparisonRecord
 from harness.method.moderation import NO_PRIOR, Prior, Row, priors, row_groups
 from harness.method.noise import Noise, components
 from harness.method.pooling import Combined
 from harness.method.selection import Difference, Selection, difference_of, select
-from harness.method.verdicts import (
-    BLOCKS,
-    ComparisonRecord,
-    Interval,
-    Outcome,
-    interval,
-    judge,
-    paired_ratios,
-    verdict,
-)
+from harness.method.verdicts import BLOCKS, Interval, Outcome, interval, judge, paired_ratios, verdict
 from harness.results.calibration import load_calibration
 from harness.results.files import read_json
 from harness.results.histogram import Latencies

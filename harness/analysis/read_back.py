@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.method.comparison_record import ComparisonRecord
 from harness.method.moderation import Prior, Row, row_groups, row_priors
 from harness.method.validation import LEAST_BLOCKS, ManyBlocks
-from harness.method.verdicts import ComparisonRecord, block_rate, paired_ratios
+from harness.method.verdicts import block_rate, paired_ratios
 from harness.plan.matrix import cell_name
 from harness.results.files import read_json
 from harness.results.load import LoadReport

@@ -8,9 +8,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from harness.method.comparison_record import ComparisonRecord
 from harness.method.moderation import NO_PRIOR, priors
 from harness.method.rounds import Block, Race, Rounds, step
-from harness.method.verdicts import ComparisonRecord, Method
+from harness.method.verdicts import Method
 
 
 def budget_shares(estimates: Sequence[float], budget: float | None) -> list[float | None]:

@@ -18,16 +18,15 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from harness.method.comparison_record import ComparisonRecord, Stop
 from harness.method.moderation import NO_PRIOR, Prior, Row, quantile
 from harness.method.pooling import Estimate, estimate_of, pooled_row
 from harness.method.selection import Difference, Selection, blocks_to_certify, difference_of, select
 from harness.method.verdicts import (
     BLOCKS,
     UNRESOLVED,
-    ComparisonRecord,
     Interval,
     Method,
-    Stop,
     block_rate,
     control_of,
     interval,

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.method.verdicts import ComparisonRecord
+from harness.method.comparison_record import ComparisonRecord
 from harness.plan.matrix import CELL_NAME, SHARED, cell_name
 from harness.plan.wires import PLAINTEXT
 from harness.results.archive import run_files, unpacked

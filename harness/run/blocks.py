@@ -14,11 +14,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
+from harness.method.comparison_record import ComparisonRecord
 from harness.method.moderation import row_groups
 from harness.method.noise import Costs
 from harness.method.race import run_rounds
 from harness.method.rounds import Rounds
-from harness.method.verdicts import BLOCKS, HELD, ComparisonRecord, Method, control_of
+from harness.method.verdicts import BLOCKS, HELD, Method, control_of
 from harness.plan.matrix import Cell, Scenario, warming, window_requests
 from harness.plan.options import RunOptions
 from harness.plan.wires import PLAINTEXT
