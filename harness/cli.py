@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from types import FrameType
 
-from harness import commands
+from harness import commands, validating
 from harness.arguments import QUICK, QUICK_SERVERS, parser
 from harness.plan.matrix import Scenario, scenario
 from harness.plan.options import RunOptions
@@ -130,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "validate":
             if args.draws < 1:
                 root.error(f"--draws must be at least 1, got {args.draws}")
-            return commands.validate_command(args.out.resolve(), args.draws, args.seed)
+            return validating.validate_command(args.out.resolve(), args.draws, args.seed)
         if args.command == "compare":
             return commands.compare_command(args.out.resolve(), args.run_a, args.run_b)
         if args.command == "studies":
