@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -168,6 +169,7 @@ def build(name: str, jobs: int | None = None) -> Interpreter:
         if not shutil.which(program):
             raise MissingPrerequisite(f"`{program}` is not on PATH: install build-essential to build CPython")
     source = SOURCES[version]
+    begun = time.monotonic()
     shutil.rmtree(prefix, ignore_errors=True)  # a build that stopped half-way
     PYTHONS_DIR.mkdir(parents=True, exist_ok=True)
     configure = [*CONFIGURE, *([FREE_THREADED] if threaded else [])]
@@ -180,7 +182,9 @@ def build(name: str, jobs: int | None = None) -> Interpreter:
         subprocess.run(["make", "-s", f"-j{jobs or os.cpu_count() or 1}"], cwd=tree, check=True)
         subprocess.run(["make", "-s", "install"], cwd=tree, check=True)
     built = Interpreter(name, prefix / "bin" / f"python{version}{threaded}", "built here")
-    (prefix / MARKER).write_text(json.dumps({"source": source.url, "version": source.version, "configure": flags}))
+    seconds = round(time.monotonic() - begun, 1)  # what building it took: the study's page says so
+    marker = {"source": source.url, "version": source.version, "configure": flags, "seconds": seconds}
+    (prefix / MARKER).write_text(json.dumps(marker))
     return built
 
 
@@ -192,6 +196,7 @@ class Environment:
     interpreter: Interpreter
     python: Path
     missing: dict[str, str]
+    seconds: float | None = None  # what making it took (pip's builds from source with it); None: not recorded
 
 
 def _digest(interpreter: Interpreter, pins: Mapping[str, str]) -> str:
@@ -297,7 +302,9 @@ def _made(interpreter: Interpreter, pins: dict[str, str], home: Path) -> Environ
     """The virtualenv at home, made unless its marker says it is complete."""
     python = home / "bin" / "python"
     if (home / MARKER).exists():
-        return Environment(interpreter, python, json.loads((home / MARKER).read_text())["missing"])
+        made = json.loads((home / MARKER).read_text())
+        return Environment(interpreter, python, made["missing"], made.get("seconds"))
+    begun = time.monotonic()
     shutil.rmtree(home, ignore_errors=True)
     subprocess.run([str(interpreter.executable), "-m", "venv", str(home)], check=True)
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
@@ -319,9 +326,10 @@ def _made(interpreter: Interpreter, pins: dict[str, str], home: Path) -> Environ
             missing[requirement] = " ".join(installed.stderr.split()[-40:])
     if restubbed and "grpcio-tools" not in missing:
         subprocess.run([str(python), "-c", _GENERATE, str(ROOT), str(home / STUBS)], check=True)
-    made = {"interpreter": str(interpreter.executable), "pins": pins, "missing": missing}
+    seconds = round(time.monotonic() - begun, 1)
+    made = {"interpreter": str(interpreter.executable), "pins": pins, "missing": missing, "seconds": seconds}
     (home / MARKER).write_text(json.dumps(made))
-    return Environment(interpreter, python, missing)
+    return Environment(interpreter, python, missing, seconds)
 
 
 def server_path(python: str | Path) -> dict[str, str]:
@@ -406,6 +414,16 @@ def own_interpreter() -> Interpreter:
     return Interpreter(version, Path(sys.base_prefix) / "bin" / f"python{version}", "the harness's own")
 
 
+def built_seconds(interpreter: Interpreter) -> float | None:
+    """What building an interpreter built here took, as its marker recorded it; None for one found elsewhere, or
+    built before builds were timed."""
+    marker = PYTHONS_DIR / interpreter.name / MARKER
+    if interpreter.origin != "built here" or not marker.exists():
+        return None
+    seconds = json.loads(marker.read_text()).get("seconds")
+    return None if seconds is None else float(seconds)
+
+
 def prepare(
     name: str, modules: Sequence[str], pins: Mapping[str, str] | None = None, interpreter: Interpreter | None = None
 ) -> Prepared:
@@ -417,7 +435,12 @@ def prepare(
         made = environment(interpreter, pins)
     except (NotFound, subprocess.CalledProcessError, OSError) as error:
         return Prepared(name, "", {}, {}, {"*": str(error)})
-    about: dict[str, Any] = {"origin": interpreter.origin, "executable": str(interpreter.executable)}
+    about: dict[str, Any] = {
+        "origin": interpreter.origin,
+        "executable": str(interpreter.executable),
+        "build_seconds": built_seconds(interpreter),
+        "venv_seconds": made.seconds,
+    }
     if pins:
         about["pins"] = dict(pins)
     gil: dict[str, bool] = {}

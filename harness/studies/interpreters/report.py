@@ -39,12 +39,27 @@ OFFICIAL_BUILDS = (
 )
 
 
+def _minutes(seconds: float | None) -> Figure:
+    """How long a build took, in minutes ("—": not built here, or not timed)."""
+    return Figure(None, "—") if seconds is None else Figure(seconds / 60, f"{seconds / 60:.1f} min", unit="min")
+
+
 def interpreters_table(run: StudyRun) -> list[Block]:
     """How each compared interpreter was found or built, and what it could run."""
     found: dict[str, Any] = run.meta.get("interpreters", {})
     if not found:
         return []
-    heads = ["version", "from", "configured", "GIL after import", "protobuf", "compiled here", "could not run"]
+    heads = [
+        "version",
+        "from",
+        "configured",
+        "GIL after import",
+        "protobuf",
+        "compiled here",
+        "built in",
+        "packages in",
+        "could not run",
+    ]
     table = Table("interpreters", ["interpreter", *heads])
     for name, about in found.items():
         gil = about.get("gil_enabled_after_import", {})
@@ -66,13 +81,16 @@ def interpreters_table(run: StudyRun) -> list[Block]:
                 gil_text or "—",
                 str(about.get("protobuf_implementation") or "—"),
                 ", ".join(about.get("compiled_here", ())) or "—",
+                _minutes(about.get("build_seconds")),
+                _minutes(about.get("venv_seconds")),
                 unavailable[:400] or "—",
             ],
         )
     return [
         "Interpreters compared (each server in a virtualenv of the same pinned packages; protobuf is the "
         "implementation it ran, upb in C or pure Python where no wheel has upb; compiled here, the packages pip "
-        "built from source for want of a wheel):",
+        "built from source for want of a wheel; built in, the minutes building CPython took here, and packages in, "
+        "making its virtualenv, those builds included; once a machine, cached after):",
         "",
         table,
         "",
