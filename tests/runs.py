@@ -30,7 +30,7 @@ from harness.run.processes import PORTS
 from harness.studies.capacity.report import SETTINGS as CAPACITY_SETTINGS
 from harness.studies.readers import READER_OF, READER_SCENARIOS, READER_STREAMS
 from harness.studies.readers.report import SETTINGS as READERS_SETTINGS
-from harness.studies.stacks.report import SETTINGS as STACKS_SETTINGS
+from harness.studies.stacks.targets import SETTINGS as STACKS_SETTINGS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SERVERS = {"sync-w10": 10, "grpclib-uvloop": None, "aio-uvloop": None, "sync-w10-p2": 20}

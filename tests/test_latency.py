@@ -7,7 +7,8 @@ import time
 import pytest
 
 from harness.plan.matrix import BENCH_BUCKET
-from harness.run.backends import Backends, LatencyRoutes, replace_mongo_host, s3_client, toxiproxy
+from harness.run.backends import Backends, s3_client
+from harness.run.latency import LatencyRoutes, replace_mongo_host, toxiproxy
 from scenarios.config import BackendConfig
 
 LATENCY_MS = 100

@@ -18,7 +18,7 @@ from harness.results.records import StudyRun
 from harness.results.run_meta import Target
 from harness.run.cells import chosen_studies
 from harness.run.runner import run_method
-from harness.studies.stacks.report import targets
+from harness.studies.stacks.targets import targets
 from tests.runs import meta
 
 

@@ -25,8 +25,9 @@ from harness.plan.options import RunOptions
 from harness.plan.wires import PLAINTEXT
 from harness.results.load import DriverError
 from harness.results.records import CellRecord, Repeat, save_cell, save_comparison
-from harness.run.backends import LatencyRoutes, backend_env
+from harness.run.backends import backend_env
 from harness.run.drivers.held import HeldLoadgen, holdable
+from harness.run.latency import LatencyRoutes
 from harness.run.measure import CellContext, failure_reason, new_record, sampled_run, warm_up
 from harness.run.planning import Comparison
 from harness.run.processes import Child, ProcessError

@@ -23,7 +23,7 @@ from harness.plan.matrix import BUCKET_KEY_BYTES, BUCKET_PREFIXES
 from harness.plan.options import RunOptions
 from harness.plan.wires import MTLS, PLAINTEXT, TLS
 from harness.results.run_meta import RunMeta, StudyEntry, Thresholds
-from harness.run.backends import LatencyRoutes, seed_bucket, start_backends, toxiproxy
+from harness.run.backends import seed_bucket, start_backends
 from harness.run.blocks import ComparisonMeasurement, RunProgress, StudyEnvironment
 from harness.run.cells import (
     Chosen,
@@ -39,6 +39,7 @@ from harness.run.cells import (
     with_interpreters,
 )
 from harness.run.drivers.registry import DRIVERS
+from harness.run.latency import LatencyRoutes, toxiproxy
 from harness.run.machine import fingerprint, speed, steal_share, steal_ticks
 from harness.run.measure import CellContext
 from harness.run.pilot import fitted, run_pilot

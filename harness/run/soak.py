@@ -47,18 +47,8 @@ import pymongo
 from harness.method.soak_verdict import NEEDS, SOAK_OBJECTS, load_summary, verdict
 from harness.plan.servers import ServerVariant
 from harness.results.files import write_json_atomic
-from harness.run.backends import (
-    Toxiproxy,
-    VersityGW,
-    backend_env,
-    mongo_java_server,
-    mongo_upstream,
-    s3_upstream,
-    seed_bucket,
-    through_proxies,
-    toxiproxy,
-    versitygw,
-)
+from harness.run.backends import VersityGW, backend_env, mongo_java_server, seed_bucket, versitygw
+from harness.run.latency import Toxiproxy, mongo_upstream, s3_upstream, through_proxies, toxiproxy
 from harness.run.processes import off_cpus
 from harness.run.provenance import environment
 from harness.run.resources import process_tree, read_counters

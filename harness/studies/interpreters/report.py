@@ -322,7 +322,7 @@ def _state(run: StudyRun, name: str, stacks: Sequence[str]) -> str:
         off = sum(1 for on in known_state if not on)
         said.append(f"GIL off on {off} of {len(known_state)} stacks" if off else "the GIL comes back on import")
     if backend := about.get("protobuf_implementation"):
-        said.append(f"protobuf {backend}")
+        said.append("protobuf in pure Python" if backend == "python" else f"protobuf {backend}")
     return f" ({', '.join(said)})" if said else ""
 
 
