@@ -41,6 +41,11 @@ GLOSSARY = (
         "over TLS; one server process, or two sharing the port; on the free-threaded Python 3.14",
     ),
     (
+        "threads@3.14t",
+        "one sync grpcio process on the free-threaded Python 3.14 with ten worker threads per core (the GIL off): "
+        "threads in place of processes",
+    ),
+    (
         "× [95% CI]",
         "one rate over another, and the range that holds the true ratio with 95% confidence; a run's comparisons "
         "of the same work lend each other how much a block scatters (moderated), so two or three blocks suffice",

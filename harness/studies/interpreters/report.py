@@ -8,17 +8,17 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from harness.analysis.costs import round_calls_per_core
 from harness.analysis.decision import Decision
 from harness.analysis.judging import Judged, judged_comparisons
 from harness.method.verdicts import Interval
 from harness.plan.matrix import PER_WORKER
 from harness.plan.servers import server_variant
-from harness.render.table import Block, Cell, Figure, Table, interval_figure, row
-from harness.render.wording import rate_text, ratio_text
-from harness.results.records import CellResult, StudyRun
+from harness.render.table import Block, Figure, Table, row
+from harness.render.wording import ratio_text
+from harness.results.records import StudyRun
 from harness.studies.base import StudyReport
 from harness.studies.interpreters import CORES_LEVEL, FREE_THREADED, LEVEL, NAME, QUESTION, REFERENCE, SCENARIOS
+from harness.studies.interpreters.cores import cores_table, shared_by_process
 from harness.studies.reading import driver_not_busy, medians, study_readme
 from harness.studies.telling import (
     Telling,
@@ -95,72 +95,6 @@ def interpreters_table(run: StudyRun) -> list[Block]:
         table,
         "",
         OFFICIAL_BUILDS,
-        "",
-    ]
-
-
-def _shared(columns: Sequence[Sequence[float]]) -> list[float]:
-    """Each process's share of a total, summed over windows whose lists run most first; [] where none."""
-    width = max((len(each) for each in columns), default=0)
-    summed = [sum(each[rank] for each in columns if rank < len(each)) for rank in range(width)]
-    total = sum(summed)
-    return [each / total for each in summed] if total > 0 else []
-
-
-def _shares(columns: Sequence[Sequence[float]]) -> Figure:
-    """Each process's share of a total, drawn as the table says it ("52% / 48%"): its value the busiest's share
-    in %, its range the idlest's to the busiest's; "—" where none."""
-    found = _shared(columns)
-    if not found:
-        return Figure(None, "—")
-    text = " / ".join(f"{100 * each:.0f}%" for each in found)
-    return Figure(100 * found[0], text, 100 * found[-1], 100 * found[0], "% of the whole, busiest")
-
-
-ONE_PROCESS = Figure(100.0, "one process", unit="% of the whole, busiest")
-
-
-def _core_use(cell: CellResult) -> list[Cell] | None:
-    """A cores cell over its round windows: OK calls/s per busy server core with its interval, the median cores
-    busy, and how its processes shared the calls (their own counters) and the CPU (the whole tree's)."""
-    per_core = round_calls_per_core(cell)
-    windows = [repeat for repeat in cell.record.repeats if repeat.role == "round" and repeat.resources.wall_seconds]
-    if per_core is None or not windows:
-        return None
-    busy = sorted(repeat.resources.cpu_seconds / repeat.resources.wall_seconds for repeat in windows)
-    several = any(repeat.resources.process_cpu_seconds for repeat in windows)
-    middle = busy[len(busy) // 2]
-    return [
-        interval_figure(per_core, rate_text(per_core), "OK calls/s a core"),
-        Figure(middle, f"{middle:.2f}", unit="cores"),
-        _shares([repeat.process_calls for repeat in windows]) if several else ONE_PROCESS,
-        _shares([repeat.resources.process_cpu_seconds for repeat in windows]) if several else ONE_PROCESS,
-    ]
-
-
-def cores_table(judgeds: Sequence[Judged]) -> list[Block]:
-    """Per cores comparison and label: OK calls/s per busy server core, cores busy, and the processes' shares of
-    the calls and of the CPU."""
-    heads = ["OK calls/s per busy core [95% CI]", "server cores busy", "calls by process", "CPU by process"]
-    table = Table("cores", ["stack, serving", *heads])
-    for judged in judgeds:
-        if judged.record.topic != "cores":
-            continue
-        stack = judged.record.workload.split("/")[1]
-        for label, cell in judged.cells.items():
-            measured = _core_use(cell)
-            if measured is not None:
-                table.add(f"{stack}, {label}", measured)
-    if not table.rows:
-        return []
-    return [
-        f"How the cores served hello-work at {CORES_LEVEL} workers, the server free to use every CPU, over each "
-        "label's windows: OK calls per second of one busy server core (its interval over the windows), the median "
-        "cores busy, and how the processes shared the calls (each counts the calls it took) and the CPU (the whole "
-        "process tree, a launcher included), the busiest first. SO_REUSEPORT spreads connections, not calls: one "
-        "shared connection goes to one process.",
-        "",
-        table,
         "",
     ]
 
@@ -274,7 +208,7 @@ def spread(judged: Judged, made: Decision) -> Decision | None:
     told = []
     for label, cell in judged.cells.items():
         windows = [repeat.process_calls for repeat in cell.record.repeats if repeat.role == "round"]
-        shares = _shared(windows)
+        shares = shared_by_process(windows)
         if len(shares) < 2:
             continue
         even = shares[-1] > 0 and shares[0] / shares[-1] <= EVEN
