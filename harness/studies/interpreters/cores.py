@@ -21,14 +21,18 @@ def shared_by_process(columns: Sequence[Sequence[float]]) -> list[float]:
     return [each / total for each in summed] if total > 0 else []
 
 
+def shares_text(shares: Sequence[float]) -> str:
+    """Each process's share as the page says it: "52% / 48%"."""
+    return " / ".join(f"{100 * each:.0f}%" for each in shares)
+
+
 def _shares(columns: Sequence[Sequence[float]]) -> Figure:
     """Each process's share of a total, drawn as the table says it ("52% / 48%"): its value the busiest's share
     in %, its range the idlest's to the busiest's; "—" where none."""
     found = shared_by_process(columns)
     if not found:
         return Figure(None, "—")
-    text = " / ".join(f"{100 * each:.0f}%" for each in found)
-    return Figure(100 * found[0], text, 100 * found[-1], 100 * found[0], "% of the whole, busiest")
+    return Figure(100 * found[0], shares_text(found), 100 * found[-1], 100 * found[0], "% of the whole, busiest")
 
 
 ONE_PROCESS = Figure(100.0, "one process", unit="% of the whole, busiest")

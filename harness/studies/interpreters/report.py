@@ -18,7 +18,7 @@ from harness.render.wording import ratio_text
 from harness.results.records import StudyRun
 from harness.studies.base import StudyReport
 from harness.studies.interpreters import CORES_LEVEL, FREE_THREADED, LEVEL, NAME, QUESTION, REFERENCE, SCENARIOS
-from harness.studies.interpreters.cores import cores_table, shared_by_process
+from harness.studies.interpreters.cores import cores_table, shared_by_process, shares_text
 from harness.studies.reading import driver_not_busy, medians, study_readme
 from harness.studies.telling import (
     Telling,
@@ -212,8 +212,7 @@ def spread(judged: Judged, made: Decision) -> Decision | None:
         if len(shares) < 2:
             continue
         even = shares[-1] > 0 and shares[0] / shares[-1] <= EVEN
-        said = " / ".join(f"{100 * each:.0f}%" for each in shares)
-        told.append((label, even, f"on {_serving(label)} ({label}, {said})"))
+        told.append((label, even, f"on {_serving(label)} ({label}, {shares_text(shares)})"))
     if not told:
         return None
     spread_on = [label for label, even, _ in told if even]
