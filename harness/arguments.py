@@ -8,7 +8,8 @@ from pathlib import Path
 from harness.method.verdicts import BLOCKS, DESIGNS, HELD, SLICERS, Method
 from harness.paths import ROOT
 from harness.plan.matrix import BENCH_BUCKET, BENCH_OBJECTS, CONCURRENCY_LEVELS, SMALL_OBJECTS
-from harness.plan.pythons import BUILDABLE, DEFAULT_PYTHONS, VERSIONED
+from harness.plan.pythons import BUILDABLE, DEFAULT_PYTHONS
+from harness.plan.virtualenvs import VERSIONED
 from harness.plan.wires import MTLS, TLS
 from harness.run.soak import SOAK_SERVERS
 from harness.studies import DEFAULT_STUDIES

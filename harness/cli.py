@@ -10,9 +10,9 @@ from types import FrameType
 
 from harness import commands, validating
 from harness.arguments import QUICK, QUICK_SERVERS, parser
+from harness.plan.interpreter import NotFound
 from harness.plan.matrix import Scenario, scenario
 from harness.plan.options import RunOptions
-from harness.plan.pythons import NotFound
 from harness.plan.servers import external_server, server_variant
 from harness.plan.shards import parse_shard
 from harness.plan.wires import PLAINTEXT

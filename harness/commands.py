@@ -25,15 +25,15 @@ from rich.progress import (
 )
 
 from harness.analysis.judging import run_verdicts
-from harness.method.soak_verdict import load_line, passed
-from harness.plan import pythons
+from harness.method.soak_verdict import passed
+from harness.plan import pythons, virtualenvs
 from harness.plan.matrix import SCENARIOS, Cell
 from harness.plan.options import RunOptions
 from harness.plan.servers import MINIMAL_VARIANTS, REST_VARIANTS, SERVER_VARIANTS, ServerVariant
 from harness.render.compare import compare
 from harness.render.lines import answer_line
 from harness.render.markdown import render_report, write_report
-from harness.render.soak import draw_soak
+from harness.render.soak import checks_text, draw_soak, load_line
 from harness.render.targets import missed_targets
 from harness.render.wording import pilot_text, ratio_text
 from harness.results.archive import pack
@@ -45,6 +45,7 @@ from harness.run.runner import failed_gates, run_all
 from harness.run.soak import soak
 from harness.run.tools import ensure_all
 from harness.studies import DEFAULT_STUDIES, STUDIES, plan
+from harness.studies.choosing import chosen_studies, with_interpreters
 from scenarios.config import BackendConfig
 from servers.common import StopSignal
 
@@ -209,8 +210,10 @@ def run_all_command(options: RunOptions) -> int:
     """Run the studies, render the report, print each study's wall time and targets; 1 when a study did not
     complete or missed a target that gates (a failed cell, calls that were not OK where none were expected)."""
     console = Console(stderr=True)
+    options = with_interpreters(options)
+    plans = chosen_studies(options)
     with ProgressDisplay(console) as display:
-        run_dir, meta = run_all(options, display)
+        run_dir, meta = run_all(options, plans, display)
     packed = pack(run_dir)
     written, rows = render_report(options.out_dir, run_dir)
     studies = ", ".join(f"{name} {entry.wall_seconds / 60:.0f}" for name, entry in meta.studies.items())
@@ -254,8 +257,8 @@ def soak_command(variants: list[ServerVariant], minutes: float, out_dir: Path, s
             f"{each['server']}: {'PASS' if passed(each) else 'FAIL'} in {each['seconds'] / 60:.1f} min, "
             f"load generator {each['driver']['cpu_share']:.0%} of a core; {load_line(each['load'])}"
         )
-        for name, check in each["verdict"].items():
-            print(f"  {'ok  ' if check['passed'] else 'FAIL'} {name}: {check['detail']}")
+        for name, ok, detail in checks_text(each["verdict"]):
+            print(f"  {'ok  ' if ok else 'FAIL'} {name}: {detail}")
     if all_runs(out_dir):
         write_report(out_dir)
     print(f"reports: {run_dir}")
@@ -289,7 +292,7 @@ def pythons_command(command: str, names: Sequence[str], venv: bool) -> int:
         if described:
             print(f"  configured: {described['config_args']}")
         if venv:
-            made = pythons.environment(interpreter)
+            made = virtualenvs.environment(interpreter)
             for package, why in made.missing.items():
                 print(f"  no {package}: {why}")
     return 0

@@ -10,9 +10,9 @@ from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
 from harness.results.files import write_json_atomic
 from harness.results.records import CellRecord, Repeat, ResourceUsage, load_study, save_cell
-from harness.run.cells import chosen_studies
 from harness.run.resources import tcp_segments
 from harness.run.runner import planned_text, run_method
+from harness.studies.choosing import chosen_studies
 from harness.studies.streaming import CROSS_CHECK_LEVEL, DRIVER_CHECK
 from harness.studies.streaming.plan import checks
 from harness.studies.streaming.report import answer, targets

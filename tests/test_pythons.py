@@ -13,9 +13,10 @@ import pytest
 
 from harness.analysis.decision import answered
 from harness.plan import pythons
+from harness.plan.interpreter import GRPCIO_FREE_THREADED_CFLAGS, MARKER, NotFound
 from harness.plan.matrix import HELLO_WORK, Cell, scenario
 from harness.plan.options import RunOptions
-from harness.plan.pythons import NotFound, Prepared
+from harness.plan.pythons import Prepared
 from harness.plan.servers import server_variant
 from harness.render.table import markdown
 from harness.results.records import StudyRun, load_study
@@ -136,7 +137,7 @@ def test_a_server_runs_under_another_interpreters_virtualenv(backends: Backends)
         assert reply.message
         executable = Path(os.readlink(f"/proc/{child.pid}/exe"))
     assert executable.resolve() == interpreter.executable.resolve()
-    assert json.loads((Path(prepared.python).parent.parent / pythons.MARKER).read_text())["missing"] == {}
+    assert json.loads((Path(prepared.python).parent.parent / MARKER).read_text())["missing"] == {}
 
 
 def test_an_unpinned_comparison_names_every_cpu_for_its_server(tmp_path: Path) -> None:
@@ -152,7 +153,7 @@ def test_the_free_threaded_outcome_names_its_evidence(tmp_path: Path) -> None:
         "version": "3.14.7",
         "free_threaded": True,
         "gil_enabled_after_import": {"servers.sync": False, "servers.rest": False, "servers.async": True},
-        "grpcio_cflags": pythons.GRPCIO_FREE_THREADED_CFLAGS,
+        "grpcio_cflags": GRPCIO_FREE_THREADED_CFLAGS,
         "protobuf_implementation": "python",
         "compiled_here": ["grpcio"],
         "unavailable": {"servers.connect": "ImportError: no pyvoy"},

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis.judging import ANALYSED
 from harness.render.markdown import write_report
 from harness.render.summaries import CellSummary
 from harness.results.files import read_json, write_json_atomic
@@ -108,6 +109,15 @@ def test_report_reads_only_the_files(tmp_path: Path) -> None:
     first = (tmp_path / "README.md").read_text()
     write_report(tmp_path)
     assert (tmp_path / "README.md").read_text() == first
+
+
+def test_a_report_analyses_each_run_once(tmp_path: Path) -> None:
+    """Every page, table, row and export of a report reads one analysis of each run and study."""
+    make_brief_run(tmp_path, "20260106T000000Z", "2026-01-06", shift=1.05)
+    make_brief_run(tmp_path)
+    write_report(tmp_path)
+    assert set(ANALYSED) == {("stacks", "20260106T000000Z"), ("stacks", "20260107T000000Z")}
+    assert set(ANALYSED.values()) == {1}
 
 
 def test_stale_tables_are_removed(rendered: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.plan import pythons
+from harness.plan import interpreter, pythons, virtualenvs
 from harness.results.records import all_runs
 from harness.studies.streaming import DRIVER_CHECK
 from tests.runs import RUN_TIMEOUT, harness, served_over, within
@@ -98,10 +98,10 @@ def other_interpreter() -> str:
     other = "3.12"
     try:
         found = [pythons.find(name) for name in ("3.11", other)]
-    except pythons.NotFound as missing:
+    except interpreter.NotFound as missing:
         pytest.skip(f"this machine lacks CPython 3.11 or {other}: {missing}")
     for each in found:
-        pythons.environment(each)
+        virtualenvs.environment(each)
     return other
 
 

@@ -16,8 +16,8 @@ from harness.plan.servers import server_variant
 from harness.render.summaries import spread
 from harness.results.records import StudyRun
 from harness.results.run_meta import Target
-from harness.run.cells import chosen_studies
 from harness.run.runner import run_method
+from harness.studies.choosing import chosen_studies
 from harness.studies.stacks.targets import targets
 from tests.runs import meta
 

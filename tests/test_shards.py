@@ -14,8 +14,9 @@ from harness.plan.options import RunOptions
 from harness.plan.shards import Shard, deal, parse_shard
 from harness.results.files import read_json, write_json_atomic
 from harness.results.shards import merge_shards, shard_runs
-from harness.run.cells import chosen_studies, sharded
+from harness.run.cells import sharded
 from harness.run.fleet import pair_cpus, shard_argv
+from harness.studies.choosing import chosen_studies
 from tests.runs import make_rounds_run
 
 OUT = Path("/nonexistent-results")

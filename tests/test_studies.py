@@ -16,10 +16,10 @@ from harness.method.verdicts import Interval
 from harness.plan.matrix import CONCURRENCY_LEVELS, SCENARIOS, SHARED, Scenario, scenario
 from harness.plan.options import RunOptions
 from harness.plan.servers import SERVER_VARIANTS, STACKS, ServerVariant, server_variant
-from harness.run.cells import chosen_studies
 from harness.run.drivers.registry import DRIVERS
 from harness.run.planning import between_servers
 from harness.studies import DEFAULT_STUDIES, STUDIES, plan, study
+from harness.studies.choosing import chosen_studies
 from harness.studies.stacks.brief import control_of_run
 from harness.studies.wire import HELLO
 from harness.studies.wire.plan import cells as wire_cells

@@ -31,9 +31,10 @@ from harness.results.calibration import load_calibration, write_calibration
 from harness.results.files import read_json, write_json_atomic
 from harness.results.records import CellRecord, load_study, machine_of
 from harness.results.run_meta import RunMeta, StudyEntry, Thresholds
-from harness.run.cells import Chosen, finished_entry
+from harness.run.cells import finished_entry
 from harness.run.runner import failed_gates
 from harness.studies import STUDIES, plan, study
+from harness.studies.choosing import chosen as chosen_of
 from harness.studies.comparing import decision, distrust
 from harness.studies.stacks.report import TELLING
 from harness.studies.telling import Finding, comparison_lines
@@ -107,7 +108,7 @@ def test_a_run_from_uncommitted_code_says_so_in_titles_and_answer(tmp_path: Path
 def finished(name: str, run_dir: Path) -> RunMeta:
     """The run's metadata as run-all finishes it: each study's entry with its targets, gates included."""
     run = load_study(run_dir, name)
-    chosen = Chosen(study(name), plan(name), [])
+    chosen = chosen_of(study(name), plan(name), [])
     entry = StudyEntry(run.meta["studies"][name]["question"], False, run.matrix, run.settings)
     done = finished_entry(chosen, entry, run, "complete", 60.0)
     return RunMeta(run.run_id, "today", run.meta["environment"], {}, run.meta["pinning"], Thresholds(), {name: done})
@@ -140,10 +141,10 @@ def test_run_all_exits_non_zero_when_a_gate_fails(tmp_path: Path, monkeypatch: p
 
     run_dir = make_streaming_run(tmp_path)
     meta = finished("streaming", run_dir)
-    monkeypatch.setattr(commands, "run_all", lambda options, display: (run_dir, meta))
+    monkeypatch.setattr(commands, "run_all", lambda options, plans, display: (run_dir, meta))
     assert commands.run_all_command(RunOptions(tmp_path, studies=("streaming",))) == 1
     passing = replace(meta, studies={"streaming": replace(meta.studies["streaming"], targets={})})
-    monkeypatch.setattr(commands, "run_all", lambda options, display: (run_dir, passing))
+    monkeypatch.setattr(commands, "run_all", lambda options, plans, display: (run_dir, passing))
     assert commands.run_all_command(RunOptions(tmp_path, studies=("streaming",))) == 0
 
 

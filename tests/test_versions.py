@@ -11,10 +11,11 @@ import pytest
 
 from harness.analysis.decision import answered
 from harness.paths import ROOT
-from harness.plan import pythons
+from harness.plan import virtualenvs
+from harness.plan.interpreter import CONSTRAINTS
 from harness.plan.options import RunOptions
-from harness.plan.pythons import constraints_with, pinned_versions, pins_of, server_path
 from harness.plan.servers import ISOLATED
+from harness.plan.virtualenvs import constraints_with, pinned_versions, pins_of, server_path
 from harness.results.records import load_study
 from harness.studies import study
 from harness.studies.versions.plan import comparisons, sides
@@ -51,7 +52,7 @@ def test_a_grpcio_pin_moves_its_siblings_and_frees_protobuf_and_keeps_every_othe
     assert {"grpcio==1.75.0", "grpcio-health-checking==1.75.0", "grpcio-reflection==1.75.0"} <= set(written)
     assert not any(line.startswith(("protobuf==", "grpcio==1.8")) for line in written)
     assert f"uvloop=={pinned_versions()['uvloop']}" in written
-    assert constraints_with({}).splitlines() == [line for line in pythons.CONSTRAINTS.read_text().splitlines()]
+    assert constraints_with({}).splitlines() == [line for line in CONSTRAINTS.read_text().splitlines()]
 
 
 def test_each_stack_runs_under_the_pinned_versions_as_the_reference_and_the_projects_beside_it(tmp_path: Path) -> None:
@@ -68,8 +69,8 @@ def test_each_stack_runs_under_the_pinned_versions_as_the_reference_and_the_proj
 def test_a_virtualenv_with_its_own_stubs_puts_them_before_the_repository(tmp_path: Path) -> None:
     python = tmp_path / "venv" / "bin" / "python"
     assert server_path(python) == {"PYTHONPATH": str(ROOT)}
-    generated = tmp_path / "venv" / pythons.STUBS
-    done = subprocess.run([sys.executable, "-c", pythons._GENERATE, str(ROOT), str(generated)], check=False)
+    generated = tmp_path / "venv" / virtualenvs.STUBS
+    done = subprocess.run([sys.executable, "-c", virtualenvs._GENERATE, str(ROOT), str(generated)], check=False)
     assert done.returncode == 0
     assert (generated / "protos" / "bench" / "v1" / "bench_pb2_grpc.py").is_file()
     assert server_path(python)["PYTHONPATH"].split(":") == [str(generated), str(ROOT)]

@@ -3,12 +3,15 @@ latency, its verdicts, and one label over another. Report-side: reads only the r
 
 from __future__ import annotations
 
+import json
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
-from harness.analysis.evidence import Pool, cost_pools, pools
+from harness.analysis.evidence import Pool, cost_pools, pools, stamp_of
 from harness.analysis.read_back import Read, block_costs, label_windows, read_comparisons, run_priors
 from harness.method.comparison_record import ComparisonRecord
 from harness.method.moderation import NO_PRIOR, Prior, Row, priors, row_groups
@@ -173,9 +176,40 @@ def without_controls(result: CellResult) -> CellResult:
     return replace(result, record=record, reports=[report for _, report in kept])
 
 
+# Each run's comparisons are analysed once: every page, table and row of a report that reads a run reads the one
+# analysis of it, made the first time (by its study, files, metadata and cells). ANALYSED counts the analyses made,
+# by (study, run id), so that a test can see that no reader analysed a run again.
+_ANALYSES: dict[tuple[Any, ...], list[Judged]] = {}
+ANALYSED: Counter[tuple[str, str]] = Counter()
+
+
+def forget_analyses() -> None:
+    """Begin a report: no analysis made before it is read again (the runs beside a run, or the calibration, may have
+    changed), and ANALYSED counts this report's alone."""
+    _ANALYSES.clear()
+    ANALYSED.clear()
+
+
 def judged_comparisons(run: StudyRun) -> list[Judged]:
     """Every comparison the run made in rounds, judged with the intervals its run's rows moderate, each row pooled
-    with the earlier runs that measured it the same way with the same code (harness.analysis.evidence)."""
+    with the earlier runs that measured it the same way with the same code (harness.analysis.evidence): the run's
+    analysis, made once (`analysed`)."""
+    key = (
+        run.study,
+        run.run_dir,
+        stamp_of(run.run_dir),
+        json.dumps(run.meta, sort_keys=True, default=str),
+        tuple(cell.record.key for cell in run.cells),
+    )
+    if key not in _ANALYSES:
+        _ANALYSES[key] = analysed(run)
+        ANALYSED[(run.study, run.run_id)] += 1
+    return list(_ANALYSES[key])
+
+
+def analysed(run: StudyRun) -> list[Judged]:
+    """The run's comparisons judged: each with its moderated intervals, pooled with the earlier runs it pools with,
+    and what it costs; read `judged_comparisons`, which makes this once a run."""
     studied = run.study in studies_in(run.meta)
     priors = run_priors(run.run_dir, run.meta) if studied else {}
     reads = read_comparisons(run)

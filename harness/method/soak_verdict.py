@@ -15,13 +15,6 @@ BASELINE = (5.0, 20.0)  # seconds into the load: its file descriptors and thread
 FINAL_SECONDS = 10.0  # the last seconds of the load: where they must be back
 RSS_FROM_SECONDS = 120.0
 RSS_GROWTH = 0.10
-SOAK_DOC = (
-    "five calls at once each of hello, ListObjects, StreamObjects (batch 10) and ArchiveObjects on a bucket of "
-    f"{SOAK_OBJECTS} objects; faults of 5 s each: S3 connections reset, S3 timing out, 2 s of added S3 latency, "
-    "MongoDB unreachable, and the S3 server stopped and restarted; each caller pauses 20 ms between calls, a call has "
-    "a 10 s deadline, and the servers' backend timeouts are 2 s to read and 5 s to connect (BACKEND_READ_TIMEOUT, "
-    "BACKEND_CONNECT_TIMEOUT)"
-)
 ALLOWED = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED"})
 
 # The RPCs of the mix, and the backends each needs.
@@ -40,12 +33,6 @@ def cpu_shares(samples: Sequence[dict[str, float]]) -> list[tuple[float, float, 
         for earlier, later in itertools.pairwise(samples)
         if (span := later["second"] - earlier["second"]) > 0
     ]
-
-
-def load_line(load: dict[str, Any]) -> str:
-    """The load summary in words."""
-    calls = ", ".join(f"{rpc} {rate:g}" for rpc, rate in load["ok_calls_per_second"].items())
-    return f"away from the faults the server used {load['server_cpu_share']:.0%} of a core; OK calls/s: {calls}"
 
 
 def load_summary(report: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +56,8 @@ def _median(values: Sequence[float]) -> float:
 
 
 def verdict(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Each pass criterion, checked from the report alone: {name: {"passed": bool, "detail": str}}."""
+    """Each pass criterion, checked from the report alone, by its key (CHECKS): whether it passed and the figures it
+    was judged by (render.soak words them)."""
     windows = [(f["start"], f["end"] + RECOVERY_SECONDS, f["backend"]) for f in report["schedule"]]
     failures = report["failures"]
 
@@ -91,68 +79,72 @@ def verdict(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     rss_end = _median(window(seconds - FINAL_SECONDS, seconds + 1, "rss_bytes"))
     growth = rss_end / rss_start - 1 if rss_start else 0.0
     first_fault = min((f["start"] for f in report["schedule"]), default=BASELINE[1])
+    archive = report["archive"]
     checks: dict[str, dict[str, Any]] = {
-        "server kept serving": {
-            "passed": report["server_alive_at_end"],
-            "detail": "the server process was alive at the end",
-        },
-        "hello never failed": {"passed": not hello, "detail": f"{len(hello)} failed hello calls"},
-        "failures only in fault windows": {
+        "server_alive": {"passed": report["server_alive_at_end"]},
+        "hello_never_failed": {"passed": not hello, "failed": len(hello)},
+        "failures_in_windows": {
             "passed": not outside,
-            "detail": f"{len(outside)} of {len(failures)} failed calls outside every fault window "
-            f"+ {RECOVERY_SECONDS:g} s",
+            "outside": len(outside),
+            "failed": len(failures),
+            "recovery_seconds": RECOVERY_SECONDS,
         },
-        "failures only of calls needing the failed backend, with UNAVAILABLE or DEADLINE_EXCEEDED": {
+        "failures_of_needing_calls": {
             "passed": not wrong,
-            "detail": f"{len(wrong)} failed calls otherwise; codes seen: "
-            + ", ".join(f"{code} {count}" for code, count in sorted(Counter(f["code"] for f in failures).items())),
+            "otherwise": len(wrong),
+            "codes": dict(sorted(Counter(f["code"] for f in failures).items())),
         },
-        f"RSS grew at most {RSS_GROWTH:.0%}": {
+        "rss_growth": {
             "passed": growth <= RSS_GROWTH,
-            "detail": f"{rss_start / 2**20:.1f} MiB at {rss_from:g} s, "
-            f"{rss_end / 2**20:.1f} MiB at the end ({growth:+.1%})",
+            "bound": RSS_GROWTH,
+            "from_seconds": rss_from,
+            "start_bytes": rss_start,
+            "end_bytes": rss_end,
+            "growth": growth,
         },
     }
-    for key, label in (("fds", "file descriptors"), ("threads", "threads")):
+    for key in ("fds", "threads"):
         before = max(window(BASELINE[0], min(BASELINE[1], first_fault), key), default=0)
         after = _median(window(seconds - FINAL_SECONDS, seconds + 1, key))
-        grown, explained = _threads_grown(report) if key == "threads" and after > before else ("", 0)
-        checks[f"{label} back to their starting level"] = {
-            "passed": after <= before + explained,
-            "detail": f"at most {before:g} before the first fault, {after:g} at the end{grown}",
-        }
-    archive = report["archive"]
-    checks["one archive document per object"] = {
+        grown = _threads_grown(report) if key == "threads" and after > before else None
+        explained = grown["explained"] if grown else 0
+        checks[f"{key}_back"] = {"passed": after <= before + explained, "before": before, "after": after}
+        if grown:
+            checks[f"{key}_back"]["grown"] = grown
+    checks["archive_per_object"] = {
         "passed": archive["documents"] == archive["distinct_keys"] == archive["objects"],
-        "detail": f"{archive['documents']} documents, {archive['distinct_keys']} distinct keys, "
-        f"{archive['objects']} objects",
+        "documents": archive["documents"],
+        "distinct_keys": archive["distinct_keys"],
+        "objects": archive["objects"],
     }
     return checks
 
 
-def _threads_grown(report: dict[str, Any]) -> tuple[str, int]:
-    """Which threads grew from the last sample before the first fault to the last one, Python's by name,
-    the rest (started by C libraries: grpc core, libuv) as native; and how many of them are workers a
-    thread pool started within its bound (a pool keeps its workers: growth, not a leak)."""
+def _threads_grown(report: dict[str, Any]) -> dict[str, Any] | None:
+    """Which threads grew from the last sample before the first fault to the last one: Python's by name, each with
+    its change and, where a thread pool started it within its bound, that bound (a pool keeps its workers: growth,
+    not a leak); the rest (started by C libraries: grpc core, libuv) as `native`; and `explained`, how many of them
+    a pool's bound accounts for. None where the report did not name its threads."""
     moments = report.get("python_threads", {})
     samples = report["server_samples"]
     first_fault = min((f["start"] for f in report["schedule"]), default=0.0)
     before_samples = [sample for sample in samples if sample["second"] < first_fault]
     if "before_first_fault" not in moments or not before_samples:
-        return "", 0
+        return None
     before, after = Counter(moments["before_first_fault"]["names"]), Counter(moments["end"]["names"])
     bounds = moments["end"]["pools"]
-    changed, explained = [], 0
+    changed: list[dict[str, Any]] = []
+    explained = 0
     for name in sorted(after | before):
         change = after[name] - before[name]
         if not change:
             continue
         within = name in bounds and change > 0 and after[name] <= bounds[name]
         explained += change if within else 0
-        changed.append(f"{name} {change:+d}" + (f" (a pool of at most {bounds[name]})" if within else ""))
+        changed.append({"name": name, "change": change, "pool": bounds[name] if within else None})
     last, first = samples[-1], before_samples[-1]
     native = (last["threads"] - last["python_threads"]) - (first["threads"] - first["python_threads"])
-    return f"; Python threads changed: {', '.join(changed) or 'none'}; native threads {native:+d}", explained
+    return {"python": changed, "native": native, "explained": explained}
 
 
 def passed(report: dict[str, Any]) -> bool:

@@ -19,9 +19,10 @@ from harness.plan.matrix import (
     Scenario,
     connection_count,
 )
-from harness.plan.pythons import Prepared, pinned_versions, pins_of
+from harness.plan.pythons import Prepared
 from harness.plan.servers import ServerVariant
 from harness.plan.shards import Shard
+from harness.plan.virtualenvs import pinned_versions, pins_of
 from harness.plan.wires import PLAINTEXT, WIRES
 
 

@@ -1,5 +1,6 @@
 """Interpreters as an axis: find a CPython (pyenv, one built here, PATH, or a path), build one the machine lacks
-from Debian's source package, give each a virtualenv of the servers' pinned packages, and read what it is.
+from Debian's source package, give each a virtualenv of the servers' pinned packages
+(harness.plan.virtualenvs), and read what it is.
 
 The load generator and the harness stay on the harness's own interpreter; only the servers run under these.
 Everything goes into git-ignored caches: built interpreters under `.cache/pythons/<name>`, their virtualenvs
@@ -9,7 +10,6 @@ it is half-made and is made again.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -27,33 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.paths import ROOT
+from harness.plan.interpreter import GRPCIO_FREE_THREADED_CFLAGS, MARKER, PYTHONS_DIR, Interpreter, NotFound
 from harness.plan.servers import ISOLATED
+from harness.plan.virtualenvs import environment, server_path
 from harness.run.tools import MissingPrerequisite
-
-PYTHONS_DIR = ROOT / ".cache" / "pythons"
-VENVS_DIR = ROOT / ".cache" / "venvs"
-CONSTRAINTS = ROOT / "constraints.txt"
-MARKER = ".complete.json"
-
-# What the servers import, pinned by constraints.txt; grpcio first, since it is the one that may need building.
-SERVER_REQUIREMENTS = (
-    "grpcio",
-    "grpcio-health-checking",
-    "grpcio-reflection",
-    "protobuf",
-    "grpclib",
-    "uvloop",
-    "boto3",
-    "aioboto3",
-    "pymongo",
-    "motor",
-    "fastapi",
-    "uvicorn",
-    "httptools",
-    "hypercorn",
-    "connectrpc",
-    "pyvoy",
-)
 
 # CPython sources from Debian's pool: the upstream tarball of a source package (`<name>_<version>.orig.tar.xz`),
 # with the SHA-256 its .dsc gives. The pool this machine reaches serves 3.14.4 to 3.14.7 of python3.14, not the
@@ -78,30 +55,7 @@ DEFAULT_PYTHONS = ("3.11", "3.12", "3.13", "3.14", "3.14t")
 # As pyenv configures the compared builds here (their CONFIG_ARGS): a shared libpython, no PGO, no LTO.
 CONFIGURE = ("--enable-shared",)
 FREE_THREADED = "--disable-gil"
-# grpcio's Cython module asks for the GIL unless built with this define (its cygrpc sources, Cython 3.1+). Its
-# setup.py takes extra compiler flags from GRPC_PYTHON_CFLAGS alone (CFLAGS does not reach its compile), and that
-# variable replaces its defaults on Linux, so they come first.
-GRPCIO_LINUX_CFLAGS = "-std=c++17 -fvisibility=hidden -fno-wrapv -fno-exceptions"
-FREE_THREADING_CFLAGS = "-DCYTHON_FREETHREADING_COMPATIBLE=1"
-GRPCIO_FREE_THREADED_CFLAGS = f"{GRPCIO_LINUX_CFLAGS} {FREE_THREADING_CFLAGS}"
 NAME = re.compile(r"(3\.\d+)(t?)")
-
-
-class NotFound(LookupError):
-    """No interpreter answers to a name, or one cannot be built or given its packages; says why."""
-
-
-@dataclass(frozen=True)
-class Interpreter:
-    """One CPython: the name it was asked for and where it was found."""
-
-    name: str  # "3.12", "3.14t", or the path given
-    executable: Path
-    origin: str  # "pyenv", "built here", "PATH", "path given"
-
-    @property
-    def free_threaded(self) -> bool:
-        return self.name.endswith("t") or self.executable.name.endswith("t")
 
 
 def pyenv_root() -> Path:
@@ -186,157 +140,6 @@ def build(name: str, jobs: int | None = None) -> Interpreter:
     marker = {"source": source.url, "version": source.version, "configure": flags, "seconds": seconds}
     (prefix / MARKER).write_text(json.dumps(marker))
     return built
-
-
-@dataclass(frozen=True)
-class Environment:
-    """An interpreter's virtualenv of the servers' packages: its python, and the packages it could not install
-    (name -> the installer's last words)."""
-
-    interpreter: Interpreter
-    python: Path
-    missing: dict[str, str]
-    seconds: float | None = None  # what making it took (pip's builds from source with it); None: not recorded
-
-
-def _digest(interpreter: Interpreter, pins: Mapping[str, str]) -> str:
-    described = subprocess.run(
-        [str(interpreter.executable), "-c", "import sys; print(sys.version)"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    pinned = [f"{name}=={version}" for name, version in sorted(pins.items())]
-    digest = hashlib.sha256(
-        "\0".join(
-            [str(interpreter.executable.resolve()), described, CONSTRAINTS.read_text(), *SERVER_REQUIREMENTS, *pinned]
-        ).encode()
-    )
-    return digest.hexdigest()[:12]
-
-
-# The packages a versions study may pin (run-all --packages), and what each pin moves with it. A package of the grpc
-# family moves its siblings to the same version. A pin frees the constraints its own version may not accept: an
-# older grpcio's tools and health checking ask for an older protobuf, an older aioboto3 pins its own aiobotocore
-# and botocore, an older motor may ask for another pymongo. Those are left to pip, and the study's page records the
-# versions the virtualenv ended with.
-VERSIONED = ("grpcio", "grpclib", "protobuf", "uvloop", "aioboto3", "pymongo", "motor")
-SIBLINGS = {"grpcio": ("grpcio-health-checking", "grpcio-reflection", "grpcio-tools")}
-FREES = {
-    "grpcio": ("protobuf",),
-    "aioboto3": ("aiobotocore", "botocore", "boto3", "s3transfer"),
-    "motor": ("pymongo",),
-}
-# The stubs that pin the grpc and protobuf they were generated by (bench_pb2_grpc.py refuses an older grpcio,
-# bench_pb2.py an older protobuf runtime): a virtualenv with other versions of those generates its own.
-STUB_PACKAGES = frozenset({"grpcio", "protobuf"})
-SPEC = re.compile(r"([A-Za-z0-9_.-]+)==([A-Za-z0-9_.+!-]+)")
-
-
-def pins_of(specs: Sequence[str]) -> dict[str, str]:
-    """name==version specs as a mapping, each a package the versions study may pin; says what was wrong."""
-    pins: dict[str, str] = {}
-    for spec in specs:
-        match = SPEC.fullmatch(spec.strip())
-        if not match:
-            raise ValueError(f"a package is pinned as name==version (grpcio==1.75.0), got {spec!r}")
-        name, version = match.group(1).lower().replace("_", "-"), match.group(2)
-        if name not in VERSIONED:
-            raise ValueError(f"--packages pins {', '.join(VERSIONED)}; not {name!r}")
-        if name in pins:
-            raise ValueError(f"{name} is pinned twice")
-        pins[name] = version
-    return pins
-
-
-def pinned_versions() -> dict[str, str]:
-    """The versions constraints.txt pins, by package name."""
-    found = (SPEC.fullmatch(line.split("#", 1)[0].strip()) for line in CONSTRAINTS.read_text().splitlines())
-    return {match.group(1).lower(): match.group(2) for match in found if match}
-
-
-def constraints_with(pins: Mapping[str, str]) -> str:
-    """constraints.txt with these pins (and their siblings) in place of its own, and the pins they free left out."""
-    moved = {sibling: version for name, version in pins.items() for sibling in (name, *SIBLINGS.get(name, ()))}
-    freed = {free for name in pins for free in FREES.get(name, ()) if free not in pins}
-    kept = [
-        line
-        for line in CONSTRAINTS.read_text().splitlines()
-        if not ((match := SPEC.fullmatch(line.split("#", 1)[0].strip())) and match.group(1).lower() in {*moved, *freed})
-    ]
-    return "\n".join([*kept, *(f"{name}=={version}" for name, version in sorted(moved.items()))]) + "\n"
-
-
-# Run by a virtualenv's python: the repository's stubs generated by that virtualenv's grpc_tools (and so its
-# protoc and protobuf) into a directory that goes before the repository on the server's PYTHONPATH.
-_GENERATE = """
-import shutil, sys
-from importlib import resources
-from pathlib import Path
-from grpc_tools import protoc
-root, out = Path(sys.argv[1]), Path(sys.argv[2])
-shutil.copytree(root / "protos", out / "protos", ignore=shutil.ignore_patterns("__pycache__", "*.py[co]"))
-argv = ["grpc_tools.protoc", f"--proto_path={root}", f"--proto_path={resources.files('grpc_tools') / '_proto'}",
-        f"--python_out={out}", f"--pyi_out={out}", f"--grpc_python_out={out}", "protos/bench/v1/bench.proto"]
-sys.exit(protoc.main(argv))
-"""
-STUBS = "stubs"
-
-
-def environment(interpreter: Interpreter, pins: Mapping[str, str] | None = None) -> Environment:
-    """The interpreter's virtualenv under .cache/venvs, made the first time: each server package installed alone
-    with the pinned constraints (with `pins` in place of theirs), so one without a build for this interpreter leaves
-    the rest. Where the pins move grpcio or protobuf, the virtualenv also gets the messages and grpcio stubs
-    generated by its own grpc_tools (`stubs/`, before the repository on its servers' path)."""
-    pins = dict(pins or {})
-    label = re.sub(r"[^A-Za-z0-9.]+", "_", interpreter.name).strip("_")
-    home = VENVS_DIR / f"{label}-{_digest(interpreter, pins)}"
-    VENVS_DIR.mkdir(parents=True, exist_ok=True)
-    # One maker at a time (two test workers, or two shards, may ask for it at once): the second waits, then finds it.
-    with (VENVS_DIR / f"{home.name}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return _made(interpreter, pins, home)
-
-
-def _made(interpreter: Interpreter, pins: dict[str, str], home: Path) -> Environment:
-    """The virtualenv at home, made unless its marker says it is complete."""
-    python = home / "bin" / "python"
-    if (home / MARKER).exists():
-        made = json.loads((home / MARKER).read_text())
-        return Environment(interpreter, python, made["missing"], made.get("seconds"))
-    begun = time.monotonic()
-    shutil.rmtree(home, ignore_errors=True)
-    subprocess.run([str(interpreter.executable), "-m", "venv", str(home)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
-    constraints = home / "constraints.txt"
-    constraints.write_text(constraints_with(pins))
-    env = {**os.environ, "GRPC_PYTHON_BUILD_EXT_COMPILER_JOBS": str(os.cpu_count() or 1)}
-    if interpreter.free_threaded:
-        env["GRPC_PYTHON_CFLAGS"] = GRPCIO_FREE_THREADED_CFLAGS
-    restubbed = bool(STUB_PACKAGES & set(pins))
-    missing: dict[str, str] = {}
-    for requirement in (*SERVER_REQUIREMENTS, *(("grpcio-tools",) if restubbed else ())):
-        installed = subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", "-c", str(constraints), requirement],
-            capture_output=True,
-            text=True,
-            env=env,
-        )
-        if installed.returncode != 0:
-            missing[requirement] = " ".join(installed.stderr.split()[-40:])
-    if restubbed and "grpcio-tools" not in missing:
-        subprocess.run([str(python), "-c", _GENERATE, str(ROOT), str(home / STUBS)], check=True)
-    seconds = round(time.monotonic() - begun, 1)
-    made = {"interpreter": str(interpreter.executable), "pins": pins, "missing": missing, "seconds": seconds}
-    (home / MARKER).write_text(json.dumps(made))
-    return Environment(interpreter, python, missing, seconds)
-
-
-def server_path(python: str | Path) -> dict[str, str]:
-    """What a server run by a virtualenv's python needs on its path: the repository's own packages, after the stubs
-    the virtualenv generated for itself where it did."""
-    stubs = Path(python).parent.parent / STUBS
-    return {"PYTHONPATH": os.pathsep.join([*([str(stubs)] if stubs.is_dir() else []), str(ROOT)])}
 
 
 # Run by an interpreter under test with a server module's name: imports it (and so its stack), then says what the

@@ -15,11 +15,11 @@ from typing import Any
 
 from harness.analysis.decision import Decision
 from harness.analysis.judging import judged_comparisons
-from harness.method.soak_verdict import load_line
 from harness.paths import ROOT
 from harness.plan.wires import TLS
 from harness.render.compare import compare_rows, ratio_changes
 from harness.render.decisions import Row, decision_rows
+from harness.render.soak import checks_text, load_line
 from harness.render.views import comparison_view
 from harness.results.code import run_code
 from harness.results.files import read_json
@@ -34,7 +34,7 @@ from harness.results.records import (
     study_dir,
 )
 from harness.results.run_meta import Thresholds
-from harness.studies.base import StudyReport
+from harness.studies import StudyReport
 
 
 # The work a team's handlers do, as the "which stack" view offers it (its key in the URL: #work=s3-mongo): what it
@@ -318,7 +318,7 @@ def newest_soak(out_dir: Path) -> dict[str, Any] | None:
         if not path.is_file():
             continue
         report = read_json(path)
-        checks = [(name, bool(check["passed"]), str(check["detail"])) for name, check in report["verdict"].items()]
+        checks = checks_text(report["verdict"])
         share = float(report["driver"]["cpu_share"])
         servers.append(
             {

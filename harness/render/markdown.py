@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.method.soak_verdict import SOAK_DOC
+from harness.analysis.judging import forget_analyses
 from harness.render.cross_study import same_workloads
 from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, NOT_TRUSTED, Row, study_command
 from harness.render.durations import Duration, durations, how_long
@@ -21,6 +21,7 @@ from harness.render.findings import Findings, findings, matrix_run, newest_soak,
 from harness.render.glossary import GLOSSARY
 from harness.render.leaderboard import Boards, board_tables, leaderboards
 from harness.render.page import FINDINGS_JSON, findings_json, page
+from harness.render.soak import SOAK_DOC
 from harness.render.summaries import trouble
 from harness.render.table import Block, Table, markdown, written_tables
 from harness.results.files import read_json, write_bytes_atomic, write_text_atomic
@@ -331,6 +332,7 @@ def render_report(
     newest: render from this run and those before it (default: every run under out_dir/runs); machine: the machine
     class whose newest runs decide (default: the newest run's, study by study).
     """
+    forget_analyses()
     runs = all_runs(out_dir)
     if newest is not None:
         runs = [run for run in runs if run.name <= newest.name] if newest in runs else [newest]

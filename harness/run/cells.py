@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,13 +20,10 @@ from typing import Any
 from harness.method.verdicts import HELD, Method
 from harness.plan.matrix import Cell
 from harness.plan.options import RunOptions
-from harness.plan.pythons import DEFAULT_PYTHONS, own_interpreter, prepare
-from harness.plan.servers import REST_VARIANTS, SERVER_VARIANTS
 from harness.plan.shards import Shard, deal
-from harness.plan.wires import PLAINTEXT
 from harness.results.load import DriverError
 from harness.results.records import CellRecord, StudyRun, load_cells, save_cell
-from harness.results.run_meta import RunMeta, StudyEntry
+from harness.results.run_meta import RunMeta, StudyEntry, Target
 from harness.run.blocks import RunProgress, StudyEnvironment, counted
 from harness.run.drivers.held import holdable
 from harness.run.drivers.registry import DRIVERS
@@ -35,61 +32,21 @@ from harness.run.planning import Comparison, StudyPlan, controlled_first
 from harness.run.processes import ProcessError
 from harness.run.serving import running_server
 from harness.run.tls import negotiated
-from harness.studies import DEFAULT_STUDIES, StudyReport, plan, study
-from harness.studies.base import shared_targets
-from harness.studies.interpreters import NAME as INTERPRETERS_STUDY
-from harness.studies.versions import NAME as VERSIONS_STUDY
-from harness.studies.versions.plan import sides
 
 
 @dataclass(frozen=True)
 class Chosen:
-    """A study a run measures: its report half, its plan half, and the cells the options expand it to."""
+    """A study a run measures: its name, question and settings, what its run must meet, its plan half, and the cells
+    the options expand it to (harness.studies.choosing makes one from the registry)."""
 
-    report: StudyReport
+    name: str
+    question: str
+    settings: Mapping[str, Any]
+    targets: Callable[[StudyRun, float, bool], dict[str, Target]]  # (its run, wall seconds, full matrix): all of them
     plan: StudyPlan
     cells: list[Cell]
     comparisons: list[Comparison] = field(default_factory=list)  # measured in rounds, when there are any
     checks: list[Cell] = field(default_factory=list)  # measured cell by cell before its comparisons race
-
-    @property
-    def name(self) -> str:
-        return self.report.name
-
-
-def with_interpreters(options: RunOptions) -> RunOptions:
-    """The options with every interpreter they compare prepared: found or built, given its virtualenv, and
-    asked which server modules it can run; with the versions study, both of its sides' virtualenvs too, on the
-    harness's own interpreter (a study that compares none leaves them as they are)."""
-    names = options.pythons or (DEFAULT_PYTHONS if INTERPRETERS_STUDY in options.studies else ())
-    versions = sides(options.packages) if VERSIONS_STUDY in options.studies else ()
-    if options.interpreters or not (names or versions):
-        return options
-    modules = sorted({variant.module for variant in (*SERVER_VARIANTS, *REST_VARIANTS)})
-    found = [prepare(name, modules) for name in names]
-    found += [prepare(side.label, modules, side.pins, own_interpreter()) for side in versions]
-    return replace(options, pythons=tuple(names), interpreters=tuple(found))
-
-
-def chosen_studies(options: RunOptions) -> list[Chosen]:
-    """The studies options name, or the default ones, each with its comparisons and their cells (with --full those of
-    its whole matrix, where it has them), or, cell by cell, its cells; with --tls or --mtls, every cell over that
-    wire."""
-    found = []
-    for name in options.studies or DEFAULT_STUDIES:
-        planned = plan(name)
-        comparisons: list[Comparison] = []
-        if options.full and planned.full_comparisons and not options.by_cell:
-            comparisons = controlled_first(planned.full_comparisons(options))
-        elif not options.full and not options.by_cell:
-            comparisons = controlled_first(planned.comparisons(options))
-        cells = [cell for each in comparisons for cell in each.cells] if comparisons else planned.cells(options)
-        checks = planned.checks(options) if comparisons else []
-        if options.wire != PLAINTEXT:
-            cells, checks = ([replace(cell, wire=options.wire) for cell in each] for each in (cells, checks))
-            comparisons = [each.over(options.wire) for each in comparisons]
-        found.append(Chosen(study(name), planned, cells, comparisons, checks))
-    return found
 
 
 BY_CELL_SECONDS = 30.0  # about what a cell measured on its own costs, for dealing such a study to a shard
@@ -237,10 +194,7 @@ def study_matrix(each: StudyPlan, options: RunOptions, cells: list[Cell], repeat
 def finished_entry(chosen: Chosen, entry: StudyEntry, run: StudyRun, status: str, wall_seconds: float) -> StudyEntry:
     """A study's entry once it has stopped: its status, wall time and targets (the shared ones, then its own)."""
     full = entry.default_matrix and status == "complete"
-    targets = {
-        **shared_targets(run, chosen.report, wall_seconds, full),
-        **chosen.report.targets(run, wall_seconds, full),
-    }
+    targets = chosen.targets(run, wall_seconds, full)
     return replace(entry, status=status, wall_seconds=round(wall_seconds, 1), targets=targets)
 
 

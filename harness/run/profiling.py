@@ -29,13 +29,13 @@ import psutil
 from harness.plan.matrix import Cell, Scenario, measured_requests, scenario
 from harness.plan.options import RunOptions
 from harness.plan.servers import ServerVariant
+from harness.plan.sizes import SIZE_SCENARIOS
 from harness.run.backends import backend_env, start_backends
 from harness.run.drivers.registry import DRIVERS
 from harness.run.processes import off_cpus
 from harness.run.provenance import cpu_model
 from harness.run.serving import running_server, serving_processes
 from harness.run.tools import MissingPrerequisite, ensure_tool
-from harness.studies.wire import SIZE_SCENARIOS
 
 TOP_FUNCTIONS = 30
 ADMIN_PATH = re.compile(r"--admin-address-path\s+(\S+)")

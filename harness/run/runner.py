@@ -27,7 +27,6 @@ from harness.run.backends import seed_bucket, start_backends
 from harness.run.blocks import ComparisonMeasurement, RunProgress, StudyEnvironment
 from harness.run.cells import (
     Chosen,
-    chosen_studies,
     ended_study,
     measure_cells,
     run_study,
@@ -36,7 +35,6 @@ from harness.run.cells import (
     started_study,
     study_context,
     study_matrix,
-    with_interpreters,
 )
 from harness.run.drivers.registry import DRIVERS
 from harness.run.latency import LatencyRoutes, toxiproxy
@@ -210,12 +208,11 @@ def run_method(options: RunOptions) -> Method:
     return Method(design=options.design, slicer=options.slices_by)
 
 
-def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
-    """Run the chosen studies into a new run directory; returns it and the final run metadata."""
+def run_all(options: RunOptions, plans: list[Chosen], progress: RunProgress) -> tuple[Path, RunMeta]:
+    """Run the chosen studies (harness.studies.choosing, with the interpreters they compare prepared in options)
+    into a new run directory; returns it and the final run metadata."""
     begun = time.monotonic()
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    options = with_interpreters(options)
-    plans = chosen_studies(options)
     if options.shard is not None:  # a part of the plan, a run of its own (harness.plan.shards)
         shard = options.shard if options.shard.plan else replace(options.shard, plan=run_id)
         options = replace(options, shard=shard)
@@ -241,12 +238,12 @@ def run_all(options: RunOptions, progress: RunProgress) -> tuple[Path, RunMeta]:
         shard=options.shard.to_json() if options.shard else {},
         studies={
             each.name: StudyEntry(
-                question=each.report.question,
+                question=each.question,
                 default_matrix=each.plan.is_default_matrix(options),
                 matrix=study_matrix(
                     each.plan, options, each.cells, options.repeats or each.plan.repeats, slices_driver(each, options)
                 ),
-                settings=dict(each.report.settings),
+                settings=dict(each.settings),
             )
             for each in plans
         },

@@ -14,8 +14,8 @@ import psutil
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from harness.paths import ROOT
-from harness.plan.pythons import server_path
 from harness.plan.servers import ServerVariant
+from harness.plan.virtualenvs import server_path
 from harness.run.processes import Child, Ready, free_port, managed_process
 from harness.run.tls import PLAIN, Wire
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc

@@ -19,8 +19,9 @@ from harness.render.wording import rate_text
 from harness.results.records import StudyRun
 from harness.studies.base import StudyReport
 from harness.studies.stacks import NAME, QUESTION
-from harness.studies.stacks.brief import across_levels, async_pays, brief_decisions, by_topic
-from harness.studies.stacks.brief import chart as brief_chart
+from harness.studies.stacks.brief import async_pays, brief_decisions
+from harness.studies.stacks.levels import across_levels, by_topic
+from harness.studies.stacks.levels import chart as brief_chart
 from harness.studies.stacks.machines import scaling, side_by_side
 from harness.studies.stacks.tables import (
     BRIEF_FOLDER,

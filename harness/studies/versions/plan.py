@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from harness.plan.interpreter import NotFound
 from harness.plan.matrix import Cell, scenario
 from harness.plan.options import RunOptions
-from harness.plan.pythons import NotFound, Prepared, pinned_versions, pins_of
+from harness.plan.pythons import Prepared
 from harness.plan.servers import ServerVariant, server_variant
+from harness.plan.virtualenvs import pinned_versions, pins_of
 from harness.run.measure import measure_closed_loop
 from harness.run.planning import Axis, Comparison, StudyPlan, cells_of
 from harness.studies.interpreters.plan import GREETER

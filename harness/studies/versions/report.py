@@ -30,7 +30,7 @@ from harness.studies.telling import (
 from harness.studies.versions import NAME, QUESTION
 
 # The packages the table shows, where a side's virtualenv has them: the ones --packages may pin, and the ones a pin
-# moves with it (harness.plan.pythons.SIBLINGS and FREES).
+# moves with it (harness.plan.virtualenvs.SIBLINGS and FREES).
 SHOWN = (
     "grpcio",
     "grpcio-tools",

@@ -13,7 +13,8 @@ TLS sees the stacks ranked on its work. Opt-in: `run-all --study wire`.
 
 from __future__ import annotations
 
-from harness.plan.matrix import PER_CALL, PER_WORKER, REGION, SHARED, Scenario, pool, scenario
+from harness.plan.matrix import PER_CALL, PER_WORKER, REGION, SHARED, pool, scenario
+from harness.plan.sizes import MIB
 from harness.plan.wires import PLAINTEXT, TLS
 
 NAME = "wire"
@@ -29,16 +30,10 @@ HELLO = scenario("hello")
 CONNECTIONS_ON = "aio-uvloop"
 CLIENTS = 100
 WAYS = (SHARED, PER_WORKER, pool(10), PER_CALL)
-MIB = 1024 * 1024
-# Past 1 MiB, 4 MiB is grpc's default receive limit and 16 MiB the largest reply SayHello makes
-# (scenarios.objects.MAX_REPLY_BYTES); every stack's limit is raised to 32 MiB (servers.common.MAX_MESSAGE_BYTES).
-SIZES = (0, 1024, 64 * 1024, MIB, 4 * MIB, 16 * MIB)
 # From this size on, a size comparison's servers count their event loop's lag (servers.diagnostics): whether a
 # large message holds the loop up.
 LAG_FROM = MIB
-REQUEST_SIZES = SIZES[1:]  # a request of 0 bytes is the reply comparison's 0
 SIZE_LEVEL = 10
-REPLY, REQUEST = "reply", "request"
 
 
 def wire_label(name: str, wire: str) -> str:
@@ -47,33 +42,3 @@ def wire_label(name: str, wire: str) -> str:
 
 
 NEW_CONNECTIONS = (PER_CALL, wire_label(PER_CALL, TLS))  # the labels whose every call opens a connection
-
-
-def size_label(size: int) -> str:
-    """0B, 1KiB, 64KiB, 1MiB, 16MiB."""
-    if size >= MIB:
-        return f"{size // MIB}MiB"
-    return f"{size // 1024}KiB" if size >= 1024 else f"{size}B"
-
-
-def sized_scenario(direction: str, size: int) -> Scenario:
-    """SayHello replying with `size` bytes of payload, or sending them in its request (a small reply)."""
-    field = "reply_bytes" if direction == REPLY else "request_bytes"
-    return Scenario(
-        f"{direction}-{size_label(size)}",
-        "bench.v1.Greeter.SayHello",
-        {"name": "world", field: size},
-        f"SayHello with {size_label(size)} of payload in its {direction}",
-        200,
-    )
-
-
-SIZE_SCENARIOS = (
-    *(sized_scenario(REPLY, size) for size in SIZES),
-    *(sized_scenario(REQUEST, size) for size in REQUEST_SIZES),
-)
-# scenario name -> (reply or request, the bytes of payload it moves per call)
-SIZED = {
-    **{sized_scenario(REPLY, size).name: (REPLY, size) for size in SIZES},
-    **{sized_scenario(REQUEST, size).name: (REQUEST, size) for size in REQUEST_SIZES},
-}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from harness.plan.matrix import PER_CALL, SHARED, Cell
 from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
+from harness.plan.sizes import REQUEST, SIZE_SCENARIOS, SIZED
 from harness.plan.wires import MTLS, PLAINTEXT, TLS
 from harness.run.measure import measure_closed_loop
 from harness.run.planning import Axis, Comparison, StudyPlan
@@ -16,13 +17,10 @@ from harness.studies.wire import (
     LAG_FROM,
     LEVEL,
     NAME,
-    REQUEST,
     REST_NAME,
     S3_SCENARIOS,
     S3_STACK_NAMES,
     SIZE_LEVEL,
-    SIZE_SCENARIOS,
-    SIZED,
     STACK_NAMES,
     WAYS,
     wire_label,

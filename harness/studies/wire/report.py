@@ -13,6 +13,7 @@ from harness.analysis.decision import Decision
 from harness.analysis.judging import Judged, judged_comparisons, pick_over, selection_of
 from harness.method.verdicts import known
 from harness.plan.matrix import SHARED
+from harness.plan.sizes import REPLY, REQUEST, SIZED, size_label
 from harness.plan.wires import MTLS, TLS
 from harness.render.table import Block, Figure, Table, interval_figure, markdown
 from harness.render.wording import rate_text, ratio_text
@@ -37,12 +38,8 @@ from harness.studies.wire import (
     NAME,
     NEW_CONNECTIONS,
     QUESTION,
-    REPLY,
-    REQUEST,
     S3_SCENARIOS,
     SIZE_LEVEL,
-    SIZED,
-    size_label,
     wire_label,
 )
 from harness.studies.wire.sizes import Sized, size_chart, size_table, sized_of

@@ -11,18 +11,12 @@ from harness.analysis.costs import round_ms_per_call
 from harness.analysis.judging import Judged
 from harness.method.moderation import NO_PRIOR
 from harness.method.verdicts import Interval, interval
+from harness.plan.sizes import REPLY, SIZE_SCENARIOS, SIZED, size_label
 from harness.render.summaries import CellSummary, chart_title, ms
 from harness.render.table import Block, Cell, Figure, Table
 from harness.render.vega import BYTES, Axis, Dash, lines, png
 from harness.results.records import CellResult, StudyRun, loop_lag_ms
-from harness.studies.wire import (
-    LAG_FROM,
-    REPLY,
-    SIZE_LEVEL,
-    SIZE_SCENARIOS,
-    SIZED,
-    size_label,
-)
+from harness.studies.wire import LAG_FROM, SIZE_LEVEL
 from servers.diagnostics import LAG_INTERVAL
 
 MB = 1e6
