@@ -88,9 +88,14 @@ def machine_line(meta: Mapping[str, Any], runs: int) -> str:
         f"**Measured on** {cpu}" + (f" ({family})" if family else ""),
         f"{meta['environment']['cpu_count']} cores, the server pinned to {cores}",
         *([f"speed index {speed:.2f} s (a Python loop; lower is faster)"] if speed else []),
-        f"run `{meta['run_id']}`" + (f", the ratios pooled over {runs} runs" if runs > 1 else ""),
+        f"run `{meta['run_id']}`",
     ]
-    return "; ".join(parts) + "."
+    pooled = f", pooled over {runs} runs" if runs > 1 else ""
+    order = (
+        f"Each board is ordered by × the fastest (paired by block{pooled}); its other figures are this run's own, so "
+        "two stacks within each other's intervals may stand in either order by OK calls/s."
+    )
+    return "; ".join(parts) + ". " + order
 
 
 # The machine line, then each workload's title and table: what both renderers draw.
