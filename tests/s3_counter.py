@@ -56,8 +56,13 @@ class CountingProxy:
     ) -> None:
         async def close() -> None:
             self._server.close()
-            for task in [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
                 task.cancel()
+            # Awaited, not only cancelled: a task the loop stops under is never finished, and its half-closed
+            # transports are reported as unraisable when collected.
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await self._server.wait_closed()
 
         asyncio.run_coroutine_threadsafe(close(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
