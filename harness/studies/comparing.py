@@ -355,17 +355,22 @@ def close_text(judged: Judged, first: str, second: str) -> str:
     pooled interval shows, would bring its interval clear of the tie band's edge or inside it, in runs of its study
     (each giving the pair the blocks this run did) and minutes of its blocks; "" where it is resolved or has no
     interval."""
-    found = judged.over(first, second)
+    return combined_close_text(judged, judged.over(first, second), (first, second))
+
+
+def combined_close_text(judged: Judged, found: Combined | None, pair: tuple[str, str]) -> str:
+    """What would close an open row whose figure is `found` (a pair's ratio pooled over runs, by rate or by CPU per
+    call), as close_text says it; "" where it is resolved or has no interval."""
     if found is None or verdict(found.ratio, judged.record.method.tie) != UNRESOLVED:
         return ""
     target = abs(abs(math.log(found.ratio.value)) - math.log1p(judged.record.method.tie))
+    minutes = f" (over {MOST_RUNS_SAID * judged.run_seconds / 60:.0f} min)" if judged.run_seconds else ""
+    most = f"more than {MOST_RUNS_SAID} runs{minutes}"
     if target <= 0 or not math.isfinite(found.ratio.half_width):
-        return f"more than {MOST_RUNS_SAID} runs: its ratio sits on the band's edge"
+        return f"{most}: its ratio sits on the band's edge"
     needed = more_blocks(found.ratio, target)
-    runs = math.ceil(needed / max(1, len(paired_ratios(judged.rates, first, second))))
-    if runs > MOST_RUNS_SAID:
-        return f"more than {MOST_RUNS_SAID} runs: its ratio sits near the band's edge"
-    return more_text(judged, needed, (first, second))
+    runs = math.ceil(needed / max(1, len(paired_ratios(judged.rates, *pair))))
+    return f"{most}: its ratio sits near the band's edge" if runs > MOST_RUNS_SAID else more_text(judged, needed, pair)
 
 
 def know_text(judged: Judged, first: str, second: str) -> str:
