@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis.judging import ANALYSED
+from harness.analysis.judging import ANALYSED, judged_comparisons
 from harness.render.markdown import write_report
 from harness.render.summaries import CellSummary
 from harness.results.files import read_json, write_json_atomic
@@ -118,6 +118,19 @@ def test_a_report_analyses_each_run_once(tmp_path: Path) -> None:
     write_report(tmp_path)
     assert set(ANALYSED) == {("stacks", "20260106T000000Z"), ("stacks", "20260107T000000Z")}
     assert set(ANALYSED.values()) == {1}
+    # Each analysis is written down beside the report, in numbers: the figures the pages were rendered from.
+    saved = read_json(tmp_path / "analysis" / "20260107T000000Z.json")
+    judged = judged_comparisons(load_study(tmp_path / "runs" / "20260107T000000Z", "stacks"))
+    ratios = {
+        (each["workload"], outcome["alternative"]): outcome["ratio"]
+        for each in saved["studies"]["stacks"]
+        for outcome in each["outcomes"]
+    }
+    assert ratios == {
+        (each.record.workload, outcome.alternative): round(outcome.ratio.value, 4)
+        for each in judged
+        for outcome in each.outcomes
+    }
 
 
 def test_stale_tables_are_removed(rendered: Path) -> None:

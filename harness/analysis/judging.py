@@ -190,6 +190,14 @@ def forget_analyses() -> None:
     ANALYSED.clear()
 
 
+def analyses() -> dict[str, dict[str, list[Judged]]]:
+    """The analyses this report has made, by run id and study (harness.analysis.saved writes each run's down)."""
+    found: dict[str, dict[str, list[Judged]]] = {}
+    for (study, run_dir, *_), judgeds in _ANALYSES.items():
+        found.setdefault(run_dir.name, {})[study] = list(judgeds)
+    return found
+
+
 def judged_comparisons(run: StudyRun) -> list[Judged]:
     """Every comparison the run made in rounds, judged with the intervals its run's rows moderate, each row pooled
     with the earlier runs that measured it the same way with the same code (harness.analysis.evidence): the run's

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.analysis.judging import forget_analyses
+from harness.analysis.saved import write_analyses
 from harness.render.cross_study import same_workloads
 from harness.render.decisions import ANSWER_WORDS, DECISION_COLUMNS, NOT_TRUSTED, Row, study_command
 from harness.render.durations import Duration, durations, how_long
@@ -382,6 +383,7 @@ def render_report(
         written.append(path)
     found = findings(chosen, metas, matrices, asides)
     boards = board_tables(found.comparisons, stacks_meta(chosen))
+    written += write_analyses(out_dir)
     for name, text in (
         ("README.md", summary(found, chosen, runs, bool(soak), boards, took)),
         ("report.html", page(found, study_tables, newest_soaked, boards)),
