@@ -225,6 +225,11 @@ def parser() -> argparse.ArgumentParser:
     )
     val.add_argument("--draws", type=int, default=200, help="draws of blocks per run (default: %(default)s)")
     val.add_argument("--seed", type=int, default=0, help="the draws' seed (default: %(default)s)")
+    val.add_argument(
+        "--across-runs",
+        action="store_true",
+        help="instead: whether the picks each default run certified alone hold against its machine class's other runs",
+    )
     val.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results directory (default: results/)")
 
     cmp = commands.add_parser("compare", help="compare two runs cell by cell (OK calls/s, p99, significance)")

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from types import FrameType
 
-from harness import commands, validating
+from harness import across_runs, commands, validating
 from harness.arguments import QUICK, QUICK_SERVERS, parser
 from harness.plan.interpreter import NotFound
 from harness.plan.matrix import Scenario, scenario
@@ -128,6 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "verdicts":
             return commands.verdicts_command(args.out.resolve(), args.run, args.json)
         if args.command == "validate":
+            if args.across_runs:
+                return across_runs.across_runs_command(args.out.resolve())
             if args.draws < 1:
                 root.error(f"--draws must be at least 1, got {args.draws}")
             return validating.validate_command(args.out.resolve(), args.draws, args.seed)
