@@ -1,11 +1,11 @@
 """`python -m harness validate --across-runs`: whether the picks one run certifies alone hold across runs.
 
-For each machine class with at least LEAST_RUNS complete default runs, each run is rendered alone (its own
-results directory, as a team's first run would be) and the class's other runs pooled (harness.analysis.saved
-writes the analysis their report made). Each default row the run answered alone and trusted, whose pick is a
-label of one comparison, is held against the others: the pick's pooled ratio to the reference over the best
-label's. The selection rule claims its pick is the fastest or within 5% of it with 95% confidence; across runs it
-should hold about as often.
+For each machine class with at least LEAST_RUNS complete default runs of the servers' code its newest one ran,
+each run is rendered alone (its own results directory, as a team's first run would be) and the class's other runs
+pooled (harness.analysis.saved writes the analysis their report made). Each default row the run answered alone and
+trusted, whose pick is a label of one comparison, is held against the others: the pick's pooled ratio to the
+reference over the best label's. The selection rule claims its pick is the fastest or within 5% of it with 95%
+confidence; across runs it should hold about as often.
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.analysis.saved import FOLDER
+from harness.paths import ROOT
 from harness.render.decisions import Row
 from harness.render.markdown import render_report
+from harness.results.code import run_code
 from harness.results.files import read_json
 from harness.results.records import all_runs, is_aside, machine_of, studies_in
 from harness.studies import DEFAULT_STUDIES
@@ -46,14 +48,15 @@ class Held:
 
 
 def default_runs(out_dir: Path) -> dict[str, list[Path]]:
-    """The complete default runs (not aside, not a shard), by machine class, oldest first."""
-    found: dict[str, list[Path]] = {}
+    """The complete default runs (not aside, not a shard) of each machine class that ran the servers' code its
+    newest such run did, oldest first: the runs that pool with each other (harness.analysis.evidence)."""
+    found: dict[str, list[tuple[Path, str]]] = {}
     for run in all_runs(out_dir):
         meta = read_json(run / "run.json")
         whole = meta.get("status") == "complete" and not meta.get("shard") and not is_aside(meta)
         if whole and set(studies_in(meta)) & set(DEFAULT_STUDIES):
-            found.setdefault(machine_of(meta), []).append(run)
-    return found
+            found.setdefault(machine_of(meta), []).append((run, run_code(meta, ROOT)))
+    return {name: [run for run, code in runs if code == runs[-1][1]] for name, runs in found.items()}
 
 
 def placed(folder: Path, runs: Sequence[Path]) -> Path:
