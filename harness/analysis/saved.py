@@ -1,6 +1,7 @@
 """A run's analysis written down beside its report: every comparison a report read of the run, with each label's
 ratio to the reference, its intervals (plain, moderated and pooled over runs) and verdicts, as numbers. The pages
-are rendered from the same analysis, so a figure on them can be checked against this file; nothing reads it back."""
+are rendered from the same analysis, so a figure on them can be checked against this file (`harness validate
+--across-runs` reads the pooled ratios back)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ FOLDER = "analysis"  # under the results directory: analysis/<run id>.json
 
 
 def comparison_json(judged: Judged) -> dict[str, Any]:
-    """One comparison as analysed: its workload, reference, blocks and the runs it pools, and every outcome."""
+    """One comparison as analysed: its workload, reference and blocks, and every outcome (each with the runs it
+    pools)."""
     return {
         "workload": judged.record.workload,
         "reference": judged.record.reference,
