@@ -23,7 +23,7 @@ from harness.render.decisions import Row
 from harness.render.markdown import render_report
 from harness.results.code import run_code
 from harness.results.files import read_json
-from harness.results.records import all_runs, is_aside, machine_of, studies_in
+from harness.results.records import all_runs, read_meta
 from harness.studies import DEFAULT_STUDIES
 
 LEAST_RUNS = 3  # a class is held across runs from this many default runs on
@@ -52,10 +52,9 @@ def default_runs(out_dir: Path) -> dict[str, list[Path]]:
     newest such run did, oldest first: the runs that pool with each other (harness.analysis.evidence)."""
     found: dict[str, list[tuple[Path, str]]] = {}
     for run in all_runs(out_dir):
-        meta = read_json(run / "run.json")
-        whole = meta.get("status") == "complete" and not meta.get("shard") and not is_aside(meta)
-        if whole and set(studies_in(meta)) & set(DEFAULT_STUDIES):
-            found.setdefault(machine_of(meta), []).append((run, run_code(meta, ROOT)))
+        meta = read_meta(run)
+        if meta.whole and set(meta.studies) & set(DEFAULT_STUDIES):
+            found.setdefault(meta.cpu_class, []).append((run, run_code(meta, ROOT)))
     return {name: [run for run, code in runs if code == runs[-1][1]] for name, runs in found.items()}
 
 

@@ -22,8 +22,7 @@ from harness.method.validation import (
 )
 from harness.results.calibration import NAME as CALIBRATION
 from harness.results.calibration import write_calibration
-from harness.results.files import read_json
-from harness.results.records import all_runs, machine_of
+from harness.results.records import all_runs, read_meta
 
 
 def validate_command(out_dir: Path, draws: int, seed: int) -> int:
@@ -36,7 +35,7 @@ def validate_command(out_dir: Path, draws: int, seed: int) -> int:
         raise FileNotFoundError(f"no run under {out_dir / 'runs'} has a comparison of {LEAST_BLOCKS} blocks or more")
     classes: dict[str, list[str]] = {}
     for name in runs:
-        classes.setdefault(machine_of(read_json(out_dir / "runs" / name / "run.json")), []).append(name)
+        classes.setdefault(read_meta(out_dir / "runs" / name).cpu_class, []).append(name)
     drawn_from = {**classes, ALL_CLASSES: list(runs)}
     found = Calibration(
         {

@@ -14,13 +14,14 @@ from harness.render.decisions import closing
 from harness.results.histogram import encode_latencies
 from harness.results.load import HISTOGRAM_KEY, LoadReport
 from harness.results.records import CellRecord, CellResult, Repeat, ResourceUsage, load_study
+from harness.results.run_meta import RunMeta
 from harness.run.drivers.ghz import ghz_open_loop_argv
 from harness.studies import DEFAULT_STUDIES, plan, study
 from harness.studies.capacity import DECIDING, JITTER, PRECISION, WORKERS, held, kept_up, settled
 from harness.studies.capacity.cells import CapacityCell, by_scenario
 from harness.studies.capacity.plan import REPEAT_FACTOR, agreed, open_loop_cell, rate_search, step_calls
 from harness.studies.capacity.report import MEASURE, SETTINGS
-from tests.runs import make_searched_run
+from tests.runs import make_searched_run, meta
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -176,7 +177,7 @@ def _capacity_cell(
     record = CellRecord("hello", "stack", WORKERS, "ok", repeats=[passing, knee, low])
     reports = [report(offered[1], 0.002, 1000), report(offered[2], 0.050, 1000), report(offered[0], alone, 1000)]
     result = CellResult(record, [LoadReport.from_json(each) for each in reports])
-    return CapacityCell(result, {"pinning": {"server_cpus": [1]}}, SETTINGS, slots)
+    return CapacityCell(result, RunMeta.from_json(meta("r", "cpu")), SETTINGS, slots)
 
 
 def test_the_reason_names_thread_hand_offs_when_the_core_is_saturated() -> None:

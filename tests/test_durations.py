@@ -4,19 +4,35 @@ from pathlib import Path
 
 from harness.render.durations import BENCH, durations, how_long
 from harness.render.table import Table
+from harness.results.run_context import Environment, Pinning
+from harness.results.run_meta import RunMeta, StudyEntry, Thresholds
 
 DEFAULT = ("stacks", "streaming")
 COMMANDS = {"wire": "python -m harness run-all --study wire"}
 
 
-def meta(minutes: float, *studies: str, budget: float = 1680.0, **more: object) -> dict[str, object]:
-    return {
-        "status": "complete",
-        "wall_seconds": minutes * 60,
-        "budget_seconds": budget,
-        "studies": {name: {} for name in studies},
-        **more,
-    }
+def meta(
+    minutes: float,
+    *studies: str,
+    budget: float = 1680.0,
+    status: str = "complete",
+    aside: bool = False,
+    shard: int = -1,
+) -> RunMeta:
+    return RunMeta(
+        "run",
+        "",
+        Environment("Test CPU", 2),
+        {},
+        Pinning([1], [0]),
+        Thresholds(),
+        {name: StudyEntry("", True, {}, {}) for name in studies},
+        status=status,
+        wall_seconds=minutes * 60,
+        budget_seconds=budget,
+        aside=aside,
+        shard={} if shard < 0 else {"index": shard},
+    )
 
 
 def test_bench_is_the_runs_of_every_default_study_at_the_newest_budget() -> None:
@@ -26,7 +42,7 @@ def test_bench_is_the_runs_of_every_default_study_at_the_newest_budget() -> None
         Path("c"): meta(27.9, *DEFAULT),
         Path("d"): meta(40.0, *DEFAULT),
         Path("e"): meta(3.0, *DEFAULT, aside=True),  # aside: a few comparisons, not the command
-        Path("f"): meta(9.0, *DEFAULT, shard={"index": 0}),  # one shard of a fleet's run
+        Path("f"): meta(9.0, *DEFAULT, shard=0),  # one shard of a fleet's run
         Path("g"): meta(30.0, "wire"),
         Path("h"): meta(50.0, "wire", status="failed"),
         Path("i"): meta(5.0, "stacks"),  # a default study alone: not `make bench`

@@ -16,11 +16,12 @@ from harness.method.pooling import Estimate
 from harness.method.rounds import Race, Rounds
 from harness.method.verdicts import BLOCKS, HELD, Method
 from harness.results.files import read_json, write_json_atomic
-from harness.results.records import load_study
+from harness.results.records import load_study, read_meta
+from harness.results.run_meta import RunMeta
 from harness.run.runner import seeded_text
 from harness.studies import study
 from harness.studies.stacks.brief import STREAM_QUESTION
-from tests.runs import make_brief_run
+from tests.runs import make_brief_run, meta
 
 HOW = (BLOCKS, "process", "ghz")
 
@@ -33,10 +34,10 @@ def planned(workload: str = "hello/c50") -> Planned:
 def test_a_run_is_seeded_by_the_earlier_runs_of_its_machine_class_that_ran_its_code(tmp_path: Path) -> None:
     first = make_brief_run(tmp_path, "20260107T000000Z", "2026-01-07")
     second = make_brief_run(tmp_path, "20260108T000000Z", "2026-01-08")
-    meta = read_json(first / "run.json")
+    meta = read_meta(first)
     how = method_of(Method(), "ghz")  # how the brief runs measured their comparisons
     here = tmp_path / "runs" / "20260109T000000Z"  # a run about to start, with the same code
-    meta = {**meta, "run_id": here.name, "date": "2026-01-09T00:00:00"}
+    meta = replace(meta, run_id=here.name, date="2026-01-09T00:00:00")
     assert [path.name for path in earlier_runs(here, meta)] == [second.name, first.name]
     found = seeds(here, meta, [Planned(**{**planned().__dict__, "how": how})])["stacks/hello/c50"]
     assert len(found.readings) == 2 and found.codes["sync-w1"] == "sync-code"
@@ -45,7 +46,7 @@ def test_a_run_is_seeded_by_the_earlier_runs_of_its_machine_class_that_ran_its_c
     assert found.tau_freedom >= 1  # the scenario's rows ran in two earlier runs
     other_how = seeds(here, meta, [Planned(**{**planned().__dict__, "how": (BLOCKS, HELD, "loadgen")})])
     assert other_how["stacks/hello/c50"].readings == ()  # measured another way: nothing to pool with
-    changed = {**meta, "environment": {**meta["environment"], "module_codes": {"servers.sync": "new-code"}}}
+    changed = replace(meta, environment=replace(meta.environment, module_codes={"servers.sync": "new-code"}))
     fresh = seeds(here, changed, [Planned(**{**planned().__dict__, "how": how})])["stacks/hello/c50"]
     assert fresh.earlier("sync-w1", "sync-w10") == []  # its code changed: the row starts afresh
 
@@ -88,7 +89,7 @@ def test_an_earlier_run_on_another_machine_class_or_made_later_does_not_seed(tmp
     write_json_atomic(first / "run.json", data)
     later = make_brief_run(tmp_path, "20260110T000000Z", "2026-01-10")
     here = tmp_path / "runs" / "20260109T000000Z"
-    meta = {**read_json(later / "run.json"), "run_id": here.name}
+    meta = replace(read_meta(later), run_id=here.name)
     assert earlier_runs(here, meta) == []
 
 
@@ -109,8 +110,8 @@ def test_a_run_made_aside_after_a_run_pools_into_that_run_s_rows(tmp_path: Path)
     first = make_brief_run(tmp_path, "20260107T000000Z", "2026-01-07")
     aside = make_brief_run(tmp_path, "20260108T000000Z", "2026-01-08")
     write_json_atomic(aside / "run.json", read_json(aside / "run.json") | {"aside": True})
-    assert [path.name for path in pooled_with(first, read_json(first / "run.json"))] == [aside.name]
-    assert pooled_with(aside, read_json(aside / "run.json")) == [first]  # an aside pools with the runs before it
+    assert [path.name for path in pooled_with(first, read_meta(first))] == [aside.name]
+    assert pooled_with(aside, read_meta(aside)) == [first]  # an aside pools with the runs before it
     rows = study("stacks").decisions([load_study(first, "stacks")])
     row = next(each for each in rows if each.workload == "s3-unary/c50/grpclib-uvloop")
     assert (row.runs, row.days) == (2, 2)
@@ -121,12 +122,13 @@ def test_who_ran_a_comparison_s_windows_is_its_record_s_or_for_older_runs_its_re
     the one its stored reports show (ghz writes an end reason, loadgen, held or not, does not)."""
     run = make_brief_run(tmp_path, "20260107T000000Z", "2026-01-07")
     (read, *_) = read_comparisons(load_study(run, "stacks"))
-    wire = {"studies": {"stacks": {"matrix": {"driver": "loadgen"}}}}
+    plain = RunMeta.from_json(meta("r", "cpu"))
+    wire = replace(plain, studies={"stacks": replace(plain.studies["stacks"], matrix={"driver": "loadgen"})})
     assert read.record.driver == "" and read.window_driver == "ghz" and driver_of(read, wire, "stacks") == "ghz"
     said = replace(read, record=replace(read.record, driver="loadgen"))
-    assert driver_of(said, {}, "stacks") == "loadgen"
+    assert driver_of(said, plain, "stacks") == "loadgen"
     unknown = replace(read, window_driver="")  # no report stored: the study's driver
-    assert driver_of(unknown, wire, "stacks") == "loadgen" and driver_of(unknown, {}, "stacks") == "ghz"
+    assert driver_of(unknown, wire, "stacks") == "loadgen" and driver_of(unknown, plain, "stacks") == "ghz"
     for report in (run / "stacks" / "cells").rglob("*.json"):  # as a held loadgen writes them
         found = read_json(report)
         if found.pop("endReason", None):

@@ -3,7 +3,7 @@ stolen share, the speed index and how a title tells them."""
 
 from __future__ import annotations
 
-from harness.results.machines import machine_class, speed_text
+from harness.results.machines import Fingerprint, Machine, Speed
 from harness.run.machine import cpuinfo, fingerprint, speed, steal_share, steal_ticks
 
 CPUINFO = """processor\t: 0
@@ -27,11 +27,11 @@ def test_cpuinfo_reads_the_first_processor_and_the_class_names_cpu_and_cores() -
         "17",
         "1",
     )
-    raw = {"vendor": "AuthenticAMD", "family": "25", "model": "17", "stepping": "1", "cores_seen": 2}
-    assert machine_class(raw) == "AuthenticAMD 25/17/1, 2 cores"
-    assert machine_class({}) == ""
+    raw = Fingerprint("AuthenticAMD", "25", "17", "1", cores_seen=2)
+    assert raw.machine_class == "AuthenticAMD 25/17/1, 2 cores"
     here = fingerprint()
     assert set(here) >= {"vendor", "microcode", "cache", "flags", "kernel", "clocksource", "cores_seen"}
+    assert Fingerprint(**here).to_json() == here  # read back by the type that names its fields
 
 
 def test_the_stolen_share_is_steal_over_all_ticks_between_two_readings() -> None:
@@ -45,5 +45,5 @@ def test_the_stolen_share_is_steal_over_all_ticks_between_two_readings() -> None
 def test_the_speed_index_times_both_loops_and_reads_as_a_phrase() -> None:
     found = speed()
     assert found["python_seconds"] > 0 and found["native_seconds"] > 0
-    said = speed_text({"start": {"python_seconds": 0.3, "native_seconds": 0.1}})
+    said = Machine(Fingerprint("AuthenticAMD", "25", "17", "1"), {"start": Speed(0.3, 0.1)}).speed_text
     assert said == "Python loop 0.30 s, native 0.10 s (start)"

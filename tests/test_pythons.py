@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import grpc
@@ -20,6 +21,8 @@ from harness.plan.pythons import Prepared
 from harness.plan.servers import server_variant
 from harness.render.table import markdown
 from harness.results.records import StudyRun, load_study
+from harness.results.run_context import InterpreterRecord
+from harness.results.run_meta import RunMeta
 from harness.run.backends import Backends
 from harness.run.blocks import window_cpus
 from harness.run.drivers.loadgen import loadgen_argv
@@ -29,7 +32,7 @@ from harness.studies.interpreters import CORES_LEVEL, LEVEL, REFERENCE
 from harness.studies.interpreters.plan import comparisons
 from harness.studies.interpreters.report import SPREAD_QUESTION, free_threaded, interpreters_table
 from protos.bench.v1 import bench_pb2, bench_pb2_grpc
-from tests.runs import make_interpreters_run
+from tests.runs import make_interpreters_run, meta
 
 
 def _prepared(name: str, *, unavailable: dict[str, str] | None = None, gil: bool = True) -> Prepared:
@@ -158,7 +161,8 @@ def test_the_free_threaded_outcome_names_its_evidence(tmp_path: Path) -> None:
         "compiled_here": ["grpcio"],
         "unavailable": {"servers.connect": "ImportError: no pyvoy"},
     }
-    run = StudyRun("interpreters", tmp_path, {"interpreters": {"3.11": {"version": "3.11.7"}, "3.14t": about}}, [])
+    prepared = {"3.11": InterpreterRecord(version="3.11.7"), "3.14t": InterpreterRecord.from_json(about)}
+    run = StudyRun("interpreters", tmp_path, replace(RunMeta.from_json(meta("r", "cpu")), interpreters=prepared), [])
     said = free_threaded(run)
     assert said.startswith("Under 3.14t (3.14.7), the GIL stayed off once sync, rest had imported their stack")
     assert "it came back on importing async" in said and "connect could not run" in said

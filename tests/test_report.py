@@ -15,7 +15,7 @@ from harness.analysis.judging import ANALYSED, judged_comparisons
 from harness.render.markdown import write_report
 from harness.render.summaries import CellSummary
 from harness.results.files import read_json, write_json_atomic
-from harness.results.records import load_study, machine_of
+from harness.results.records import load_study, read_meta
 from harness.studies import STUDIES
 from tests.runs import make_brief_run, make_legacy_run, make_run
 
@@ -78,7 +78,7 @@ def test_a_study_decides_from_its_newest_run_and_another_machine_class_on_reques
     assert "other machine types: [`20260108T000000Z`](../runs/20260108T000000Z) (Test CPU B)" in text
     told = (tmp_path / "findings.json").read_text()
     assert '"run": "20260109T000000Z"' in told and '"run": "20260108T000000Z"' not in told
-    machine = machine_of(read_json(tmp_path / "runs" / "20260108T000000Z" / "run.json"))
+    machine = read_meta(tmp_path / "runs" / "20260108T000000Z").cpu_class
     write_report(tmp_path, machine=machine)
     text = (tmp_path / "stacks" / "README.md").read_text()
     assert "the run it decides from, `20260108T000000Z`" in text
@@ -162,4 +162,4 @@ def test_a_legacy_run_is_read_as_the_stacks_study(tmp_path: Path) -> None:
     assert summary.latencies is None
     assert summary.percentile(50) == pytest.approx(0.016450297)  # ghz's own median, one run
     assert summary.percentile(99) is None  # 40 calls: too few for p99
-    assert run.info["default_matrix"] is True
+    assert run.entry.default_matrix is True

@@ -22,7 +22,7 @@ from harness.render.findings import machine_classes
 from harness.render.markdown import write_report
 from harness.render.summaries import rate
 from harness.render.views import comparison_id
-from harness.results.records import all_runs
+from harness.results.records import all_runs, read_meta
 from tests.runs import (
     make_brief_run,
     make_capacity_run,
@@ -347,7 +347,7 @@ def test_the_committed_report_ranks_the_stacks_for_s3_to_mongodb_over_tls_and_st
     assert ranked.count() >= 4
     intervals = [ranked.nth(index).locator("td").nth(2).inner_text() for index in range(1, ranked.count())]
     assert all(re.search(r"\[[\d.]+, [\d.]+\]", each) for each in intervals), intervals
-    metas = [json.loads((run / "run.json").read_text()) for run in all_runs(ROOT / "results")]
+    metas = [read_meta(run) for run in all_runs(ROOT / "results")]
     offered = page.locator("#f-machine option").all_inner_texts()[1:]  # after "all"
     assert set(offered) <= set(machine_classes(metas).values()) and len(set(offered)) == len(offered)
     assert page.locator("#soak").count() == 1

@@ -8,13 +8,14 @@ import shutil
 import subprocess
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from harness.paths import ROOT
 from harness.results.archive import pack, unpack
-from harness.results.files import write_json_atomic
+from harness.results.files import read_json, write_json_atomic
 from harness.results.records import (
-    DIRTY,
     CellRecord,
     Repeat,
     ResourceUsage,
@@ -22,14 +23,14 @@ from harness.results.records import (
     load_cells,
     resolve_run,
     save_cell,
-    studies_in,
-    study_dir,
 )
+from harness.results.run_context import DIRTY
+from harness.results.run_meta import RunMeta
 from harness.run import provenance
 from harness.run.backends import Backends
 from harness.run.provenance import environment
 from scenarios.config import BackendConfig
-from tests.runs import ghz_report
+from tests.runs import ghz_report, meta
 
 
 def test_atomic_write_leaves_the_old_file_whole_on_failure(tmp_path: Path) -> None:
@@ -78,10 +79,40 @@ def test_a_repeat_from_before_driver_cpu_was_measured_reads() -> None:
     assert (old.report_file, old.driver_cpu_seconds) == ("cells/a-r1.json", None)
 
 
-def test_study_dir_of_a_legacy_run_is_the_run_itself(tmp_path: Path) -> None:
-    assert study_dir(tmp_path, {"schema": 1}, "stacks") == tmp_path
-    assert study_dir(tmp_path, {"studies": {"stacks": {}}}, "stacks") == tmp_path / "stacks"
-    assert studies_in({"schema": 1}) == ["stacks"]
+def test_a_legacy_run_holds_one_study_whose_folder_is_the_run_itself(tmp_path: Path) -> None:
+    raw = meta("r", "cpu")
+    legacy = {**raw, "schema": 1, "matrix": raw["studies"]["stacks"]["matrix"], "targets": {}}
+    del legacy["studies"]
+    old, new = RunMeta.from_json(legacy), RunMeta.from_json(raw)
+    assert list(old.studies) == ["stacks"] and old.studies["stacks"].matrix == new.studies["stacks"].matrix
+    assert old.study_dir(tmp_path, "stacks") == tmp_path
+    assert new.study_dir(tmp_path, "stacks") == tmp_path / "stacks"
+
+
+def test_every_committed_run_reads_back_typed_and_keeps_each_recorded_field() -> None:
+    """RunMeta.from_json over every committed run, then to_json: each field a run of schema 2 or 3 recorded is
+    written back as it was (a field it did not record may be added, at its default)."""
+
+    def lost(raw: Any, written: Any, where: str) -> list[str]:
+        if not isinstance(raw, dict):
+            return [] if raw == written else [f"{where}: {raw!r} became {written!r}"]
+        if not isinstance(written, dict):
+            return [f"{where}: {raw!r} became {written!r}"]
+        return [
+            found
+            for key, value in raw.items()
+            if value is not None or written.get(key) is not None
+            for found in (lost(value, written[key], f"{where}/{key}") if key in written else [f"{where}/{key} lost"])
+        ]
+
+    runs = all_runs(ROOT / "results")
+    assert runs
+    for run in runs:
+        raw = read_json(run / "run.json")
+        meta_read = RunMeta.from_json(raw)
+        assert meta_read.run_id == run.name and meta_read.studies
+        if raw["schema"] >= 2:
+            assert lost(raw, meta_read.to_json(), run.name) == []
 
 
 def test_a_run_is_found_by_id_or_directory(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
 from harness.render.summaries import spread
 from harness.results.records import StudyRun
-from harness.results.run_meta import Target
+from harness.results.run_meta import RunMeta, Target
 from harness.run.runner import run_method
 from harness.studies.choosing import chosen_studies
 from harness.studies.stacks.targets import targets
@@ -44,7 +44,7 @@ def test_spread_is_the_farthest_run_from_the_median() -> None:
 
 
 def test_targets_with_nothing_run() -> None:
-    empty = StudyRun("stacks", Path("run"), meta("r", "cpu"), [])
+    empty = StudyRun("stacks", Path("run"), RunMeta.from_json(meta("r", "cpu")), [])
     measured = targets(empty, wall_seconds=1300.0, full_matrix=True)
     assert measured["wall_time"] == Target(False, {"target_seconds": 900, "measured_seconds": 1300.0, "applies": True})
     assert measured["zero_non_ok"].met and measured["zero_non_ok"].gate

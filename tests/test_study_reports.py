@@ -29,7 +29,7 @@ from harness.render.table import TABLES, markdown, markdown_lines
 from harness.results.calibration import NAME as CALIBRATION
 from harness.results.calibration import load_calibration, write_calibration
 from harness.results.files import read_json, write_json_atomic
-from harness.results.records import CellRecord, load_study, machine_of
+from harness.results.records import CellRecord, load_study, read_meta
 from harness.results.run_meta import RunMeta, StudyEntry, Thresholds
 from harness.run.cells import finished_entry
 from harness.run.runner import failed_gates
@@ -97,7 +97,7 @@ def test_an_answer_names_failed_cells_and_calls_that_were_not_ok(tmp_path: Path)
 
 def test_a_run_from_uncommitted_code_says_so_in_titles_and_answer(tmp_path: Path) -> None:
     run = load_study(make_protocols_run(tmp_path), "protocols")
-    dirty = replace(run, meta={**run.meta, "environment": {**run.meta["environment"], "git_commit": "abc123+dirty"}})
+    dirty = replace(run, meta=replace(run.meta, environment=replace(run.meta.environment, git_commit="abc123+dirty")))
     assert dirty.title.endswith("; **made from uncommitted changes** to `abc123`")
     assert "Run `20260104T000000Z` was **made from uncommitted changes** to `abc123`" in answer(
         study("protocols"), [dirty]
@@ -109,9 +109,9 @@ def finished(name: str, run_dir: Path) -> RunMeta:
     """The run's metadata as run-all finishes it: each study's entry with its targets, gates included."""
     run = load_study(run_dir, name)
     chosen = chosen_of(study(name), plan(name), [])
-    entry = StudyEntry(run.meta["studies"][name]["question"], False, run.matrix, run.settings)
+    entry = StudyEntry(run.entry.question, False, run.matrix, run.settings)
     done = finished_entry(chosen, entry, run, "complete", 60.0)
-    return RunMeta(run.run_id, "today", run.meta["environment"], {}, run.meta["pinning"], Thresholds(), {name: done})
+    return RunMeta(run.run_id, "today", run.meta.environment, {}, run.meta.pinning, Thresholds(), {name: done})
 
 
 def test_a_failed_cell_in_a_study_other_than_stacks_fails_the_run(tmp_path: Path) -> None:
@@ -444,7 +444,7 @@ def test_a_run_of_the_brief_s_matrix_tells_its_levels_and_decides_the_brief_s_qu
 
 def test_a_row_is_trusted_on_the_blocks_validation_holds_at_on_its_machine_class(tmp_path: Path) -> None:
     run_dir = make_brief_run(tmp_path)
-    machine = machine_of(read_json(run_dir / "run.json"))
+    machine = read_meta(run_dir).cpu_class
 
     def held(blocks: int, good: float) -> Held:
         return Held(blocks, 0.95, 0.95, good, 1000, 200, 100, LEAST_CLASS_RUNS)

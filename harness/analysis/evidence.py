@@ -14,7 +14,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from harness.analysis.read_back import Read, block_costs, read_comparisons, run_priors
 from harness.method.moderation import NO_PRIOR, Prior
@@ -23,8 +22,8 @@ from harness.method.verdicts import Method, paired_ratios
 from harness.paths import ROOT  # the checkout, whose history tells a run's code
 from harness.results.archive import run_files
 from harness.results.code import label_code
-from harness.results.files import read_json
-from harness.results.records import is_aside, load_study, machine_of, studies_in
+from harness.results.records import load_study, read_meta
+from harness.results.run_meta import RunMeta
 
 
 @dataclass(frozen=True)
@@ -98,26 +97,27 @@ def method_of(method: Method, driver: str) -> tuple[str, ...]:
     return (method.design, method.slicer, driver)
 
 
-def driver_of(read: Read, meta: Mapping[str, Any], study: str) -> str:
+def driver_of(read: Read, meta: RunMeta, study: str) -> str:
     """Who ran a comparison's windows: as its record says; in a record from before records said, as its first
     window's report tells (`readings.window_driver`), else the study's driver."""
     if read.record.driver:
         return read.record.driver
-    studied = str(meta.get("studies", {}).get(study, {}).get("matrix", {}).get("driver") or "ghz")
+    entry = meta.studies.get(study)
+    studied = str((entry.matrix.get("driver") if entry else None) or "ghz")
     return read.window_driver or studied
 
 
-def reading_of(study: str, read: Read, meta: Mapping[str, Any], prior: Prior, root: Path) -> Reading:
+def reading_of(study: str, read: Read, meta: RunMeta, prior: Prior, root: Path) -> Reading:
     """A comparison of a run as a reading: each label's code from its cell's server."""
     codes = {label: label_code(meta, cell.record.server, root) for label, cell in read.cells.items()}
     if read.record.control:
         codes[read.record.control] = codes.get(read.record.reference, "")
-    day = str(meta.get("date", ""))[:10]
+    day = meta.date[:10]
     costs = {
         label: {block: 1 / cost for block, cost in block_costs(read.record, read.cells, label).items()}
         for label in read.rates
     }
-    return Reading(str(meta["run_id"]), day, read.rates, prior, codes, costs)
+    return Reading(meta.run_id, day, read.rates, prior, codes, costs)
 
 
 # A run's comparisons as readings, each with how it was measured (`method_of`), by (study, workload).
@@ -130,10 +130,10 @@ def _run_readings(
 ) -> dict[tuple[str, str], tuple[Reading, tuple[str, ...]]]:
     """A finished run's comparisons as readings, with how each was measured, by (study, workload); remembered
     while its files stand as they are (`stamp`)."""
-    meta = read_json(run_dir / "run.json")
+    meta = read_meta(run_dir)
     priors = run_priors(run_dir, meta)
     found = {}
-    for study in studies_in(meta):
+    for study in meta.studies:
         for read in read_comparisons(load_study(run_dir, study)):
             key = (study, read.record.workload)
             reading = reading_of(study, read, meta, priors.get(key, NO_PRIOR), root)
@@ -153,30 +153,30 @@ def run_readings(run_dir: Path, root: Path = ROOT) -> Readings:
     return _run_readings(run_dir, stamp_of(run_dir), root)
 
 
-def earlier_runs(run_dir: Path, meta: Mapping[str, Any]) -> list[Path]:
+def earlier_runs(run_dir: Path, meta: RunMeta) -> list[Path]:
     """The runs beside this one, made before it on the same machine class, newest first."""
-    here = machine_of(meta)
+    here = meta.cpu_class
     found = []
     for other in reversed(run_files(run_dir.parent)):
         if other.parent.name >= run_dir.name:
             continue
-        if machine_of(read_json(other)) == here:
+        if read_meta(other.parent).cpu_class == here:
             found.append(other.parent)
     return found
 
 
-def pooled_with(run_dir: Path, meta: Mapping[str, Any]) -> list[Path]:
+def pooled_with(run_dir: Path, meta: RunMeta) -> list[Path]:
     """The runs a run's rows pool with when its report is told: the earlier runs of its machine class, and, where it
     decides rows (not made --aside itself), the runs made --aside after it on that class, newest first: a question
     closed by a run aside closes the row of the run before it, not only of the next."""
-    here, deciding = machine_of(meta), not is_aside(dict(meta))
+    here, deciding = meta.cpu_class, not meta.aside
     found = []
     for other in reversed(run_files(run_dir.parent)):
         name = other.parent.name
-        theirs = read_json(other)
-        if name == run_dir.name or machine_of(theirs) != here:
+        theirs = read_meta(other.parent)
+        if name == run_dir.name or theirs.cpu_class != here:
             continue
-        if name < run_dir.name or (deciding and is_aside(theirs)):
+        if name < run_dir.name or (deciding and theirs.aside):
             found.append(other.parent)
     return found
 
@@ -185,7 +185,7 @@ def pools(
     study: str,
     reads: Sequence[Read],
     run_dir: Path,
-    meta: Mapping[str, Any],
+    meta: RunMeta,
     priors: Mapping[tuple[str, str], Prior],
     root: Path = ROOT,
 ) -> dict[str, Pool]:
@@ -263,7 +263,7 @@ class Planned:
     servers: Mapping[str, str]
 
 
-def seeds(run_dir: Path, meta: Mapping[str, Any], planned: Sequence[Planned], root: Path = ROOT) -> dict[str, Seed]:
+def seeds(run_dir: Path, meta: RunMeta, planned: Sequence[Planned], root: Path = ROOT) -> dict[str, Seed]:
     """What the earlier runs of this run's machine class tell each planned comparison (by study/workload): their
     readings of it measured the same way, this run's code for each label, and each scenario's between-run variance
     from the rows two earlier runs or more read with this run's code."""

@@ -20,7 +20,6 @@ from harness.method.pooling import Combined
 from harness.method.selection import Difference, Selection, difference_of, select
 from harness.method.verdicts import BLOCKS, Interval, Outcome, interval, judge, paired_ratios, verdict
 from harness.results.calibration import load_calibration
-from harness.results.files import read_json
 from harness.results.histogram import Latencies
 from harness.results.load import LoadReport
 from harness.results.records import (
@@ -28,8 +27,7 @@ from harness.results.records import (
     Repeat,
     StudyRun,
     load_study,
-    machine_of,
-    studies_in,
+    read_meta,
 )
 
 
@@ -206,7 +204,7 @@ def judged_comparisons(run: StudyRun) -> list[Judged]:
         run.study,
         run.run_dir,
         stamp_of(run.run_dir),
-        json.dumps(run.meta, sort_keys=True, default=str),
+        json.dumps(run.meta.to_json(), sort_keys=True, default=str),
         tuple(cell.record.key for cell in run.cells),
     )
     if key not in _ANALYSES:
@@ -218,12 +216,12 @@ def judged_comparisons(run: StudyRun) -> list[Judged]:
 def analysed(run: StudyRun) -> list[Judged]:
     """The run's comparisons judged: each with its moderated intervals, pooled with the earlier runs it pools with,
     and what it costs; read `judged_comparisons`, which makes this once a run."""
-    studied = run.study in studies_in(run.meta)
+    studied = run.study in run.meta.studies
     priors = run_priors(run.run_dir, run.meta) if studied else {}
     reads = read_comparisons(run)
     found_pools = pools(run.study, reads, run.run_dir, run.meta, priors) if studied else {}
     by_cost = cost_pools(found_pools, reads)
-    least = load_calibration(run.run_dir.parents[1]).least_trusted(machine_of(run.meta))
+    least = load_calibration(run.run_dir.parents[1]).least_trusted(run.meta.cpu_class)
     by_rate = rate_priors(run.study, reads)
     found = []
     for read in reads:
@@ -246,7 +244,7 @@ def analysed(run: StudyRun) -> list[Judged]:
                 pool,
                 cost_pool,
                 least,
-                float(run.meta.get("wall_seconds") or 0.0),
+                run.meta.wall_seconds,
                 by_rate.get(record.workload, {}),
             )
         )
@@ -298,10 +296,9 @@ def judged_by_workload(run: StudyRun) -> dict[str, Judged]:
 
 def run_verdicts(run_dir: Path) -> list[Outcome]:
     """Every outcome of every comparison in rounds that a run holds, study by study."""
-    meta = read_json(run_dir / "run.json")
     return [
         outcome
-        for name in studies_in(meta)
+        for name in read_meta(run_dir).studies
         for judged in judged_comparisons(load_study(run_dir, name))
         for outcome in judged.outcomes
     ]

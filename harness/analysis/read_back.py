@@ -9,7 +9,6 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.method.comparison_record import ComparisonRecord
 from harness.method.moderation import Prior, Row, row_groups, row_priors
@@ -25,9 +24,9 @@ from harness.results.records import (
     StudyRun,
     load_comparisons,
     load_study,
-    studies_in,
-    study_dir,
+    read_meta,
 )
+from harness.results.run_meta import RunMeta
 
 
 def workload_of(record: CellRecord) -> str:
@@ -90,7 +89,7 @@ class Read:
 def read_comparisons(run: StudyRun) -> list[Read]:
     """Every comparison the run made in rounds, with each window's OK rate read from the cells' reports."""
     found = []
-    folder = study_dir(run.run_dir, run.meta, run.study)
+    folder = run.folder
     for record in load_comparisons(folder):
         cells = labelled_cells(run, record)
         slices: Slices = {}
@@ -138,11 +137,11 @@ def rows_of(study: str, read: Read) -> dict[str, Row]:
     return found
 
 
-def run_priors(run_dir: Path, meta: Mapping[str, Any]) -> dict[tuple[str, str], Prior]:
+def run_priors(run_dir: Path, meta: RunMeta) -> dict[tuple[str, str], Prior]:
     """What every comparison of a run (study, workload) takes from the run's rows (harness.method.moderation)."""
     rows = {
         (study, read.record.workload, label): row
-        for study in studies_in(dict(meta))
+        for study in meta.studies
         for read in read_comparisons(load_study(run_dir, study))
         for label, row in rows_of(study, read).items()
     }
@@ -153,9 +152,8 @@ def many_blocks(run_dir: Path, least: int = LEAST_BLOCKS, by_cost: bool = False)
     """A run's comparisons whose reference ran at least `least` blocks, each label's log ratio to the reference by
     block: what harness.method.validation draws from. By cost, the ratio is of calls per server CPU second (the
     reference's CPU per call over the label's), as a row whose driver set the rates reads it."""
-    meta = read_json(run_dir / "run.json")
     found = []
-    for study in studies_in(meta):
+    for study in read_meta(run_dir).studies:
         for read in read_comparisons(load_study(run_dir, study)):
             figures = (
                 {label: block_costs(read.record, read.cells, label) for label in read.rates}

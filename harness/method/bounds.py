@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Any
 
 from harness.results.records import CellResult
 
@@ -71,15 +70,11 @@ class Bounds:
         return self.achieved / self.bound if math.isfinite(self.bound) and self.bound > 0 else 0.0
 
 
-def server_cpus(meta: dict[str, Any]) -> int:
-    """How many CPUs the server under test had in a run."""
-    return len(meta["pinning"]["server_cpus"]) or int(meta["environment"]["cpu_count"] or 1)
-
-
-def cell_bounds(result: CellResult, meta: dict[str, Any], slots: int | None) -> Bounds | None:
+def cell_bounds(result: CellResult, server_cpus: int, slots: int | None) -> Bounds | None:
     """A measured cell's bounds, from its files: None without a probe (calls alone) or measured runs.
 
-    slots: calls the server can serve at once (thread-pool workers), None for an event loop.
+    server_cpus: the CPUs the server under test had; slots: calls the server can serve at once (thread-pool
+    workers), None for an event loop.
     """
     if result.probe is None or not result.reports or result.record.status != "ok":
         return None
@@ -90,6 +85,6 @@ def cell_bounds(result: CellResult, meta: dict[str, Any], slots: int | None) -> 
     ]
     return Bounds(
         wait=wait_bound(result.record.concurrency, slots, result.probe.average),
-        cpu=cpu_bound(server_cpus(meta), statistics.median(per_call), 1) if per_call else math.inf,
+        cpu=cpu_bound(server_cpus, statistics.median(per_call), 1) if per_call else math.inf,
         achieved=statistics.median(report.ok_rps for report in result.reports),
     )

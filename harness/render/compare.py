@@ -19,14 +19,12 @@ from harness.method.pooling import change_between, typical_spread
 from harness.method.verdicts import FASTER, SLOWER, TIE, Interval, interval, paired_ratios, unpaired_interval, verdict
 from harness.render.summaries import CellSummary, ms, rate
 from harness.render.wording import ratio_text
-from harness.results.files import read_json
-from harness.results.records import load_study, studies_in
-from harness.results.run_meta import thresholds_of
+from harness.results.records import load_study, read_meta
 
 
 def _label(run: Path) -> tuple[str, str]:
-    meta = read_json(run / "run.json")
-    return str(meta["run_id"]), str(meta["environment"]["cpu_model"])
+    meta = read_meta(run)
+    return meta.run_id, meta.environment.cpu_model
 
 
 def _summaries(run: Path, study: str) -> dict[str, CellSummary]:
@@ -57,12 +55,9 @@ def compare_rows(run_a: Path, run_b: Path, studies: Sequence[str] | None = None)
     """Every cell the runs share (of `studies`, default all), as rows of HEAD, with the runs' ids and CPU models,
     the tie band, the count of each verdict and the geometric mean of B/A."""
     (id_a, cpu_a), (id_b, cpu_b) = _label(run_a), _label(run_b)
-    shared_studies = [
-        s
-        for s in studies_in(read_json(run_a / "run.json"))
-        if s in studies_in(read_json(run_b / "run.json")) and (studies is None or s in studies)
-    ]
-    tie = thresholds_of(read_json(run_b / "run.json")).tie
+    theirs = read_meta(run_b)
+    shared_studies = [s for s in read_meta(run_a).studies if s in theirs.studies and (studies is None or s in studies)]
+    tie = theirs.judged_by.tie
     rows: list[tuple[str, ...]] = []
     ratios = []
     for study in shared_studies:
@@ -122,7 +117,7 @@ def ratio_changes(run_a: Path, run_b: Path, studies: Sequence[str]) -> dict[str,
                 if len(ratios_a) >= 2 and len(ratios_b) >= 2:
                     pairs.append((f"{study}/{workload}", f"{label} × {reference}", ratios_a, ratios_b))
     tau = typical_spread([[a, b] for _, _, a, b in pairs])
-    tie = thresholds_of(read_json(run_b / "run.json")).tie
+    tie = read_meta(run_b).judged_by.tie
     rows = []
     for where, label, ratios_a, ratios_b in pairs:
         moved = change_between(ratios_a, ratios_b, tau)
@@ -170,7 +165,7 @@ def compare(run_a: Path, run_b: Path) -> str:
         f"{counts['slower']}, a tie in {counts['tie']}, unresolved in {counts['unresolved']}; geometric mean of "
         f"B/A OK calls/s: {found['mean']:.2f}"
     )
-    shared = [s for s in studies_in(read_json(run_a / "run.json")) if s in studies_in(read_json(run_b / "run.json"))]
+    shared = [s for s in read_meta(run_a).studies if s in read_meta(run_b).studies]
     moved = ratio_changes(run_a, run_b, shared)
     if moved["rows"]:
         lines += ["", "Ratios in blocks, each alternative over its reference paired by block: B's against A's"]

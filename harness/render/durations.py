@@ -8,9 +8,9 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.render.table import Block, Figure, Table
+from harness.results.run_meta import RunMeta
 
 BENCH = "make bench"
 
@@ -36,31 +36,22 @@ class Duration:
         return Figure(self.minutes, self.text, self.low, self.high, "min")
 
 
-def _studies(meta: Mapping[str, Any]) -> dict[str, Any]:
-    return dict(meta.get("studies") or {})
-
-
-def _timed(meta: Mapping[str, Any]) -> bool:
-    """A run that says how long its command took: complete, of the whole run (not a shard), not aside."""
-    return meta.get("status") == "complete" and not meta.get("shard") and not meta.get("aside")
-
-
 def durations(
-    metas: Mapping[Path, Mapping[str, Any]], default_studies: Sequence[str], commands: Mapping[str, str]
+    metas: Mapping[Path, RunMeta], default_studies: Sequence[str], commands: Mapping[str, str]
 ) -> dict[str, Duration]:
     """Per command, its minutes over the committed runs that ran it: `make bench` over the runs of every default
     study at the newest run's budget (an older budget is another command), and each other study's command over
     the runs of that study alone. commands: study -> the command that measures it alone."""
     taken: dict[str, list[float]] = {}
-    timed = [meta for meta in metas.values() if _timed(meta)]
-    bench = [meta for meta in timed if set(default_studies) <= _studies(meta).keys()]
+    timed = [meta for meta in metas.values() if meta.whole]
+    bench = [meta for meta in timed if set(default_studies) <= meta.studies.keys()]
     if bench:
-        budget = bench[-1].get("budget_seconds")
-        taken[BENCH] = [meta["wall_seconds"] / 60 for meta in bench if meta.get("budget_seconds") == budget]
+        budget = bench[-1].budget_seconds
+        taken[BENCH] = [meta.wall_seconds / 60 for meta in bench if meta.budget_seconds == budget]
     for meta in timed:
-        ran = _studies(meta)
+        ran = meta.studies
         if len(ran) == 1 and (study := next(iter(ran))) not in default_studies and study in commands:
-            taken.setdefault(commands[study], []).append(meta["wall_seconds"] / 60)
+            taken.setdefault(commands[study], []).append(meta.wall_seconds / 60)
     return {
         command: Duration(command, statistics.median(minutes), min(minutes), max(minutes), len(minutes))
         for command, minutes in taken.items()

@@ -23,17 +23,10 @@ from harness.render.soak import checks_text, load_line
 from harness.render.views import comparison_view
 from harness.results.code import run_code
 from harness.results.files import read_json
-from harness.results.records import (
-    DIRTY,
-    StudyRun,
-    comparison_files,
-    is_aside,
-    load_study,
-    machine_of,
-    studies_in,
-    study_dir,
-)
-from harness.results.run_meta import Thresholds
+from harness.results.records import StudyRun, comparison_files, load_study
+from harness.results.run_context import DIRTY
+from harness.results.run_meta import RunMeta, Thresholds
+from harness.results.soak_meta import read_soak_meta
 from harness.studies import StudyReport
 
 
@@ -105,30 +98,29 @@ def stack_choices(views: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, lis
     return found
 
 
-def provenance(meta: Mapping[str, Any]) -> dict[str, Any]:
+def provenance(meta: RunMeta) -> dict[str, Any]:
     """What a run was made from and on: commit and whether it was clean, machine, interpreter, every package and
     tool version, pinning, the method's values, budget and wall time."""
-    env = meta["environment"]
-    commit = str(env.get("git_commit", ""))
+    env = meta.environment
     return {
-        "run": meta["run_id"],
-        "date": meta.get("date", ""),
-        "commit": commit.removesuffix(DIRTY),
-        "clean": not commit.endswith(DIRTY),
-        "machine": f"{env['cpu_model']} ({env['cpu_count']} CPUs)",
-        "platform": env.get("platform", ""),
-        "python": env.get("python", ""),
-        "tools": env.get("tools", {}),
-        "packages": env.get("packages", {}),
-        "pinning": meta.get("pinning", {}),
-        "thresholds": meta.get("thresholds", {}),
-        "pilot": meta.get("pilot"),
-        "studies": studies_in(dict(meta)),
-        "budget_minutes": round(meta["budget_seconds"] / 60, 1) if meta.get("budget_seconds") else None,
-        "wall_minutes": round(meta.get("wall_seconds", 0) / 60, 1),
-        "status": meta.get("status", ""),
-        "class": machine_of(meta),
-        "speed": {when: found["python_seconds"] for when, found in meta.get("machine", {}).get("speed", {}).items()},
+        "run": meta.run_id,
+        "date": meta.date,
+        "commit": env.git_commit.removesuffix(DIRTY),
+        "clean": not env.git_commit.endswith(DIRTY),
+        "machine": f"{env.cpu_model} ({env.cpu_count} CPUs)",
+        "platform": env.platform,
+        "python": env.python,
+        "tools": env.tools,
+        "packages": env.packages,
+        "pinning": meta.pinning.to_json(),
+        "thresholds": meta.thresholds.to_json() if meta.thresholds else {},
+        "pilot": meta.pilot.to_json() if meta.pilot else None,
+        "studies": list(meta.studies),
+        "budget_minutes": round(meta.budget_seconds / 60, 1) if meta.budget_seconds else None,
+        "wall_minutes": round(meta.wall_seconds / 60, 1),
+        "status": meta.status,
+        "class": meta.cpu_class,
+        "speed": {when: found.python_seconds for when, found in meta.machine.speed.items()} if meta.machine else {},
     }
 
 
@@ -155,10 +147,10 @@ def differences(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str
     return said
 
 
-def side_by_side(runs: Mapping[Path, dict[str, Any]], study: str) -> dict[str, Any] | None:
+def side_by_side(runs: Mapping[Path, RunMeta], study: str) -> dict[str, Any] | None:
     """A study's two newest of the runs (each with its run.json) but those made --aside, cell by cell (what
     `python -m harness compare` prints); None with one run."""
-    holding = [run for run, meta in runs.items() if study in studies_in(meta) and not is_aside(meta)]
+    holding = [run for run, meta in runs.items() if study in meta.studies and not meta.aside]
     if len(holding) < 2:
         return None
     found = compare_rows(holding[-2], holding[-1], (study,))
@@ -167,12 +159,12 @@ def side_by_side(runs: Mapping[Path, dict[str, Any]], study: str) -> dict[str, A
     return {"study": study, **found, "moved": moved, "differ": differ} if found["rows"] or moved["rows"] else None
 
 
-def matrix_run(study: StudyReport, metas: dict[Path, dict[str, Any]], newest: StudyRun) -> StudyRun | None:
+def matrix_run(study: StudyReport, metas: dict[Path, RunMeta], newest: StudyRun) -> StudyRun | None:
     """The newest complete run of the study measured cell by cell (its full matrix), if not the newest run; metas:
     each run's run.json, oldest first."""
     for run, meta in reversed(metas.items()):
-        entry = meta.get("studies", {}).get(study.name)
-        if entry and entry.get("status") == "complete" and not comparison_files(study_dir(run, meta, study.name)):
+        entry = meta.studies.get(study.name)
+        if entry and entry.status == "complete" and not comparison_files(meta.study_dir(run, study.name)):
             return None if run.name == newest.run_id else load_study(run, study.name)
     return None
 
@@ -213,7 +205,7 @@ def views_of(study: StudyReport, run: StudyRun) -> tuple[list[Decision], list[di
 
 def findings(
     chosen: Mapping[StudyReport, Sequence[StudyRun]],
-    metas: dict[Path, dict[str, Any]],
+    metas: dict[Path, RunMeta],
     matrices: Mapping[StudyReport, StudyRun | None],
     asides: Mapping[StudyReport, Sequence[StudyRun]],
 ) -> Findings:
@@ -253,9 +245,9 @@ def findings(
         ],
         [{**view, "class": classes[view["run"]]} for view in views],
         [
-            {**provenance(meta), "class": classes[meta["run_id"]]}
+            {**provenance(meta), "class": classes[meta.run_id]}
             for meta in reversed(metas.values())
-            if meta["run_id"] in used
+            if meta.run_id in used
         ],
         pairs,
         found_matrices,
@@ -281,26 +273,20 @@ def elsewhere_of(row: Row, others: Sequence[tuple[str, Row]]) -> tuple[str, ...]
 NO_FINGERPRINT = " (runs before fingerprints)"
 
 
-def machine_classes(metas: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+def machine_classes(metas: Sequence[RunMeta]) -> dict[str, str]:
     """Each run's machine class as the page's machine filter offers it, one entry a class: its fingerprint's
     class, or for a run made before fingerprints the class of the fingerprinted runs with its CPU model and cores,
     or where there are none its CPU model and cores, marked as recorded before fingerprints."""
     by_model: dict[tuple[str, int], str] = {}
     for meta in metas:
-        if fingerprinted(meta):
-            env = meta["environment"]
-            by_model.setdefault((env["cpu_model"], env["cpu_count"]), machine_of(meta))
+        if meta.machine is not None:
+            by_model.setdefault((meta.environment.cpu_model, meta.environment.cpu_count), meta.cpu_class)
     found = {}
     for meta in metas:
-        env = meta["environment"]
-        known = machine_of(meta) if fingerprinted(meta) else by_model.get((env["cpu_model"], env["cpu_count"]))
-        found[str(meta["run_id"])] = known or machine_of(meta) + NO_FINGERPRINT
+        model = (meta.environment.cpu_model, meta.environment.cpu_count)
+        known = meta.cpu_class if meta.machine is not None else by_model.get(model)
+        found[meta.run_id] = known or meta.cpu_class + NO_FINGERPRINT
     return found
-
-
-def fingerprinted(meta: Mapping[str, Any]) -> bool:
-    """Whether a run recorded its machine's fingerprint (runs since 2026-11-26 do)."""
-    return bool(meta.get("machine", {}).get("fingerprint"))
 
 
 def newest_soak(out_dir: Path) -> dict[str, Any] | None:
@@ -310,10 +296,10 @@ def newest_soak(out_dir: Path) -> dict[str, Any] | None:
     soaks = sorted((out_dir / "soak").glob("*/run.json"))
     if not soaks:
         return None
-    meta = read_json(soaks[-1])
-    folder = f"soak/{meta['run_id']}"
+    meta = read_soak_meta(soaks[-1].parent)
+    folder = f"soak/{meta.run_id}"
     servers = []
-    for server in meta["servers"]:
+    for server in meta.servers:
         path = soaks[-1].parent / f"{server}.json"
         if not path.is_file():
             continue
@@ -332,12 +318,11 @@ def newest_soak(out_dir: Path) -> dict[str, Any] | None:
                 "report": f"{folder}/{server}.json",
             }
         )
-    machine = meta["environment"]["cpu_model"]
     return {
-        "run": meta["run_id"],
+        "run": meta.run_id,
         "folder": folder,
-        "machine": machine,
-        "minutes": meta["minutes"],
-        "status": meta["status"],
+        "machine": meta.environment.cpu_model,
+        "minutes": meta.minutes,
+        "status": meta.status,
         "servers": servers,
     }

@@ -11,6 +11,7 @@ from typing import Any
 from harness.plan.wires import PLAINTEXT
 from harness.render.summaries import rate
 from harness.render.table import Block, Figure, Table
+from harness.results.run_meta import RunMeta
 
 # The workloads a leaderboard is drawn for, in order, with what each one's handler does.
 BOARDS = {
@@ -76,19 +77,19 @@ def board(view: Mapping[str, Any]) -> Table:
     return table
 
 
-def machine_line(meta: Mapping[str, Any], runs: int) -> str:
+def machine_line(meta: RunMeta, runs: int) -> str:
     """The machine the boards were measured on, said once: its CPU, the cores the server had, its speed index at the
     run's start, and how many runs the ratios pool."""
-    fingerprint = meta.get("machine", {}).get("fingerprint", {})
-    cpu = fingerprint.get("model_name") or meta["environment"]["cpu_model"]
-    family = "/".join(str(fingerprint[key]) for key in ("family", "model", "stepping") if key in fingerprint)
-    cores = len(meta.get("pinning", {}).get("server_cpus", [])) or meta["environment"]["cpu_count"]
-    speed = meta.get("machine", {}).get("speed", {}).get("start", {}).get("python_seconds")
+    found = meta.machine.fingerprint if meta.machine else None
+    cpu = (found.model_name if found else "") or meta.environment.cpu_model
+    family = f"{found.family}/{found.model}/{found.stepping}" if found else ""
+    start = meta.machine.speed.get("start") if meta.machine else None
+    speed = start.python_seconds if start else None
     parts = [
         f"**Measured on** {cpu}" + (f" ({family})" if family else ""),
-        f"{meta['environment']['cpu_count']} cores, the server pinned to {cores}",
+        f"{meta.environment.cpu_count} cores, the server pinned to {meta.server_cpus}",
         *([f"speed index {speed:.2f} s (a Python loop; lower is faster)"] if speed else []),
-        f"run `{meta['run_id']}`",
+        f"run `{meta.run_id}`",
     ]
     pooled = f", pooled over {runs} runs" if runs > 1 else ""
     order = (
@@ -102,7 +103,7 @@ def machine_line(meta: Mapping[str, Any], runs: int) -> str:
 Boards = tuple[str, list[tuple[str, Table]]]
 
 
-def board_tables(views: Sequence[Mapping[str, Any]], meta: Mapping[str, Any] | None) -> Boards:
+def board_tables(views: Sequence[Mapping[str, Any]], meta: RunMeta | None) -> Boards:
     """The machine line and each workload's title and table; ("", []) where the default run has no board."""
     found = boards(views)
     if not found or meta is None:

@@ -25,26 +25,27 @@ from harness.render.page import FINDINGS_JSON, findings_json, page
 from harness.render.soak import SOAK_DOC
 from harness.render.summaries import trouble
 from harness.render.table import Block, Table, markdown, written_tables
-from harness.results.files import read_json, write_bytes_atomic, write_text_atomic
-from harness.results.records import StudyRun, all_runs, is_aside, load_study, machine_of, studies_in
+from harness.results.files import write_bytes_atomic, write_text_atomic
+from harness.results.records import StudyRun, all_runs, load_study, read_meta
+from harness.results.run_meta import RunMeta
 from harness.studies import DEFAULT_STUDIES, STUDIES, StudyReport
 
 
-def runs_of(study: StudyReport, metas: dict[Path, dict[str, Any]], machine: str | None = None) -> list[StudyRun]:
+def runs_of(study: StudyReport, metas: dict[Path, RunMeta], machine: str | None = None) -> list[StudyRun]:
     """The run the study decides from (`deciding_run`, of `machine`'s class where one is named and holds the study),
     then the newest full default run on each other CPU model; runs made --aside only where the study has no other.
     metas: each run's run.json, oldest first."""
-    holding = [run for run, meta in reversed(metas.items()) if study.name in studies_in(meta)]
-    if deciding := [run for run in holding if not is_aside(metas[run])]:
+    holding = [run for run, meta in reversed(metas.items()) if study.name in meta.studies]
+    if deciding := [run for run in holding if not metas[run].aside]:
         holding = deciding
     if not holding:
         return []
-    first = deciding_run([run for run in holding if machine_of(metas[run]) == machine] or holding)
+    first = deciding_run([run for run in holding if metas[run].cpu_class == machine] or holding)
     chosen = [load_study(first, study.name)]
     models = {chosen[0].cpu_model}
     for run in holding:
         candidate = load_study(run, study.name) if run != first else chosen[0]
-        if candidate.cpu_model not in models and candidate.info.get("default_matrix"):
+        if candidate.cpu_model not in models and candidate.entry.default_matrix:
             chosen.append(candidate)
             models.add(candidate.cpu_model)
     return chosen
@@ -58,12 +59,12 @@ def deciding_run(holding: Sequence[Path]) -> Path:
     return holding[0]
 
 
-def asides_of(study: StudyReport, metas: dict[Path, dict[str, Any]], chosen: StudyRun) -> list[StudyRun]:
+def asides_of(study: StudyReport, metas: dict[Path, RunMeta], chosen: StudyRun) -> list[StudyRun]:
     """The runs made --aside that hold the study, newest first, but the one its page is told from."""
     return [
         load_study(run, study.name)
         for run, meta in reversed(metas.items())
-        if run.name != chosen.run_id and is_aside(meta) and study.name in studies_in(meta)
+        if run.name != chosen.run_id and meta.aside and study.name in meta.studies
     ]
 
 
@@ -171,7 +172,7 @@ def study_page(
     of its full matrix where that is another run (its section as results/README.md would tell it), each marked
     with its run and machine; then links to the runs made --aside."""
     newest = runs[0]
-    minutes = newest.meta.get("wall_seconds", 0.0) / 60
+    minutes = newest.meta.wall_seconds / 60
     command = study_command(study.name)
     lines = [
         f"# {study.name}",
@@ -313,7 +314,7 @@ def summary(
     return markdown(lines) + "\n"
 
 
-def stacks_meta(chosen: dict[StudyReport, list[StudyRun]]) -> dict[str, Any] | None:
+def stacks_meta(chosen: dict[StudyReport, list[StudyRun]]) -> RunMeta | None:
     """The run.json of the run the stacks study decides from (the leaderboards'); None where it has none."""
     return next((runs[0].meta for each, runs in chosen.items() if each.name == "stacks"), None)
 
@@ -339,8 +340,8 @@ def render_report(
         runs = [run for run in runs if run.name <= newest.name] if newest in runs else [newest]
     if not runs:
         raise FileNotFoundError(f"no run under {out_dir / 'runs'}: run `python -m harness run-all` first")
-    metas = {run: read_json(run / "run.json") for run in runs}  # each read once, oldest first
-    if machine is not None and machine not in (classes := {machine_of(meta) for meta in metas.values()}):
+    metas = {run: read_meta(run) for run in runs}  # each read once, oldest first
+    if machine is not None and machine not in (classes := {meta.cpu_class for meta in metas.values()}):
         raise ValueError(f"no run on machine class {machine!r}; the runs' classes: {', '.join(sorted(classes))}")
     chosen = {each: study_runs for each in STUDIES if (study_runs := runs_of(each, metas, machine))}
     took = durations(metas, DEFAULT_STUDIES, {each.name: each.command for each in STUDIES})

@@ -136,9 +136,9 @@ def _provenance(run: dict[str, Any], before: dict[str, Any] | None) -> str:
         ("interpreter", run["python"]),
         ("studies", ", ".join(run["studies"])),
         ("status, wall time", f"{run['status']}, {run['wall_minutes']} min (budget {run['budget_minutes']} min)"),
-        ("pinning", json.dumps(run["pinning"])),
-        ("method", json.dumps(run["thresholds"])),
-        ("pilot", json.dumps(run["pilot"]) if run["pilot"] else "none"),
+        ("pinning", json.dumps(run["pinning"], sort_keys=True)),
+        ("method", json.dumps(run["thresholds"], sort_keys=True)),
+        ("pilot", json.dumps(run["pilot"], sort_keys=True) if run["pilot"] else "none"),
         *[(f"tool {name}", version) for name, version in run["tools"].items()],
     ]
     packages = ", ".join(f"{name} {version}" for name, version in sorted(run["packages"].items()))

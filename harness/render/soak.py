@@ -10,6 +10,7 @@ from typing import Any
 from harness.method.soak_verdict import NEEDS, SOAK_OBJECTS, cpu_shares
 from harness.render.vega import Axis, lines, one_above_another, png, shaded
 from harness.results.files import read_json, write_bytes_atomic
+from harness.results.soak_meta import read_soak_meta
 
 # The soak's load and faults (harness.run.soak), as its page says them.
 SOAK_DOC = (
@@ -132,10 +133,10 @@ def chart(report: dict[str, Any], title: str) -> bytes:
 
 def draw_soak(run_dir: Path) -> list[Path]:
     """Each server's chart beside its report in a soak run's folder (<server>.png); the paths written."""
-    meta = read_json(run_dir / "run.json")
-    title = f"soak {meta['run_id']}, {meta['environment']['cpu_model']}"
+    meta = read_soak_meta(run_dir)
+    title = f"soak {meta.run_id}, {meta.environment.cpu_model}"
     written = []
-    for server in meta["servers"]:
+    for server in meta.servers:
         report = run_dir / f"{server}.json"
         if report.exists():
             path = run_dir / f"{server}.png"

@@ -18,7 +18,7 @@ from harness.render.table import Figure
 from harness.results.histogram import Latencies
 from harness.results.load import LoadReport
 from harness.results.records import CellResult, Repeat, StudyRun
-from harness.results.run_meta import Thresholds, thresholds_of
+from harness.results.run_meta import RunMeta, Thresholds
 
 MIB = 1024 * 1024
 # (percentile, calls a cell needs before it is shown)
@@ -35,15 +35,10 @@ def spread(values: Sequence[float]) -> float:
     return max(abs(value - middle) for value in values) / middle if middle else 0.0
 
 
-def driver_cpus(meta: dict[str, Any]) -> int:
-    """How many CPUs the load driver (and the backends) had in a run."""
-    return len(meta["pinning"]["ghz_and_backend_cpus"]) or int(meta["environment"]["cpu_count"] or 1)
-
-
-def driver_share(repeat: Repeat, meta: dict[str, Any]) -> float | None:
+def driver_share(repeat: Repeat, meta: RunMeta) -> float | None:
     """The driver's CPU over one run as a share of the CPUs it had; None where it was not measured."""
     seconds, wall = repeat.driver_cpu_seconds, repeat.resources.wall_seconds
-    return None if seconds is None or wall <= 0 else seconds / (wall * driver_cpus(meta))
+    return None if seconds is None or wall <= 0 else seconds / (wall * meta.driver_cpus)
 
 
 def not_ok_mark(reports: Sequence[LoadReport]) -> str:
@@ -65,12 +60,12 @@ class CellSummary:
     """A cell's repeats reduced to what the tables show: medians, pooled percentiles, flags."""
 
     result: CellResult
-    meta: dict[str, Any]
+    meta: RunMeta
     slots: int | None = None  # the server's serving slots, for the wait bound
 
     @cached_property
     def bounds(self) -> Bounds | None:
-        return cell_bounds(self.result, self.meta, self.slots)
+        return cell_bounds(self.result, self.meta.server_cpus, self.slots)
 
     @property
     def failed(self) -> bool:
@@ -95,7 +90,7 @@ class CellSummary:
 
     @property
     def thresholds(self) -> Thresholds:
-        return thresholds_of(self.meta)
+        return self.meta.judged_by
 
     @property
     def noisy(self) -> bool:

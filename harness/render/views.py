@@ -12,7 +12,7 @@ from harness.method.verdicts import Interval, noise_floor, verdict
 from harness.plan.servers import is_floor
 from harness.plan.wires import MTLS, PLAINTEXT, TLS
 from harness.render.wording import rate_text, ratio_text
-from harness.results.records import StudyRun, machine_of
+from harness.results.records import StudyRun
 
 
 def comparison_id(study: str, run_id: str, workload: str) -> str:
@@ -45,7 +45,7 @@ def comparison_view(run: StudyRun, judged: Judged, question: str) -> dict[str, A
     ]
     whole = {each.alternative: each.ratio.value for each in judged.outcomes}
     # the labels a team could pick (neither the A/A twin nor a stack's floor), by the wire they served over
-    wire = str(run.meta.get("wire", {}).get("name", PLAINTEXT))
+    wire = run.meta.wire.name
     pickable: dict[str, list[str]] = {}
     for label in [record.reference, *(e.alternative for e in judged.outcomes if not e.control)]:
         if not is_floor(label):
@@ -70,7 +70,7 @@ def comparison_view(run: StudyRun, judged: Judged, question: str) -> dict[str, A
         "study": run.study,
         "run": run.run_id,
         "machine": run.cpu_model,
-        "class": machine_of(run.meta),
+        "class": run.meta.cpu_class,
         "workload": record.workload,
         "scenario": record.topic,
         "question": question,

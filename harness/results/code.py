@@ -13,19 +13,19 @@ import re
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from harness.plan.servers import server_variant
-from harness.results.records import DIRTY
+from harness.results.run_context import DIRTY
+from harness.results.run_meta import RunMeta
 
 SHARED_FOLDERS = ("scenarios", "protos")  # what every server runs
 SERVERS = "servers"
 IMPORTED = re.compile(r"^\s*(?:from\s+servers\.(\w+)\s+import|import\s+servers\.(\w+)|from\s+servers\s+import\s+(.+))")
 
 
-def run_commit(meta: Mapping[str, Any]) -> str:
+def run_commit(meta: RunMeta) -> str:
     """The commit a run was made from; "" where its code was not committed or is unknown."""
-    commit = str(meta.get("environment", {}).get("git_commit", ""))
+    commit = meta.environment.git_commit
     return "" if not commit or commit.endswith(DIRTY) or commit == "unknown" else commit
 
 
@@ -92,7 +92,7 @@ def split_batch(output: str) -> list[str]:
     return found
 
 
-def label_code(meta: Mapping[str, Any], server: str, root: Path) -> str:
+def label_code(meta: RunMeta, server: str, root: Path) -> str:
     """The code a label's server ran in a run (its module's, module_codes), as the run recorded it or as the
     checkout's history tells; the interpreter it ran under (`sync-w10@3.14t`) is part of its name, not of its code.
     "" for a server the harness did not start, uncommitted code or an unknown commit: such a label never pools."""
@@ -100,17 +100,17 @@ def label_code(meta: Mapping[str, Any], server: str, root: Path) -> str:
         module = server_variant(server.split("@")[0]).module
     except KeyError:
         return ""
-    recorded = meta.get("environment", {}).get("module_codes")
+    recorded = meta.environment.module_codes
     if recorded:
         return str(recorded.get(module, ""))
     commit = run_commit(meta)
     return module_codes(commit, root).get(module, "") if commit else ""
 
 
-def run_code(meta: Mapping[str, Any], root: Path) -> str:
+def run_code(meta: RunMeta, root: Path) -> str:
     """The code of every server a run could start (each module's, module_codes), as one key: two runs with the same
     key pool every label they share. "" for uncommitted code or an unknown commit."""
-    recorded = meta.get("environment", {}).get("module_codes")
+    recorded = meta.environment.module_codes
     commit = run_commit(meta)
     codes = recorded or (module_codes(commit, root) if commit else {})
     return repr(sorted(codes.items())) if codes else ""

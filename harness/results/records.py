@@ -29,11 +29,7 @@ from harness.plan.wires import PLAINTEXT
 from harness.results.archive import run_files, unpacked
 from harness.results.files import READABLE_SCHEMAS, SCHEMA, read_json, write_json_atomic
 from harness.results.load import LoadReport
-from harness.results.machines import machine_class, speed_text
-from harness.results.run_meta import SCHEMA_DEFAULTS, Target, Thresholds, thresholds_of
-
-LEGACY_STUDY = "stacks"  # the only study of a schema-1 run
-DIRTY = "+dirty"  # the suffix of a commit with changes that were not committed
+from harness.results.run_meta import SCHEMA_DEFAULTS, RunMeta, StudyEntry, Target, Thresholds
 
 
 @dataclass(frozen=True)
@@ -203,54 +199,51 @@ class StudyRun:
 
     study: str
     run_dir: Path
-    meta: dict[str, Any]
+    meta: RunMeta
     cells: list[CellResult]
 
     @property
     def run_id(self) -> str:
-        return str(self.meta["run_id"])
+        return self.meta.run_id
 
     @property
     def cpu_model(self) -> str:
-        return str(self.meta["environment"]["cpu_model"])
+        return self.meta.environment.cpu_model
+
+    @property
+    def entry(self) -> StudyEntry:
+        """The study's entry in run.json: its matrix, wall time, targets, whether it was the full default matrix."""
+        return self.meta.studies[self.study]
 
     @property
     def matrix(self) -> dict[str, Any]:
         """The study's matrix as the run recorded it."""
-        return dict(self.meta["studies"][self.study]["matrix"]) if "studies" in self.meta else self.meta["matrix"]
+        return dict(self.entry.matrix)
 
     @property
-    def info(self) -> dict[str, Any]:
-        """The study's entry in run.json: wall time, targets, whether it was the full default matrix."""
-        if "studies" in self.meta:
-            return dict(self.meta["studies"][self.study])
-        targets = self.meta.get("targets", {})
-        return {
-            "wall_seconds": self.meta.get("wall_seconds", 0.0),
-            "targets": targets,
-            "default_matrix": targets.get("wall_time", {}).get("applies", False),
-        }
+    def folder(self) -> Path:
+        """Where the study's files are in the run."""
+        return self.meta.study_dir(self.run_dir, self.study)
 
     @property
     def title(self) -> str:
         """Run, CPU model and count, pinning, and uncommitted code if so: what every table names."""
-        env, pinning = self.meta["environment"], self.meta["pinning"]
+        env, pinning = self.meta.environment, self.meta.pinning
         return (
-            f"run `{self.run_id}`, {env['cpu_model']} ({env['cpu_count']} CPUs), server on CPU "
-            f"{_cpus(pinning['server_cpus'])}, load generator and backends on CPU "
-            f"{_cpus(pinning['ghz_and_backend_cpus'])}" + self.machine_text + self.provenance
+            f"run `{self.run_id}`, {env.cpu_model} ({env.cpu_count} CPUs), server on CPU "
+            f"{_cpus(pinning.server_cpus)}, load generator and backends on CPU "
+            f"{_cpus(pinning.ghz_and_backend_cpus)}" + self.machine_text + self.provenance
         )
 
     @property
     def machine_text(self) -> str:
         """The machine's class and speed index where the run recorded them (harness.run.machine), "" where not."""
-        machine = self.meta.get("machine") or {}
-        if not machine:
+        machine = self.meta.machine
+        if machine is None:
             return ""
-        speed = speed_text(machine.get("speed", {}))
-        stolen = machine.get("steal_share")
+        speed, stolen = machine.speed_text, machine.steal_share
         return (
-            f"; machine {machine_class(machine['fingerprint'])}"
+            f"; machine {machine.fingerprint.machine_class}"
             + (f", speed index: {speed}" if speed else "")
             + (f", {stolen:.1%} of CPU time stolen" if stolen is not None else "")
         )
@@ -258,8 +251,7 @@ class StudyRun:
     @property
     def uncommitted(self) -> str:
         """The commit the run's code had uncommitted changes to; "" for a run from a clean commit."""
-        commit = str(self.meta["environment"].get("git_commit", ""))
-        return commit.removesuffix(DIRTY) if commit.endswith(DIRTY) else ""
+        return self.meta.environment.uncommitted
 
     @property
     def provenance(self) -> str:
@@ -268,60 +260,41 @@ class StudyRun:
 
     @property
     def thresholds(self) -> Thresholds:
-        return thresholds_of(self.meta)
+        return self.meta.judged_by
 
     @property
     def settings(self) -> dict[str, Any]:
         """The values the study's report judges by, as the run recorded them (or as they held for its schema)."""
-        entry = self.meta.get("studies", {}).get(self.study, {})
-        if "settings" in entry:
-            return dict(entry["settings"])
-        return dict(SCHEMA_DEFAULTS[self.meta["schema"]]["settings"][self.study])
+        if self.entry.settings is not None:
+            return dict(self.entry.settings)
+        return dict(SCHEMA_DEFAULTS[self.meta.schema]["settings"][self.study])
 
     def processes(self, server: str) -> int:
         """How many server processes a variant ran."""
         recorded_here = self.matrix.get("server_processes")
-        table = recorded_here if recorded_here is not None else SCHEMA_DEFAULTS[self.meta["schema"]]["server_processes"]
+        table = recorded_here if recorded_here is not None else SCHEMA_DEFAULTS[self.meta.schema]["server_processes"]
         return int(table.get(server) or 1)  # a --target's processes are unknown: it counts as one
 
     @property
     def targets(self) -> dict[str, Target]:
-        return {name: Target.from_json(raw) for name, raw in (self.info.get("targets") or {}).items()}
+        return self.entry.targets
 
 
 def _cpus(cpus: list[int]) -> str:
     return ",".join(map(str, cpus)) if cpus else "any (not pinned)"
 
 
-def studies_in(meta: dict[str, Any]) -> list[str]:
-    """The studies a run holds, in the order it ran them."""
-    return list(meta["studies"]) if "studies" in meta else [LEGACY_STUDY]
-
-
-def machine_of(meta: Mapping[str, Any]) -> str:
-    """The machine class runs are pooled within: the fingerprint's class, or for a run before fingerprints its CPU
-    model and count."""
-    found = machine_class(dict(meta.get("machine", {}).get("fingerprint", {})))
-    env = meta["environment"]
-    return found or f"{env['cpu_model']}, {env['cpu_count']} cores"
-
-
-def is_aside(meta: dict[str, Any]) -> bool:
-    """A run made --aside: it answers one question and decides no row (runs before the flag decided)."""
-    return bool(meta.get("aside"))
-
-
-def study_dir(run_dir: Path, meta: dict[str, Any], study: str) -> Path:
-    """Where a study's files are in a run."""
-    return run_dir if "studies" not in meta else run_dir / study
+def read_meta(run_dir: Path) -> RunMeta:
+    """A run's run.json, typed."""
+    return RunMeta.from_json(read_json(run_dir / "run.json"))
 
 
 def load_study(run_dir: Path, study: str) -> StudyRun:
     """One study of a run, from its files; FileNotFoundError when the run does not hold it."""
-    meta = read_json(run_dir / "run.json")
-    if study not in studies_in(meta):
-        raise FileNotFoundError(f"run {run_dir.name} holds no {study} study (it holds {', '.join(studies_in(meta))})")
-    return StudyRun(study, run_dir, meta, load_cells(study_dir(run_dir, meta, study)))
+    meta = read_meta(run_dir)
+    if study not in meta.studies:
+        raise FileNotFoundError(f"run {run_dir.name} holds no {study} study (it holds {', '.join(meta.studies)})")
+    return StudyRun(study, run_dir, meta, load_cells(meta.study_dir(run_dir, study)))
 
 
 def all_runs(out_dir: Path) -> list[Path]:

@@ -7,7 +7,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.results.files import SCHEMA, write_json_atomic
+from harness.method.pilot import Pilot
+from harness.results.files import READABLE_SCHEMAS, SCHEMA, write_json_atomic
+from harness.results.machines import Machine
+from harness.results.run_context import Environment, InterpreterRecord, Pinning, RunWire
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ _SCHEMA_2_DEFAULTS: dict[str, Any] = {
     },
 }
 SCHEMA_DEFAULTS: dict[int, dict[str, Any]] = {1: _SCHEMA_2_DEFAULTS, 2: _SCHEMA_2_DEFAULTS}
+LEGACY_STUDY = "stacks"  # the only study of a schema-1 run
 
 
 @dataclass(frozen=True)
@@ -87,13 +91,26 @@ class StudyEntry:
     question: str
     default_matrix: bool
     matrix: dict[str, Any]
-    settings: dict[str, Any]
+    settings: dict[str, Any] | None  # None in runs of schema 2, which judged by SCHEMA_DEFAULTS
     status: str = "pending"  # pending, running, complete, interrupted
     wall_seconds: float = 0.0
     targets: dict[str, Target] = field(default_factory=dict)
 
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> StudyEntry:
+        return cls(
+            raw["question"],
+            raw["default_matrix"],
+            raw["matrix"],
+            raw.get("settings"),
+            raw.get("status", "pending"),
+            raw.get("wall_seconds", 0.0),
+            {name: Target.from_json(target) for name, target in raw.get("targets", {}).items()},
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "targets": {name: target.to_json() for name, target in self.targets.items()}}
+        found = {**asdict(self), "targets": {name: target.to_json() for name, target in self.targets.items()}}
+        return found if self.settings is not None else {key: value for key, value in found.items() if key != "settings"}
 
 
 @dataclass(frozen=True)
@@ -102,53 +119,133 @@ class RunMeta:
 
     run_id: str
     date: str
-    environment: dict[str, Any]
+    environment: Environment
     drivers: dict[str, str]
-    pinning: dict[str, list[int]]
-    thresholds: Thresholds
+    pinning: Pinning
+    thresholds: Thresholds | None  # None in runs of schema 2, which judged by SCHEMA_DEFAULTS
     studies: dict[str, StudyEntry]
     status: str = "running"  # running, complete, interrupted
     backends: dict[str, Any] = field(default_factory=dict)
     target: dict[str, str] | None = None  # the server measured when the harness did not start it
     wall_seconds: float = 0.0
     budget_seconds: float | None = None  # the time the run's comparisons shared (--budget-minutes), or none
-    # What the servers spoke: {"name": plaintext, tls or mtls} and, over TLS, the certificates' key type.
-    wire: dict[str, str] = field(default_factory=lambda: {"name": "plaintext"})
-    # Each interpreter the servers ran under (harness.plan.pythons.Prepared.to_json), where a study compared them.
-    interpreters: dict[str, Any] = field(default_factory=dict)
-    # What the pilot found of the machine's noise and costs before the comparisons (harness.method.pilot), or nothing.
-    pilot: dict[str, Any] = field(default_factory=dict)
+    wire: RunWire = field(default_factory=RunWire)  # what the servers spoke
+    # Each interpreter the servers ran under, where a study compared them.
+    interpreters: dict[str, InterpreterRecord] = field(default_factory=dict)
+    # What the pilot found of the machine's noise and costs before the comparisons (harness.method.pilot), or None.
+    pilot: Pilot | None = None
     # A run for one question (--aside: a narrow comparison, a fix's before and after): shown on its studies' pages,
     # never the run a study's answer and decision rows come from.
     aside: bool = False
     # The machine (harness.run.machine): its fingerprint, its speed index at the run's start and end, the CPU time
-    # stolen.
-    machine: dict[str, Any] = field(default_factory=dict)
+    # stolen; None for runs before fingerprints.
+    machine: Machine | None = None
     # A shard of a plan (run-all --shard i/n, harness.plan.shards): {"plan", "index", "count"}; {} for a whole run.
     shard: dict[str, Any] = field(default_factory=dict)
     # The earlier runs whose readings seeded the race (harness.analysis.evidence.seeds): [] for a fresh run.
     seeded_by: list[str] = field(default_factory=list)
     schema: int = SCHEMA
+    # A run of schema 1 held one study, LEGACY_STUDY, with its files at the run's top rather than in its folder.
+    legacy_layout: bool = False
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> RunMeta:
+        """run.json of any readable schema. Schema 1 (before studies) gives its matrix and targets to one entry."""
+        if raw["schema"] not in READABLE_SCHEMAS:
+            raise ValueError(f"run {raw.get('run_id')} has schema {raw['schema']}; this code reads {READABLE_SCHEMAS}")
+        legacy = "studies" not in raw
+        if legacy:
+            targets = raw.get("targets", {})
+            default = bool(targets.get("wall_time", {}).get("applies", False))
+            entry = {"question": "", "default_matrix": default, "matrix": raw["matrix"], "status": raw["status"]}
+            studies = {LEGACY_STUDY: {**entry, "wall_seconds": raw.get("wall_seconds", 0.0), "targets": targets}}
+        else:
+            studies = raw["studies"]
+        thresholds, interpreters = raw.get("thresholds"), raw.get("interpreters", {})
+        return cls(
+            run_id=raw["run_id"],
+            date=raw.get("date", ""),
+            environment=Environment(**raw["environment"]),
+            drivers=raw.get("drivers", {}),
+            pinning=Pinning(**raw["pinning"]),
+            thresholds=None if thresholds is None else Thresholds(**thresholds),
+            studies={name: StudyEntry.from_json(entry) for name, entry in studies.items()},
+            status=raw.get("status", ""),
+            backends=raw.get("backends", {}),
+            target=raw.get("target"),
+            wall_seconds=raw.get("wall_seconds", 0.0),
+            budget_seconds=raw.get("budget_seconds"),
+            wire=RunWire(**raw.get("wire", {})),
+            interpreters={name: InterpreterRecord.from_json(each) for name, each in interpreters.items()},
+            pilot=Pilot.from_json(raw["pilot"]) if raw.get("pilot") else None,
+            aside=bool(raw.get("aside", False)),
+            machine=Machine.from_json(raw["machine"]) if raw.get("machine") else None,
+            shard=raw.get("shard") or {},
+            seeded_by=raw.get("seeded_by") or [],
+            schema=raw["schema"],
+            legacy_layout=legacy,
+        )
 
     def to_json(self) -> dict[str, Any]:
-        raw = {
-            **asdict(self),
-            "thresholds": self.thresholds.to_json(),
+        raw: dict[str, Any] = {
+            "run_id": self.run_id,
+            "date": self.date,
+            "environment": self.environment.to_json(),
+            "drivers": self.drivers,
+            "pinning": self.pinning.to_json(),
             "studies": {name: entry.to_json() for name, entry in self.studies.items()},
+            "status": self.status,
+            "backends": self.backends,
+            "wall_seconds": self.wall_seconds,
+            "budget_seconds": self.budget_seconds,
+            "wire": self.wire.to_json(),
+            "interpreters": {name: each.to_json() for name, each in self.interpreters.items()},
+            "pilot": self.pilot.to_json() if self.pilot else {},
+            "aside": self.aside,
+            "machine": self.machine.to_json() if self.machine else {},
+            "shard": self.shard,
+            "seeded_by": self.seeded_by,
+            "schema": self.schema,
         }
-        if self.target is None:
-            del raw["target"]
+        if self.thresholds is not None:
+            raw["thresholds"] = self.thresholds.to_json()
+        if self.target is not None:
+            raw["target"] = self.target
         return raw
 
     def save(self, run_dir: Path) -> None:
         write_json_atomic(run_dir / "run.json", self.to_json())
 
+    @property
+    def judged_by(self) -> Thresholds:
+        """The thresholds the run's tables and prose judge by: as it recorded them, or as they held for its schema."""
+        if self.thresholds is not None:
+            return self.thresholds
+        return Thresholds(**SCHEMA_DEFAULTS[self.schema]["thresholds"])
 
-def recorded(meta: dict[str, Any], key: str) -> Any:
-    """A run-level value the run recorded, or for an older schema the value that held then."""
-    return meta[key] if key in meta else SCHEMA_DEFAULTS[meta["schema"]][key]
+    @property
+    def cpu_class(self) -> str:
+        """The machine class runs are pooled within: the fingerprint's class, or for a run before fingerprints its
+        CPU model and count."""
+        if self.machine is not None:
+            return self.machine.fingerprint.machine_class
+        return f"{self.environment.cpu_model}, {self.environment.cpu_count} cores"
 
+    @property
+    def server_cpus(self) -> int:
+        """How many CPUs the server under test could use: those it was pinned to, or all."""
+        return len(self.pinning.server_cpus) or self.environment.cpus
 
-def thresholds_of(meta: dict[str, Any]) -> Thresholds:
-    """The thresholds a run's tables and prose judge by."""
-    return Thresholds(**recorded(meta, "thresholds"))
+    @property
+    def driver_cpus(self) -> int:
+        """How many CPUs the load generator (with the backends) could use: those it was pinned to, or all."""
+        return len(self.pinning.ghz_and_backend_cpus) or self.environment.cpus
+
+    @property
+    def whole(self) -> bool:
+        """A complete run of its whole plan (not a shard), made to decide (not aside)."""
+        return self.status == "complete" and not self.shard and not self.aside
+
+    def study_dir(self, run_dir: Path, study: str) -> Path:
+        """Where a study's files are in the run."""
+        return run_dir if self.legacy_layout else run_dir / study

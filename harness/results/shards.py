@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.results.files import read_json, write_json_atomic
-from harness.results.records import machine_of, studies_in
+from harness.results.run_meta import RunMeta
 
 SHARD_RUN = re.compile(r"^(?P<plan>.+)-s(?P<index>\d+)$")
 PILOT = "pilot"  # a run's pilot folder (harness.method.pilot.NAME): read during the run only
@@ -55,7 +55,7 @@ def merged_meta(run_id: str, plan: str, metas: Sequence[Mapping[str, Any]], coun
     """run.json of a plan's shards of one machine class as one run: the first shard's, with every study's entries
     merged, the longest wall time, complete only where every shard completed, and each shard listed."""
     first = dict(metas[0])
-    names = list(dict.fromkeys(name for meta in metas for name in studies_in(dict(meta))))
+    names = list(dict.fromkeys(name for meta in metas for name in RunMeta.from_json(dict(meta)).studies))
     studies = {
         name: merged_entry([meta["studies"][name] for meta in metas if name in meta.get("studies", {})])
         for name in names
@@ -84,7 +84,7 @@ def merge_shards(runs_dir: Path, plan: str) -> list[Path]:
     count = int(next(iter(metas.values()))["shard"]["count"])
     classes: dict[str, list[Path]] = {}
     for run, meta in metas.items():
-        classes.setdefault(machine_of(meta), []).append(run)
+        classes.setdefault(RunMeta.from_json(meta).cpu_class, []).append(run)
     written = []
     for number, (_, runs) in enumerate(sorted(classes.items(), key=lambda each: each[1][0].name), start=1):
         run_id = plan if number == 1 else f"{plan}-c{number}"

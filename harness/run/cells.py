@@ -225,7 +225,7 @@ def started_study(chosen: Chosen, meta: RunMeta, run_dir: Path) -> RunMeta:
 
 def ended_study(chosen: Chosen, meta: RunMeta, run_dir: Path, study_dir: Path, status: str, seconds: float) -> RunMeta:
     """The run's metadata with the study's entry as it ended (status, wall time, targets), written to run.json."""
-    run = StudyRun(chosen.name, run_dir, meta.to_json(), load_cells(study_dir))
+    run = StudyRun(chosen.name, run_dir, meta, load_cells(study_dir))
     entry = finished_entry(chosen, meta.studies[chosen.name], run, status, seconds)
     meta = replace(meta, studies={**meta.studies, chosen.name: entry})
     meta.save(run_dir)

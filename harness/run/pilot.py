@@ -11,7 +11,6 @@ import time
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from harness.analysis.judging import Judged, judged_comparisons
 from harness.method.noise import Costs
@@ -29,13 +28,18 @@ from harness.method.verdicts import BLOCKS, Method
 from harness.plan.matrix import Cell, scenario
 from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
+from harness.results.machines import Fingerprint, Machine
 from harness.results.records import StudyRun, load_cells
+from harness.results.run_context import Environment, Pinning
+from harness.results.run_meta import RunMeta, Thresholds
 from harness.run.backends import start_backends
 from harness.run.blocks import RunProgress, StudyEnvironment, measure_comparison, server_of
 from harness.run.drivers.registry import DRIVERS
+from harness.run.machine import fingerprint
 from harness.run.measure import CellContext
 from harness.run.planning import Comparison
 from harness.run.processes import off_cpus
+from harness.run.provenance import cpu_model
 from harness.run.tools import ensure_tool
 
 
@@ -45,7 +49,7 @@ def pilot_comparison() -> Comparison:
     return Comparison(f"{NAME}/{SCENARIO}/c{LEVEL}", (SERVER, cell), (), controlled=True)
 
 
-def read_pilot(where: StudyEnvironment, meta: dict[str, Any], method: Method, seconds: float) -> Pilot:
+def read_pilot(where: StudyEnvironment, meta: RunMeta, method: Method, seconds: float) -> Pilot:
     """The pilot's findings, read back from its files."""
     directory = where.run_dir / NAME
     return pilot_of(judged_comparisons(StudyRun(NAME, where.run_dir, meta, load_cells(directory)))[0], method, seconds)
@@ -72,7 +76,7 @@ def pilot_of(judged: Judged, method: Method, seconds: float) -> Pilot:
 
 
 def run_pilot(
-    where: StudyEnvironment, meta: dict[str, Any], method: Method, seconds: float, seed: int, progress: RunProgress
+    where: StudyEnvironment, meta: RunMeta, method: Method, seconds: float, seed: int, progress: RunProgress
 ) -> Pilot:
     """The A/A comparison for `seconds`, in `method`'s design (in blocks of CYCLES cycles), into <run>/pilot/."""
     driver = DRIVERS[DRIVER]
@@ -93,7 +97,16 @@ def measure_noise(options: RunOptions, minutes: float, progress: RunProgress, sl
         backends = stack.enter_context(start_backends(os.environ))
         where = StudyEnvironment(options, backends.config, None, ensure_tool(DRIVERS[DRIVER].tool), scratch)
         seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
-        meta = {"run_id": "noise", "studies": {}}
+        meta = RunMeta(
+            "noise",
+            "",
+            Environment(cpu_model(), os.cpu_count() or 1),
+            {},
+            Pinning(list(options.server_cpus), list(options.other_cpus)),
+            Thresholds(),
+            {},
+            machine=Machine(Fingerprint(**fingerprint())),
+        )
         method = Method(design=options.design, slice_seconds=slice_seconds, slicer=options.slices_by)
         return run_pilot(where, meta, method, minutes * 60, seed, progress)
 

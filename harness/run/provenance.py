@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.paths import ROOT
 from harness.results.code import module_codes
-from harness.results.records import DIRTY
+from harness.results.run_context import DIRTY
 from harness.run.tools import Tool, ensure_tool
 
 RESULTS = "results"  # the rendered output, which does not make a checkout dirty

@@ -22,6 +22,8 @@ from harness.method.verdicts import BLOCKS, HELD, Method, control_of
 from harness.plan.matrix import BUCKET_KEY_BYTES, BUCKET_PREFIXES
 from harness.plan.options import RunOptions
 from harness.plan.wires import MTLS, PLAINTEXT, TLS
+from harness.results.machines import Fingerprint, Machine, Speed
+from harness.results.run_context import Environment, InterpreterRecord, Pinning, RunWire
 from harness.results.run_meta import RunMeta, StudyEntry, Thresholds
 from harness.run.backends import seed_bucket, start_backends
 from harness.run.blocks import ComparisonMeasurement, RunProgress, StudyEnvironment
@@ -148,12 +150,12 @@ def seeded(raced: list[Raced], run_dir: Path, meta: RunMeta) -> tuple[str, list[
         )
         for each in raced
     ]
-    found = seeds(run_dir, meta.to_json(), planned)
+    found = seeds(run_dir, meta, planned)
     for each, plan in zip(raced, planned, strict=True):
         seed = found[f"{plan.study}/{plan.workload}"]
         each.entrant.race.earlier, each.entrant.race.spread = seed.earlier, (seed.tau2, seed.tau_freedom)
     seeded_by = sorted({reading.run_id for seed in found.values() for reading in seed.readings})
-    return seeded_text([each.entrant.race for each in raced], len(earlier_runs(run_dir, meta.to_json()))), seeded_by
+    return seeded_text([each.entrant.race for each in raced], len(earlier_runs(run_dir, meta))), seeded_by
 
 
 def seeded_text(races: list[Race], earlier: int) -> str:
@@ -228,11 +230,11 @@ def run_all(options: RunOptions, plans: list[Chosen], progress: RunProgress) -> 
     meta = RunMeta(
         run_id=run_id,
         date=datetime.now(UTC).isoformat(timespec="seconds"),
-        environment=environment(versions),
+        environment=Environment(**environment(versions)),
         drivers={name: versions[name] for each in plans for name in (each.plan.driver, slices_driver(each, options))},
-        pinning={"server_cpus": list(options.server_cpus), "ghz_and_backend_cpus": list(options.other_cpus)},
+        pinning=Pinning(list(options.server_cpus), list(options.other_cpus)),
         thresholds=Thresholds(),
-        interpreters={each.name: each.to_json() for each in options.interpreters},
+        interpreters={each.name: InterpreterRecord.from_json(each.to_json()) for each in options.interpreters},
         budget_seconds=options.budget_minutes * 60 if options.budget_minutes else None,
         aside=options.aside,
         shard=options.shard.to_json() if options.shard else {},
@@ -248,7 +250,7 @@ def run_all(options: RunOptions, plans: list[Chosen], progress: RunProgress) -> 
             for each in plans
         },
     )
-    meta = replace(meta, machine={"fingerprint": fingerprint(), "speed": {"start": speed()}})
+    meta = replace(meta, machine=Machine(Fingerprint(**fingerprint()), {"start": Speed(**speed())}))
     meta.save(run_dir)
     stolen = steal_ticks()
     status = "interrupted"
@@ -285,15 +287,15 @@ def run_all(options: RunOptions, plans: list[Chosen], progress: RunProgress) -> 
                 made = make_certificates(Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-tls-"))))
                 wires |= {TLS: Wire(made), MTLS: Wire(made, mutual=True)}
                 name = options.wire if options.wire != PLAINTEXT else "per cell"  # the wire study's: each says
-                meta = replace(meta, wire={"name": name, "key_type": made.key_type})
+                meta = replace(meta, wire=RunWire(name, made.key_type))
             meta.save(run_dir)
             method, pilot = run_method(options), None
             if method.design == BLOCKS and not options.rounds and any(each.comparisons for each in plans):
                 where = StudyEnvironment(options, config, routes, tools[plans[0].name], run_dir, wires)
                 seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
-                pilot = run_pilot(where, meta.to_json(), method, pilot_seconds(meta.budget_seconds), seed, progress)
+                pilot = run_pilot(where, meta, method, pilot_seconds(meta.budget_seconds), seed, progress)
                 method = replace(method, slice_seconds=pilot.slice_for_run)
-                meta = replace(meta, pilot=pilot.to_json())
+                meta = replace(meta, pilot=pilot)
                 meta.save(run_dir)
 
             def where_of(each: Chosen) -> StudyEnvironment:
@@ -307,9 +309,9 @@ def run_all(options: RunOptions, plans: list[Chosen], progress: RunProgress) -> 
             meta = race_studies(raced, where_of, meta, progress, method, pilot, deadline)
         status = "complete"
     finally:
-        ended = {**meta.machine, "steal_share": steal_share(stolen, steal_ticks())}
-        if status == "complete":
-            ended["speed"] = {**ended["speed"], "end": speed()}
+        ended = meta.machine and replace(meta.machine, steal_share=steal_share(stolen, steal_ticks()))
+        if ended and status == "complete":
+            ended = replace(ended, speed={**ended.speed, "end": Speed(**speed())})
         meta = replace(meta, status=status, wall_seconds=round(time.monotonic() - begun, 1), machine=ended)
         meta.save(run_dir)
     return run_dir, meta

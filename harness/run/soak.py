@@ -47,6 +47,8 @@ import pymongo
 from harness.method.soak_verdict import NEEDS, SOAK_OBJECTS, load_summary, verdict
 from harness.plan.servers import ServerVariant
 from harness.results.files import write_json_atomic
+from harness.results.run_context import Environment
+from harness.results.soak_meta import SoakMeta
 from harness.run.backends import VersityGW, backend_env, mongo_java_server, seed_bucket, versitygw
 from harness.run.latency import Toxiproxy, mongo_upstream, s3_upstream, through_proxies, toxiproxy
 from harness.run.processes import off_cpus
@@ -355,16 +357,15 @@ def soak(
     each server's chart from it)."""
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     run_dir = out_dir / "soak" / run_id
-    meta: dict[str, Any] = {
-        "run_id": run_id,
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "environment": environment({}),
-        "minutes": minutes,
-        "servers": [variant.name for variant in variants],
-        "pinning": {"server_cpus": list(server_cpus)},
-        "status": "running",
-    }
-    write_json_atomic(run_dir / "run.json", meta)
+    meta = SoakMeta(
+        run_id,
+        datetime.now(UTC).isoformat(timespec="seconds"),
+        Environment(**environment({})),
+        minutes,
+        [variant.name for variant in variants],
+        list(server_cpus),
+    )
+    meta.save(run_dir)
     reports = []
     try:
         with off_cpus(server_cpus):
@@ -372,9 +373,9 @@ def soak(
                 report = soak_one(variant, minutes * 60, server_cpus)
                 write_json_atomic(run_dir / f"{variant.name}.json", report)
                 reports.append(report)
-        meta["status"] = "complete"
+        meta = replace(meta, status="complete")
     finally:
-        if meta["status"] == "running":
-            meta["status"] = "interrupted"
-        write_json_atomic(run_dir / "run.json", meta)
+        if meta.status == "running":
+            meta = replace(meta, status="interrupted")
+        meta.save(run_dir)
     return run_dir, reports

@@ -288,7 +288,7 @@ def trust_text(judged: Judged, run: StudyRun, pair: Sequence[str]) -> str:
     this run took, where it was made before blocks; else the blocks it lacks of the pair it sets side by side; ""
     where it lacks neither."""
     if judged.record.method.design != BLOCKS:
-        return f"1 run in blocks (about {run.info.get('wall_seconds', 0.0) / 60:.0f} min, as this run took)"
+        return f"1 run in blocks (about {run.entry.wall_seconds / 60:.0f} min, as this run took)"
     blocks, least = blocks_of(judged, pair), judged.least_trusted
     if least is None:
         return "a validation that holds on this machine class (`python -m harness validate`)"

@@ -16,9 +16,8 @@ from harness.results.records import (
     CellResult,
     Repeat,
     StudyRun,
-    study_dir,
 )
-from harness.results.run_meta import Target
+from harness.results.run_meta import RunMeta, Target
 
 WARMUP = "warmup"  # a cell's kept warm-up report, where a study keeps it: <cell>-warmup.json
 
@@ -43,7 +42,7 @@ class Measured:
         ok = self.report.ok
         return self.repeat.resources.cpu_seconds * 1000 / ok if ok else None
 
-    def driver_cpu(self, meta: dict[str, Any]) -> float | None:
+    def driver_cpu(self, meta: RunMeta) -> float | None:
         """The driver's CPU as a share of the CPUs it had."""
         return driver_share(self.repeat, meta)
 
@@ -64,7 +63,7 @@ class Measured:
 def medians(run: StudyRun, role: str = "measured") -> list[Measured]:
     """Each cell's median run of that role (by OK calls/s), for cells that finished OK, in the run's order."""
     found = []
-    where = study_dir(run.run_dir, run.meta, run.study)
+    where = run.folder
     for result in run.cells:
         record = result.record
         runs = [
@@ -127,7 +126,7 @@ def _errors(report: LoadReport) -> str:
 def calls_not_ok(run: StudyRun) -> list[str]:
     """Runs (and kept warm-ups) with calls that were not OK: which cell, which run, how many, and why."""
     found = []
-    where = study_dir(run.run_dir, run.meta, run.study)
+    where = run.folder
     for result in run.cells:
         record = result.record
         runs = [(f"{repeat.role} run", report) for repeat, report in zip(record.repeats, result.reports, strict=True)]
@@ -294,7 +293,7 @@ def newest_run_section(runs: Sequence[StudyRun], tables: Callable[[StudyRun], li
     newest = runs[0]
     return markdown(
         [
-            f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Driven by {driver}; "
+            f"Newest run: {newest.title}; {newest.entry.wall_seconds / 60:.1f} min. Driven by {driver}; "
             f"raw reports: [`runs/{newest.run_id}`](runs/{newest.run_id}).",
             "",
             *tables(newest),

@@ -17,7 +17,7 @@ from harness.render.table import Block, markdown, page_files
 from harness.render.vega import forest_layers, grid, nothing, png
 from harness.render.views import comparison_view
 from harness.render.wording import ratio_text
-from harness.results.records import StudyRun, comparison_files, study_dir
+from harness.results.records import StudyRun, comparison_files
 from harness.studies.base import StudyReport
 from harness.studies.comparing import candidates, control_doubt, decision, pick, sentence
 from harness.studies.comparison_tables import comparison_table, floors_table
@@ -115,7 +115,7 @@ def rounds_section(runs: Sequence[StudyRun], telling: Telling, more: Sequence[Bl
     name = telling.study
     return markdown(
         [
-            f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Each comparison sets "
+            f"Newest run: {newest.title}; {newest.entry.wall_seconds / 60:.1f} min. Each comparison sets "
             "alternatives against a reference, interleaved as its own note below says (blocks of warm servers "
             "alternated in short slices, or a fresh start for every window in runs before blocks); in the study's "
             "first comparison (and in one whose slices are waves of calls, where the study has such) the reference "
@@ -204,7 +204,7 @@ def rounds_decisions(
 
 def in_rounds(run: StudyRun) -> bool:
     """True when the run measured the study's comparisons in rounds (not its full matrix)."""
-    return bool(comparison_files(study_dir(run.run_dir, run.meta, run.study)))
+    return bool(comparison_files(run.folder))
 
 
 def with_rounds(

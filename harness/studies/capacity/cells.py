@@ -9,13 +9,12 @@ from functools import cached_property
 from math import inf
 from typing import Any
 
-from harness.method.bounds import server_cpus
 from harness.method.verdicts import Interval, interval
 from harness.render.summaries import driver_share, ms, rate
 from harness.results.histogram import Latencies
 from harness.results.load import LoadReport
 from harness.results.records import CellResult, Repeat, StudyRun, loop_lag_ms
-from harness.results.run_meta import thresholds_of
+from harness.results.run_meta import RunMeta
 from harness.studies.capacity import (
     held,
     p99,
@@ -58,7 +57,7 @@ class CapacityCell:
     """One stack on one scenario, read back from its runs."""
 
     result: CellResult
-    meta: dict[str, Any]
+    meta: RunMeta
     settings: dict[str, Any]  # the values the run judges by (SETTINGS, as the run recorded them)
     slots: int | None = None  # calls the server serves at once: thread-pool workers; None for an event loop
 
@@ -170,7 +169,7 @@ class CapacityCell:
         return runs[0] if runs and runs[0][1].ok else None
 
     def pressure(self, pair: tuple[Repeat, LoadReport] | None) -> Pressure | None:
-        return Pressure.of(*pair, server_cpus(self.meta)) if pair else None
+        return Pressure.of(*pair, self.meta.server_cpus) if pair else None
 
     def reason(self) -> str:
         """Why the SLO gave way below the CPU bound, from the knee against low load, in one clause."""
@@ -224,7 +223,7 @@ class CapacityCell:
         if low is None or low[0].resources.cpu_seconds <= 0:
             return None
         repeat, report = low
-        return server_cpus(self.meta) / (repeat.resources.cpu_seconds / report.ok)
+        return self.meta.server_cpus / (repeat.resources.cpu_seconds / report.ok)
 
     @property
     def closed(self) -> tuple[Repeat, LoadReport] | None:
@@ -233,7 +232,7 @@ class CapacityCell:
 
     @property
     def driver_busy(self) -> bool:
-        busy = thresholds_of(self.meta).driver_busy
+        busy = self.meta.judged_by.driver_busy
         return any((driver_share(repeat, self.meta) or 0.0) > busy for repeat in self.result.record.repeats)
 
 

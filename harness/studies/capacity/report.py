@@ -109,7 +109,7 @@ def section(runs: Sequence[StudyRun]) -> str:
     newest = runs[0]
     settings = newest.settings
     lines: list[Block] = [
-        f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Open loop: calls start "
+        f"Newest run: {newest.title}; {newest.entry.wall_seconds / 60:.1f} min. Open loop: calls start "
         f"at a fixed rate whether or not earlier ones finished; the search brackets the highest rate with no "
         f"failed call and p99 within the SLO (doubling, then bisection to {settings['precision']:.0%}); "
         f"{_steps_text(settings)} With `--repeats N` the SLO search runs N times a stack (each after the first "

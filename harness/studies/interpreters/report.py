@@ -16,6 +16,7 @@ from harness.plan.servers import server_variant
 from harness.render.table import Block, Figure, Table, row
 from harness.render.wording import ratio_text
 from harness.results.records import StudyRun
+from harness.results.run_context import InterpreterRecord
 from harness.studies.base import StudyReport
 from harness.studies.interpreters import CORES_LEVEL, FREE_THREADED, LEVEL, NAME, QUESTION, REFERENCE, SCENARIOS
 from harness.studies.interpreters.cores import cores_table, shared_by_process, shares_text
@@ -46,7 +47,7 @@ def _minutes(seconds: float | None) -> Figure:
 
 def interpreters_table(run: StudyRun) -> list[Block]:
     """How each compared interpreter was found or built, and what it could run."""
-    found: dict[str, Any] = run.meta.get("interpreters", {})
+    found = run.meta.interpreters
     if not found:
         return []
     heads = [
@@ -62,27 +63,27 @@ def interpreters_table(run: StudyRun) -> list[Block]:
     ]
     table = Table("interpreters", ["interpreter", *heads])
     for name, about in found.items():
-        gil = about.get("gil_enabled_after_import", {})
+        gil = about.gil_enabled_after_import
         gil_text = ", ".join(f"{module.removeprefix('servers.')} {'on' if on else 'off'}" for module, on in gil.items())
         flags = " ".join(
             flag.strip("'")
-            for flag in str(about.get("config_args", "")).split()
+            for flag in (about.config_args or "").split()
             if flag.strip("'").startswith(("--enable", "--disable", "--with"))
         )
         unavailable = "; ".join(
-            f"{module.removeprefix('servers.')}: {why}" for module, why in about.get("unavailable", {}).items()
+            f"{module.removeprefix('servers.')}: {why}" for module, why in about.unavailable.items()
         )
         table.add(
             name,
             [
-                str(about.get("version", "—")),
-                str(about.get("origin", "—")),
+                about.version or "—",
+                about.origin or "—",
                 f"`{flags}`" if flags else "—",
                 gil_text or "—",
-                str(about.get("protobuf_implementation") or "—"),
-                ", ".join(about.get("compiled_here", ())) or "—",
-                _minutes(about.get("build_seconds")),
-                _minutes(about.get("venv_seconds")),
+                about.protobuf_implementation or "—",
+                ", ".join(about.compiled_here) or "—",
+                _minutes(about.build_seconds),
+                _minutes(about.venv_seconds),
                 unavailable[:400] or "—",
             ],
         )
@@ -115,13 +116,13 @@ def section(runs: Sequence[StudyRun]) -> str:
 def free_threaded(run: StudyRun) -> str:
     """What each free-threaded build could run, and whether the GIL stayed off once each stack was imported."""
     parts = []
-    for name, about in run.meta.get("interpreters", {}).items():
+    for name, about in run.meta.interpreters.items():
         # Recorded by the probe; a build that was never probed (not found, not built) is known by its name.
-        if not about.get("free_threaded", name.endswith("t")):
+        if not (name.endswith("t") if about.free_threaded is None else about.free_threaded):
             continue
-        gil = {module.removeprefix("servers."): on for module, on in about.get("gil_enabled_after_import", {}).items()}
+        gil = {module.removeprefix("servers."): on for module, on in about.gil_enabled_after_import.items()}
         off, on = [module for module, held in gil.items() if not held], [module for module, held in gil.items() if held]
-        unavailable = [module.removeprefix("servers.") for module in about.get("unavailable", {})]
+        unavailable = [module.removeprefix("servers.") for module in about.unavailable]
         said = []
         if off:
             said.append(
@@ -129,14 +130,14 @@ def free_threaded(run: StudyRun) -> str:
             )
         if on:
             said.append(f"it came back on importing {', '.join(on)}")
-        defines = [flag for flag in str(about.get("grpcio_cflags", "")).split() if flag.startswith("-D")]
+        defines = [flag for flag in (about.grpcio_cflags or "").split() if flag.startswith("-D")]
         if defines:
             said.append(f"grpcio was compiled here with `{' '.join(defines)}`")
-        if about.get("protobuf_implementation") == "python":
+        if about.protobuf_implementation == "python":
             said.append("protobuf ran its pure-Python implementation (no free-threaded wheel has upb)")
         if unavailable:
             said.append(f"{', '.join(unavailable)} could not run (see the interpreters table)")
-        parts.append(f"Under {name} ({about.get('version', '?')}), " + "; ".join(said or ["nothing ran"]) + ".")
+        parts.append(f"Under {name} ({about.version or '?'}), " + "; ".join(said or ["nothing ran"]) + ".")
     return " ".join(parts)
 
 
@@ -247,14 +248,14 @@ def _state(run: StudyRun, name: str, stacks: Sequence[str]) -> str:
     """The GIL's state after the stacks' imports and protobuf's backend under an interpreter, in a clause; "" where
     the run did not record them (a build without the GIL says whether it came back; one with it says nothing of
     it)."""
-    about = run.meta.get("interpreters", {}).get(name, {})
-    gil = about.get("gil_enabled_after_import", {})
+    about = run.meta.interpreters.get(name, InterpreterRecord())
+    gil = about.gil_enabled_after_import
     modules = [server_variant(stack).module for stack in stacks]
     said = []
-    if about.get("free_threaded") and (known_state := [gil[module] for module in modules if module in gil]):
+    if about.free_threaded and (known_state := [gil[module] for module in modules if module in gil]):
         off = sum(1 for on in known_state if not on)
         said.append(f"GIL off on {off} of {len(known_state)} stacks" if off else "the GIL comes back on import")
-    if backend := about.get("protobuf_implementation"):
+    if backend := about.protobuf_implementation:
         said.append("protobuf in pure Python" if backend == "python" else f"protobuf {backend}")
     return f" ({', '.join(said)})" if said else ""
 

@@ -131,7 +131,7 @@ def readers_table(run: StudyRun) -> list[Block]:
 def describe(run: StudyRun) -> str:
     settings = run.settings
     return (
-        f"Newest run: {run.title}; {run.info.get('wall_seconds', 0) / 60:.1f} min. Each stack served the slow "
+        f"Newest run: {run.title}; {run.entry.wall_seconds / 60:.1f} min. Each stack served the slow "
         f"reader's streams (`loadgen slow`: StreamObjects of the {LONG_KEYS_OBJECTS:,}-object long-keys bucket, one "
         f"object of about 1 KB a message, {mib(settings['listing_bytes'])} MiB a stream's listing; each stream's "
         "HTTP/2 window fixed at 64 KiB), each reading on a server of its own, warmed by two whole listings read one at "

@@ -202,7 +202,7 @@ def section(runs: Sequence[StudyRun]) -> str:
     if in_rounds(newest):
         return rounds_section(runs)
     lines: list[Block] = [
-        f"Newest run: {newest.title}; {newest.info.get('wall_seconds', 0) / 60:.1f} min. Each cell: a discarded "
+        f"Newest run: {newest.title}; {newest.entry.wall_seconds / 60:.1f} min. Each cell: a discarded "
         f"warm-up, then {newest.matrix['repeats']} ghz runs in count mode sized to last a few seconds, on one "
         "server start per variant and scenario. Figures are OK responses per second (failed calls never count), "
         "the median of the runs; flags (**noisy**, **short**, **driver-busy**) are explained in the full tables. "

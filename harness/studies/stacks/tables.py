@@ -8,14 +8,13 @@ import statistics
 from collections.abc import Callable, Sequence
 
 from harness.analysis.judging import without_controls
-from harness.method.bounds import Bounds, server_cpus
+from harness.method.bounds import Bounds
 from harness.plan.matrix import PER_WORKER, SCENARIOS, SHARED
 from harness.render.summaries import (
     MIB,
     SHOWN_PERCENTILES,
     TOO_FEW_NOTE,
     CellSummary,
-    driver_cpus,
     flag_notes,
     ms_figure,
     percent,
@@ -167,7 +166,7 @@ def cell_table(
             row("Server CPU, peak", column(_if_sampled(lambda s: _percent(s.cpu_peak)))),
             row("Server RSS, peak", column(_if_sampled(lambda s: _mib(s.rss_peak)))),
             row(
-                f"Driver CPU, peak (of its {driver_cpus(run.meta)})",
+                f"Driver CPU, peak (of its {run.meta.driver_cpus})",
                 column(
                     lambda s: Figure(
                         None if s.driver_cpu is None else 100 * s.driver_cpu, percent(s.driver_cpu), unit="%"
@@ -226,7 +225,7 @@ def cell_table(
 def reading(run: StudyRun, levels: Levels) -> list[str]:
     """A short, factual reading of one scenario: who wins where, and whether the server was CPU-bound."""
     lines = []
-    tie, cpus = run.thresholds.tie, server_cpus(run.meta)
+    tie, cpus = run.thresholds.tie, run.meta.server_cpus
     for level in sorted(levels):
         ranked = sorted(((s.ok_rps, name) for name, s in levels[level].items() if not s.failed), reverse=True)
         if not ranked:

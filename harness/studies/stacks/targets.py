@@ -28,7 +28,7 @@ SETTINGS: dict[str, Any] = {
 
 def targets_lines(run: StudyRun) -> list[str]:
     """The run's targets as the study's page lists them: each met or not, with the figure that decides it."""
-    targets = run.info.get("targets") or {}
+    targets = {name: target.to_json() for name, target in run.targets.items()}
     if not targets:
         return []
     thresholds = run.thresholds

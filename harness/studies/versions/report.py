@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 from harness.analysis.decision import Decision
 from harness.analysis.judging import Judged, judged_comparisons, pick_over
@@ -15,6 +14,7 @@ from harness.method.verdicts import FASTER, SLOWER, UNRESOLVED, Interval, known
 from harness.render.table import Block, Table
 from harness.render.wording import ratio_text
 from harness.results.records import StudyRun
+from harness.results.run_context import InterpreterRecord
 from harness.studies.base import StudyReport
 from harness.studies.comparing import over_runs
 from harness.studies.reading import driver_not_busy
@@ -46,15 +46,14 @@ SHOWN = (
 )
 
 
-def sides_of(run: StudyRun) -> dict[str, dict[str, Any]]:
+def sides_of(run: StudyRun) -> dict[str, InterpreterRecord]:
     """Each side's virtualenv as the run prepared it (its label -> what the probe found), the pinned side first."""
-    found: dict[str, dict[str, Any]] = run.meta.get("interpreters", {})
-    return dict(sorted(found.items(), key=lambda item: not item[1].get("pins")))
+    return dict(sorted(run.meta.interpreters.items(), key=lambda item: not item[1].pins))
 
 
 def command(run: StudyRun) -> str:
     """The command that measures this run's comparisons again."""
-    pins: dict[str, str] = next((about["pins"] for about in sides_of(run).values() if about.get("pins")), {})
+    pins = next((about.pins for about in sides_of(run).values() if about.pins), {})
     packages = ",".join(f"{name}=={version}" for name, version in pins.items())
     workloads = [each.record.workload.split("/") for each in judged_comparisons(run)]
     said = f"python -m harness run-all --study {NAME} --packages {packages}"
@@ -70,22 +69,22 @@ def versions_table(run: StudyRun) -> list[Block]:
     found = sides_of(run)
     if not found:
         return []
-    packages = {label: about.get("packages", {}) for label, about in found.items()}
-    pinned = {name for about in found.values() for name in about.get("pins", {})}
+    packages = {label: about.packages for label, about in found.items()}
+    pinned = {name for about in found.values() for name in about.pins}
     shown = [
         name for name in SHOWN if name in pinned or len({versions.get(name) for versions in packages.values()}) > 1
     ]
     table = Table("versions", ["package", *found])
     for name in shown:
         table.add(name, [packages[label].get(name, "—") for label in found])
-    table.add("python", [str(about.get("version", "—")) for about in found.values()])
+    table.add("python", [about.version or "—" for about in found.values()])
     missing = [
-        f"{label} could not install {', '.join(about['not_installed'])}"
+        f"{label} could not install {', '.join(about.not_installed)}"
         for label, about in found.items()
-        if about.get("not_installed")
+        if about.not_installed
     ]
     return [
-        f"Measured by `{command(run)}` in {run.info.get('wall_seconds', 0) / 60:.1f} min. Each side ran in a "
+        f"Measured by `{command(run)}` in {run.entry.wall_seconds / 60:.1f} min. Each side ran in a "
         "virtualenv of its own, made the same way on the harness's interpreter, with the versions below (those "
         "pinned, and those that differ between the sides: a pin frees what its own version may not accept, and "
         "pip chose those). Where the pins move grpcio or protobuf, that side's messages and grpcio stubs were "
@@ -195,8 +194,8 @@ def moved_with(run: StudyRun) -> str:
     found = list(sides_of(run).values())
     if len(found) != 2:
         return ""
-    pinned, own = (each.get("packages", {}) for each in found)
-    named = set(found[0].get("pins", {}))
+    pinned, own = (each.packages for each in found)
+    named = set(found[0].pins)
     moved = [
         f"{name} {own[name]} against {pinned[name]}"
         for name in SHOWN
