@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.analysis.decision import SEPARATED, Decision, open_text
+from harness.analysis.decision import SEPARATED, Decision, Standing, answer_of, open_text
 from harness.method.verdicts import Interval
 from harness.render.decisions import ANSWER_WORDS, SURE_CHARACTERS, decision_rows, scopes
 from harness.render.findings import elsewhere_of
@@ -24,6 +24,7 @@ def interpreter_row(stack: str, runner: str, over: float, worst: float) -> Decis
         over_reference="1 (reference)",
         verdict="faster",
         avoid=f"3.14t ({worst:.2f} [{worst - 0.01:.2f}, {worst + 0.01:.2f}] of the pick)",
+        avoided="3.14t",
         study="interpreters",
         run_id="20260101T000000Z",
         machine="Test CPU",
@@ -66,12 +67,12 @@ def test_a_row_answers_in_the_question_s_words_first() -> None:
     (faster,) = decision_rows([first])
     assert faster.lead == "3.11: 1.24 [1.21, 1.27] × 3.13"
     assert faster.answer.startswith("3.11: 1.24 [1.21, 1.27] × 3.13 (interpreter/hello-work/aio-uvloop/c50).")
-    unresolved = Decision(**{**first.__dict__, "verdict": "unresolved"})
+    unresolved = Decision(**{**first.__dict__, "verdict": "unresolved", "standing": Standing.UNRESOLVED})
     assert decision_rows([unresolved])[0].lead == "3.11 or 3.13: not told apart yet (1.24 [1.21, 1.27] ×)"
-    tie = Decision(**{**first.__dict__, "verdict": "tie with 3.13"})
+    tie = Decision(**{**first.__dict__, "verdict": "tie with 3.13", "standing": Standing.TIE})
     assert decision_rows([tie])[0].lead.startswith("Either 3.11 or 3.13: they tie")
-    yes = Decision(**{**first.__dict__, "lead": "Yes: aio-uvloop serves 4.70 [4.52, 4.89] × sync-w10"})
-    assert decision_rows([yes])[0].lead == yes.lead
+    yes = Decision(**{**first.__dict__, "word": "Yes", "lead": "aio-uvloop serves 4.70 [4.52, 4.89] × sync-w10"})
+    assert decision_rows([yes])[0].lead == "Yes: aio-uvloop serves 4.70 [4.52, 4.89] × sync-w10" == yes.told
 
 
 def test_a_row_names_the_margin_of_its_pick_or_of_its_leader_where_it_has_no_pick_yet() -> None:
@@ -140,7 +141,10 @@ def test_yes_or_no_answers_on_several_workloads_open_with_their_word() -> None:
         "s3-unary/grpclib": "No: asyncio 1.09 [1.00, 1.18] × uvloop",
         "s3-mongo/grpclib": "Not told yet: uvloop 1.02 [0.90, 1.15] × asyncio",
     }
-    found = [Decision(**{**first.__dict__, "workload": f"loops/{scope}", "lead": lead}) for scope, lead in said.items()]
+    found = [
+        Decision(**{**first.__dict__, "workload": f"loops/{scope}", **answer_of(*told.split(": ", 1))})
+        for scope, told in said.items()
+    ]
     (row,) = decision_rows([found[4], *found[:4]])
     # too long for the table: its tally there, in the same order, and whole in the answers below it
     assert row.lead == (
@@ -184,7 +188,8 @@ def test_whether_uvloop_paid_off_is_yes_only_where_it_is_clearly_ahead() -> None
                 "contenders": contenders,
             }
         )
-        return uvloop_lead(made, 0.05)
+        answer = uvloop_lead(made, 0.05)
+        return f"{answer['word']}: {answer['lead']}"
 
     ahead, close = Interval(1.18, 1.10, 1.27, 6), Interval(1.01, 0.96, 1.06, 6)
     assert loops("uvloop", ahead, True, ("uvloop",)) == "Yes: uvloop 1.18 [1.10, 1.27] × asyncio"

@@ -179,7 +179,7 @@ def test_the_free_threaded_outcome_names_its_evidence(tmp_path: Path) -> None:
 def test_the_cores_comparison_says_whether_so_reuseport_spread_the_calls_over_the_processes(tmp_path: Path) -> None:
     run = load_study(make_interpreters_run(tmp_path), "interpreters")
     (row,) = [each for each in study("interpreters").decisions([run]) if each.question == SPREAD_QUESTION]
-    assert row.lead == (
+    assert row.told == (
         "Yes: on a connection per worker (p2+per-worker, 51% / 49%), not on one shared connection (p2, 100% / 0%)"
     )
     assert row.verdict == "spread on a connection per worker" and row.pick == "p2+per-worker" and answered(row)

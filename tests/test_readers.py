@@ -67,9 +67,9 @@ def test_the_row_names_the_stack_that_buffers_and_by_how_much_a_stream(tmp_path:
     run = load_study(make_readers_run(tmp_path, grown), "readers")
     readers = study("readers")
     (row,) = readers.decisions([run])
-    assert row.lead == (
+    assert row.told == (
         "Yes: aio-uvloop +8.0 MiB a stream [7.0 to 9.0 over 3 readings], buffering (78% of a stream's listing)"
-    ), row.lead
+    ), row.told
     assert row.pick == "sync-w10" and row.avoid == "aio-uvloop (+8.0 MiB a stream)" and row.trusted
     assert row.verdict == "buffering: aio-uvloop" and answered(row)
     targets = readers.targets(run, 60.0, False)
@@ -81,10 +81,10 @@ def test_readings_on_both_sides_of_the_bound_are_not_told_and_fewer_than_three_n
     readers = study("readers")
     straddling = {"sync-w10": (2 * MIB, 2 * MIB, 2 * MIB), "aio-uvloop": (2 * MIB, 3 * MIB, 7 * MIB)}
     (row,) = readers.decisions([load_study(make_readers_run(tmp_path / "a", straddling), "readers")])
-    assert row.lead.startswith("Not told yet: aio-uvloop +3.0 MiB a stream [2.0 to 7.0 over 3 readings], unsettled")
+    assert row.told.startswith("Not told yet: aio-uvloop +3.0 MiB a stream [2.0 to 7.0 over 3 readings], unsettled")
     assert not row.trusted and row.why == "readings on both sides of the bound" and not answered(row)
     (row,) = readers.decisions([load_study(make_readers_run(tmp_path / "b", {"sync-w10": (MIB, MIB)}), "readers")])
-    assert row.lead.startswith("No: every stack's memory stayed within 6.2 MiB a stream (sync-w10 +1.0 MiB")
+    assert row.told.startswith("No: every stack's memory stayed within 6.2 MiB a stream (sync-w10 +1.0 MiB")
     assert not row.trusted and row.why == "only 2 readings" and row.verdict == "bounded"
 
 
@@ -93,7 +93,7 @@ def test_a_stream_that_failed_fails_the_run(tmp_path: Path) -> None:
     run = load_study(make_readers_run(tmp_path, grown, {"aio-uvloop": {"Canceled": 9, "Internal": 1}}), "readers")
     readers = study("readers")
     (row,) = readers.decisions([run])
-    assert row.lead.startswith("No: every stack's memory stayed within 6.2 MiB a stream (sync-w10 +2.0 MiB"), row.lead
+    assert row.told.startswith("No: every stack's memory stayed within 6.2 MiB a stream (sync-w10 +2.0 MiB"), row.told
     assert not readers.targets(run, 60.0, False)["streams_end_clean"].met
 
 

@@ -147,11 +147,11 @@ def test_where_both_serve_at_the_wait_bound_async_answers_by_cpu_per_call_and_me
     sets the loop that spends the least CPU a call against the sync server that does."""
     rates = {"sync-w10": 100, "sync-w50": 470, "grpclib-uvloop": 480, "aio-uvloop": 490}
     row = wait_row(tmp_path, rates, {"sync-w50": 1.0, "grpclib-uvloop": 0.4, "aio-uvloop": 0.9})
-    assert row.lead.startswith(
+    assert row.told.startswith(
         "Yes, in CPU, not in rate: at 50 clients waiting 100 ms grpclib-uvloop and sync-w50 both serve at the wait "
         "bound (500 calls/s;"
-    ), row.lead
-    assert "grpclib-uvloop uses 0.39 [" in row.lead and "× the CPU per call of sync-w50" in row.lead
+    ), row.told
+    assert "grpclib-uvloop uses 0.39 [" in row.told and "× the CPU per call of sync-w50" in row.told
     assert row.verdict == "cheaper" and row.certified is None and answered(row)
     assert row.runner_up == "sync-w50, CPU per call" and row.over is not None and row.over.high < 0.95
 
@@ -165,7 +165,7 @@ def test_calls_that_take_the_wait_alone_serve_at_the_bound_though_a_short_slice_
     rates = {"sync-w10": 100, "sync-w50": 420, "grpclib-uvloop": 437}
     latency = {"sync-w10": 500.0, "sync-w50": 109.0, "grpclib-uvloop": 106.0}
     row = wait_row(tmp_path, rates, {"sync-w50": 1.0, "grpclib-uvloop": 0.4}, latency)
-    assert row.runner_up == "sync-w50, CPU per call", row.lead
+    assert row.runner_up == "sync-w50, CPU per call", row.told
     assert not waits_alone(0.099, 0.1) and waits_alone(0.1, 0.1) and waits_alone(0.1 / AT_BOUND, 0.1)
     assert not waits_alone(0.1 / AT_BOUND + 0.001, 0.1)
 
@@ -189,8 +189,8 @@ def test_where_a_sync_pool_sets_its_rate_below_the_bound_async_answers_by_rate(t
     row = wait_row(
         tmp_path, {"sync-w10": 100, "sync-w50": 300, "grpclib-uvloop": 480}, {"sync-w50": 1.0, "grpclib-uvloop": 0.4}
     )
-    assert row.lead.startswith("Yes: grpclib-uvloop serves 1.6"), row.lead
-    assert row.lead.endswith("× sync-w50, the fastest sync server") and row.verdict == "faster"
+    assert row.told.startswith("Yes: grpclib-uvloop serves 1.6"), row.told
+    assert row.told.endswith("× sync-w50, the fastest sync server") and row.verdict == "faster"
 
 
 def test_a_rate_at_the_wait_bound_is_within_its_share_of_clients_over_the_wait() -> None:

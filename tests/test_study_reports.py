@@ -383,10 +383,10 @@ def test_yes_or_no_questions_are_answered_yes_or_no_first(tmp_path: Path) -> Non
         if each.workload.startswith("connections-tls")
     ]
     assert tls.pick == "shared+tls"  # the way to pick under TLS, never a plaintext one
-    assert tls.lead.startswith("TLS serves 0.90 [") and "× plaintext on one shared connection (slower, known to ±" in (
-        tls.lead
+    assert tls.told.startswith("TLS serves 0.90 [") and "× plaintext on one shared connection (slower, known to ±" in (
+        tls.told
     )
-    assert tls.lead.split("; ")[1] == "under TLS: Pick shared+tls: the fastest, or within 5% of the fastest (95%)"
+    assert tls.told.split("; ")[1] == "under TLS: Pick shared+tls: the fastest, or within 5% of the fastest (95%)"
     assert tls.certified and tls.over is not None and tls.over.value > 2.2  # over per-call+tls
     run_dir = tmp_path / "runs" / "20260109T000000Z"
     write_json_atomic(run_dir / "run.json", study_meta("20260109T000000Z", "protocols", {"aio-uvloop": None}, []))
@@ -398,7 +398,7 @@ def test_yes_or_no_questions_are_answered_yes_or_no_first(tmp_path: Path) -> Non
     noise = {label: [1.0, 1.01, 0.99, 1.0, 1.02] for label in [*shapes, "unary~aa"]}
     write_rounds(run_dir / "protocols", "info/aio-uvloop/c16", cells, shapes, noise, {})
     (rest,) = study("protocols").decisions([load_study(run_dir, "protocols")])
-    assert rest.lead.startswith("Yes: rest-h1 serves 1.50 [") and rest.lead.endswith(
+    assert rest.told.startswith("Yes: rest-h1 serves 1.50 [") and rest.told.endswith(
         "× gRPC unary; the call shape: Pick pipelined: the fastest, or within 5% of the fastest (95%)"
     )
 
@@ -430,7 +430,7 @@ def test_a_run_of_the_brief_s_matrix_tells_its_levels_and_decides_the_brief_s_qu
     stream = rows[("An S3 listing: one reply or a stream?", "s3-unary/c50/grpclib-uvloop")]
     assert stream.pick == "a stream" and stream.over is not None and 1.10 < stream.over.value < 1.20
     waits = rows[("Handlers waiting on I/O: does async pay off, and on which stack?", "hello-wait/c50")]
-    assert waits.lead.startswith("Yes: grpclib-uvloop serves 4.59 [4.4") and waits.lead.endswith(
+    assert waits.told.startswith("Yes: grpclib-uvloop serves 4.59 [4.4") and waits.told.endswith(
         "× sync-w10, the fastest sync server"
     )
     threads = rows[("grpcio sync: one worker thread or ten?", "hello/c50/hello")]

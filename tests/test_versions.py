@@ -85,8 +85,8 @@ def test_an_upgrade_row_is_an_estimate_per_stack_in_the_questions_words(tmp_path
     rows = study("versions").decisions([load_study(run_dir, "versions")])
     by_stack = {each.workload.split("/")[2]: each for each in rows}
     slower, even = by_stack["sync-w10"], by_stack["aio-uvloop"]
-    assert slower.lead.startswith("Yes: grpcio 1.85.1 against 1.75.0 (protobuf 7.36.2 against 6.33.1 with it): 0.96 [")
-    assert even.lead.startswith("No: grpcio 1.85.1 against 1.75.0")
+    assert slower.told.startswith("Yes: grpcio 1.85.1 against 1.75.0 (protobuf 7.36.2 against 6.33.1 with it): 0.96 [")
+    assert even.told.startswith("No: grpcio 1.85.1 against 1.75.0")
     assert slower.verdict.startswith("slower, known to ±0.") and answered(slower) and slower.certified is None
     assert even.verdict.startswith("no change seen, known to ±0.") and answered(even)
     page = study("versions").render(load_study(run_dir, "versions"))["comparisons.md"].decode()

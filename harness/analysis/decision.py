@@ -3,13 +3,46 @@ intervals, the selection rule's reading, how far to trust it, and what would clo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
+from typing import TypedDict
 
-from harness.method.verdicts import Interval
+from harness.method.selection import Selection
+from harness.method.verdicts import TIE, UNRESOLVED, Interval
 
 SEPARATED = "the A/A control separated"  # why a row is not trusted, where its decision says no more
 CERTIFIED, NOT_CERTIFIED = "certified", "not yet certified"  # a selection row's verdict
+# The words a yes-or-no answer opens with, in the order a merged answer says them.
+YES, NO, NOT_YET, NOT_TOLD_YET = "Yes", "No", "Not yet", "Not told yet"
+YES_NO = (YES, NO, NOT_YET, NOT_TOLD_YET)
+
+
+class Standing(Enum):
+    """How a row stands where the selection rule does not judge it (Decision.certified is None)."""
+
+    DECIDED = "decided"  # one is ahead (faster, cheaper, ...), or the study's own test answered it
+    TIE = "tie"  # within the tie band: either will do
+    UNRESOLVED = "unresolved"  # not told apart yet
+
+    @classmethod
+    def of(cls, verdict: str) -> Standing:
+        """A comparison's verdict (harness.method.verdicts: faster, slower, tie, unresolved) as a row's standing."""
+        return {TIE: cls.TIE, UNRESOLVED: cls.UNRESOLVED}.get(verdict, cls.DECIDED)
+
+
+class Answer(TypedDict):
+    """A row's answer in words as Decision holds it: its yes or no, and what follows."""
+
+    word: str
+    lead: str
+
+
+def answer_of(opening: str, rest: str) -> Answer:
+    """A row's answer as Decision holds it: its yes or no apart (`word`) where it opens with one of YES_NO, the
+    rest as its lead; an answer opening otherwise ("No, it ties") whole as its lead."""
+    return Answer(word=opening, lead=rest) if opening in YES_NO else Answer(word="", lead=f"{opening}: {rest}")
 
 
 @dataclass(frozen=True)
@@ -42,9 +75,13 @@ class Decision:
     # The pick over the runner-up pooled over this run and earlier ones of the same machine class and server code
     # (harness.render.wording.held_text); "" where there are none.
     held: str = ""
-    # The answer in the question's own words where the study words it ("Yes: aio-uvloop serves 4.70 [4.52, 4.89]
-    # times sync-w10"); "": the row's pick and its margin say it (harness.render.decisions.lead).
+    # The answer in the question's own words where the study words it, after its yes or no (`word`, one of YES_NO,
+    # or ""): "aio-uvloop serves 4.70 [4.52, 4.89] times sync-w10" after "Yes"; "": the row's pick and its margin say
+    # it (harness.render.decisions.lead).
     lead: str = ""
+    word: str = ""
+    standing: Standing = Standing.DECIDED
+    avoided: str = ""  # the stack `avoid` names, "" where it names none
     # The stacks (labels) the row sets side by side, for the page's stack filter; (): its comparisons'.
     stacks: tuple[str, ...] = ()
     # What would close it where it is open: more blocks, as runs of its study and minutes (comparing.close_text).
@@ -69,6 +106,12 @@ class Decision:
     measure: str = ""
     measured_why: str = ""
 
+    @property
+    def told(self) -> str:
+        """The answer in the question's own words whole: its yes or no, then the rest ("" where the study words
+        none)."""
+        return f"{self.word}: {self.lead}" if self.word else self.lead
+
     def picked(self) -> str:
         """The pick in words: certified by the selection rule ("Pick a: the fastest, or within 5% of the fastest
         (95%); b could be as fast") or not yet ("Not yet: a, b or c"); where the rule does not judge the row, its
@@ -82,13 +125,42 @@ class Decision:
             said = f"Pick {self.pick}: {best}, or within {self.delta:.0%} of {of} (95%)"
             could = "do as well" if self.measure else "be as fast"
             return said + (f"; {', '.join(others)} could {could}" if others else "") + by
-        if self.verdict == "—":
-            return self.pick
-        if self.verdict.startswith("tie"):
+        if self.standing is Standing.TIE:
             return f"Either {self.pick} or {self.runner_up}: they tie ({self.over_runner_up} ×)"
-        if self.verdict.startswith("unresolved"):
+        if self.standing is Standing.UNRESOLVED:
             return f"{self.pick} or {self.runner_up}: not told apart yet ({self.over_runner_up} ×)"
         return f"{self.pick}: {self.over_runner_up} × {self.runner_up}"
+
+
+class Choice(TypedDict):
+    """A selection as the Decision holds it."""
+
+    verdict: str
+    standing: Standing
+    certified: bool
+    lowest: float
+    binding: str
+    contenders: tuple[str, ...]
+    delta: float
+    apart: float
+
+
+def choice(chosen: Selection) -> Choice:
+    """A selection's reading for its decision row: certified or not, its lowest bound and the rival that binds it,
+    the contenders, δ, and how far the contenders lie from the pick by their estimates (the pick's largest ratio
+    over one, less 1)."""
+    binding = chosen.binding
+    ratios = [bound.ratio for rival in chosen.contenders[1:] if (bound := chosen.bound(rival))]
+    return Choice(
+        verdict=CERTIFIED if chosen.certified else NOT_CERTIFIED,
+        standing=Standing.DECIDED if chosen.certified else Standing.UNRESOLVED,
+        certified=chosen.certified,
+        lowest=chosen.lowest,
+        binding="" if binding is None else binding.rival,
+        contenders=chosen.contenders,
+        delta=chosen.delta,
+        apart=max((ratio - 1 for ratio in ratios if math.isfinite(ratio)), default=0.0),
+    )
 
 
 MOST_NAMED = 3  # an open row names at most this many of its candidates
@@ -110,4 +182,4 @@ def answered(found: Decision) -> bool:
     resolved (a tie, faster or slower)."""
     if found.certified is not None:
         return found.certified
-    return not found.verdict.startswith("unresolved") and found.verdict not in ("—", NOT_CERTIFIED)
+    return found.standing is not Standing.UNRESOLVED

@@ -9,7 +9,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.analysis.decision import SEPARATED, Decision, answered
+from harness.analysis.decision import SEPARATED, YES_NO, Decision, answered
 from harness.method.verdicts import noise_floor
 
 ANSWER_WORDS = 80  # an answer's most words: the decision first, then the figures that carry it
@@ -81,9 +81,8 @@ def clipped(text: str, most: int) -> str:
 
 def stance(found: Decision) -> str:
     """What one part of a row answers, without its figures: its yes or no, "Pick x" where certified, "Not yet"."""
-    said = worded(found.lead) if found.lead else None
-    if said is not None:
-        return said[0]
+    if found.word:
+        return found.word
     if found.certified is not None:
         return f"Pick {found.pick}" if found.certified else "Not yet"
     return found.pick
@@ -127,11 +126,6 @@ def listed(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def named(text: str) -> str:
-    """The name an avoid or pick text begins with: `p1` in "p1 (0.51 [0.45, 0.57] of the pick)"."""
-    return text.split(" (")[0]
-
-
 def short_lead(found: Sequence[Decision], told: Sequence[str], said: str) -> str:
     """A row's answer for the table, at most ANSWER_CHARACTERS: whole where it fits; a row of many parts as their
     tally; else its first clauses."""
@@ -146,10 +140,10 @@ def lead(found: Sequence[Decision], told: Sequence[str]) -> str:
     """A question's answer in its own words, before any figure of how sure: the study's own wording where it has
     one (a yes or no), else which to pick and by how much, per workload or stack (`told`) where that differs."""
     if len(found) == 1:
-        return found[0].lead or found[0].picked()
+        return found[0].told or found[0].picked()
     picks = list(dict.fromkeys(each.pick for each in found))
     margins = margins_of(found)
-    if len(picks) == 1 and len(margins) == len(found) and not any(each.lead or each.measure for each in found):
+    if len(picks) == 1 and len(margins) == len(found) and not any(each.told or each.measure for each in found):
         runners = listed(list(dict.fromkeys(each.runner_up for each in found)))
         if all(each.certified for each in found):
             delta = max(each.delta for each in found)
@@ -159,20 +153,9 @@ def lead(found: Sequence[Decision], told: Sequence[str]) -> str:
             )
         if all(each.certified is None for each in found):
             return f"{picks[0]} on {listed(list(told))}: {span(margins)} × {runners}"
-    parts = [(scope, worded(each.lead)) for each, scope in zip(found, told, strict=True)]
-    if all(said is not None for _, said in parts):
-        return by_word([(scope, said[0], said[1]) for scope, said in parts if said is not None])
-    return "; ".join(f"{scope}: {each.lead or each.picked()}" for each, scope in zip(found, told, strict=True))
-
-
-# The words a yes-or-no answer opens with ("Yes: aio-uvloop serves ..."), in the order a merged answer says them.
-YES_NO = ("Yes", "No", "Not yet", "Not told yet")
-
-
-def worded(text: str) -> tuple[str, str] | None:
-    """A yes-or-no answer as its word and what follows it; None for an answer of another kind."""
-    word = next((word for word in YES_NO if text.startswith(f"{word}: ")), None)
-    return None if word is None else (word, text[len(word) + 2 :])
+    if all(each.word for each in found):
+        return by_word([(scope, each.word, each.lead) for each, scope in zip(found, told, strict=True)])
+    return "; ".join(f"{scope}: {each.told or each.picked()}" for each, scope in zip(found, told, strict=True))
 
 
 def by_word(parts: Sequence[tuple[str, str, str]]) -> str:
@@ -221,7 +204,7 @@ def merged(question: str, found: Sequence[Decision]) -> Row:
             )
         sure += f"; to close it: {'; '.join(open_parts)}" if open_parts else ""
         avoided = [each for each in found if each.avoid != "—"]
-        names = list(dict.fromkeys(named(each.avoid) for each in avoided))
+        names = list(dict.fromkeys(each.avoided for each in avoided))
         worst = [each.worst.value for each in avoided if each.worst]
         if len(names) == 1 and len(worst) == len(avoided):
             of = "the pick" if all(each.certified is not False for each in avoided) else "the one leading"

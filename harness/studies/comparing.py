@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TypedDict
 
-from harness.analysis.decision import CERTIFIED, NOT_CERTIFIED, SEPARATED, Decision
+from harness.analysis.decision import SEPARATED, Decision, choice
 from harness.analysis.judging import (
     Judged,
     block_mean,
@@ -142,6 +142,7 @@ def decision(
         over_runner_up="—" if over is None else ratio_text(over[0]),
         over_reference="1 (reference)" if top == reference or against is None else ratio_text(against.ratio),
         avoid=f"{slowest} ({ratio_text(slower)} of {pick_named(chosen)})" if slower and slowest != top else "—",
+        avoided=slowest if slower and slowest != top else "",
         study=judged.study,
         run_id=run.run_id,
         machine=run.cpu_model,
@@ -216,6 +217,7 @@ def by_cost(
         if top == judged.record.reference or against is None
         else ratio_text(against.ratio),
         avoid=f"{costliest} ({ratio_text(slower)} of {pick_named(chosen)})" if slower else made.avoid,
+        avoided=costliest if slower else made.avoided,
         trusted=not untrust,
         why=untrust,
         labels=(),
@@ -227,35 +229,6 @@ def by_cost(
 
 
 BY_COST = "calls per server CPU second"  # what a row measures where its driver set the rates
-
-
-class Choice(TypedDict):
-    """A selection as the Decision holds it."""
-
-    verdict: str
-    certified: bool
-    lowest: float
-    binding: str
-    contenders: tuple[str, ...]
-    delta: float
-    apart: float
-
-
-def choice(chosen: Selection) -> Choice:
-    """A selection's reading for its decision row: certified or not, its lowest bound and the rival that binds it,
-    the contenders, δ, and how far the contenders lie from the pick by their estimates (the pick's largest ratio
-    over one, less 1)."""
-    binding = chosen.binding
-    ratios = [bound.ratio for rival in chosen.contenders[1:] if (bound := chosen.bound(rival))]
-    return Choice(
-        verdict=CERTIFIED if chosen.certified else NOT_CERTIFIED,
-        certified=chosen.certified,
-        lowest=chosen.lowest,
-        binding="" if binding is None else binding.rival,
-        contenders=chosen.contenders,
-        delta=chosen.delta,
-        apart=max((ratio - 1 for ratio in ratios if math.isfinite(ratio)), default=0.0),
-    )
 
 
 def certify_text(judged: Judged, chosen: Selection, paired: Sequence[str] = ()) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from harness.analysis.decision import Decision
+from harness.analysis.decision import CERTIFIED, NOT_CERTIFIED, Decision, Standing
 from harness.method.selection import Difference, blocks_to_certify, select
 from harness.method.verdicts import unpaired_interval, welch
 from harness.plan.matrix import scenario
@@ -260,9 +260,11 @@ def bracketed(row: Decision, stacks: Sequence[CapacityCell]) -> Decision:
         over_runner_up=f"{top.capacity / runner.capacity:.2f} ({top.capacity_text} against "
         f"{runner.capacity_text} calls/s, open loop)",
         verdict="ahead (the capacities do not overlap)" if apart else "unresolved (the capacities overlap)",
+        standing=Standing.DECIDED if apart else Standing.UNRESOLVED,
         closing="" if apart else unsearched(stacks),
         command="" if apart else repeats_command(REPEATS),
         avoid=f"{last.name} ({last.capacity / top.capacity:.2f} of the pick)",
+        avoided=last.name,
     )
 
 
@@ -296,8 +298,9 @@ def selected(stacks: Sequence[CapacityCell]) -> Callable[[Decision], Decision] |
             pick=pick,
             runner_up=runner,
             over_runner_up=f"{ratio_text(over)}, over {searches} searches a stack",
-            verdict="certified" if chosen.certified else "not yet certified",
+            verdict=CERTIFIED if chosen.certified else NOT_CERTIFIED,
             avoid=f"{last} ({ratio_text(worst)} of the pick)",
+            avoided=last,
             over=over,
             worst=worst,
             closing=""

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from harness.analysis.decision import Decision
+from harness.analysis.decision import NO, YES, Decision, Standing
 from harness.analysis.judging import Judged, judged_comparisons
 from harness.method.verdicts import Interval
 from harness.plan.matrix import PER_WORKER
@@ -178,6 +178,9 @@ NO_PAIR: dict[str, Any] = {
     "over_runner_up": "—",
     "over_reference": "—",
     "avoid": "—",
+    "avoided": "",
+    "word": "",
+    "standing": Standing.DECIDED,
     "over": None,
     "worst": None,
     "labels": (),
@@ -220,11 +223,11 @@ def spread(judged: Judged, made: Decision) -> Decision | None:
     spread_text = ", ".join(text for _, even, text in told if even)
     not_text = ", ".join(text for _, even, text in told if not even)
     but = f", not {not_text}" if not_text else ""
-    lead = f"Yes: {spread_text}{but}" if spread_on else f"No: {not_text}"
     return worded(
         made,
         question=SPREAD_QUESTION,
-        lead=lead,
+        word=YES if spread_on else NO,
+        lead=f"{spread_text}{but}" if spread_on else not_text,
         pick=spread_on[0] if spread_on else "—",
         runner_up=next((label for label, even, _ in told if not even), "—"),
         verdict=f"spread on {', '.join(_serving(label) for label in spread_on)}" if spread_on else "not spread",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from harness.analysis.decision import Decision
+from harness.analysis.decision import NO, NOT_TOLD_YET, YES, Decision
 from harness.analysis.judging import Judged
 from harness.method.verdicts import FASTER, SLOWER, TIE, UNRESOLVED
 from harness.plan.matrix import IN_FLIGHT
@@ -261,7 +261,7 @@ def targets(run: StudyRun, wall_seconds: float, full_matrix: bool) -> dict[str, 
     return cross_checked_targets(run, {"ghz": cross_check_runs(run), "h2load": h2load_runs(run)})
 
 
-ANSWER_OF = {FASTER: "Yes", TIE: "Yes", SLOWER: "No", UNRESOLVED: "Not told yet"}
+ANSWER_OF = {FASTER: YES, TIE: YES, SLOWER: NO, UNRESOLVED: NOT_TOLD_YET}
 
 
 def rest_would_do(judged: Judged, made: Decision) -> Decision:
@@ -271,8 +271,8 @@ def rest_would_do(judged: Judged, made: Decision) -> Decision:
     if not rest:
         return made
     best = max(rest, key=lambda each: each.ratio.value)
-    said = f"{ANSWER_OF[best.verdict]}: {best.alternative} serves {ratio_text(best.ratio)} × gRPC unary"
-    return replace(made, lead=f"{said}; the call shape: {made.picked()}")
+    said = f"{best.alternative} serves {ratio_text(best.ratio)} × gRPC unary"
+    return replace(made, word=ANSWER_OF[best.verdict], lead=f"{said}; the call shape: {made.picked()}")
 
 
 TELLING = Telling(

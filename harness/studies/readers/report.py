@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.analysis.decision import Decision
+from harness.analysis.decision import NO, NOT_TOLD_YET, YES, Decision, Standing
 from harness.plan.matrix import LONG_KEYS_OBJECTS
 from harness.render.table import Block, Table, markdown
 from harness.results.load import SlowOutcome
@@ -206,12 +206,12 @@ def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
         growing = [each for each in mine if each.standing(bound) == "buffering"]
         unsettled = [each for each in mine if each.standing(bound) == "unsettled"]
         if growing:
-            lead = "Yes: " + "; ".join(f"{each.server} {said(each, newest.settings)}" for each in growing)
+            word, lead = YES, "; ".join(f"{each.server} {said(each, newest.settings)}" for each in growing)
         elif unsettled:
-            lead = "Not told yet: " + "; ".join(f"{each.server} {said(each, newest.settings)}" for each in unsettled)
+            word, lead = NOT_TOLD_YET, "; ".join(f"{each.server} {said(each, newest.settings)}" for each in unsettled)
         else:
             held_to = ", ".join(f"{each.server} {grew_text(each)}" for each in mine)
-            lead = f"No: every stack's memory stayed within {mib(bound)} MiB a stream ({held_to})"
+            word, lead = NO, f"every stack's memory stayed within {mib(bound)} MiB a stream ({held_to})"
         fewest = min(len(each.readings) for each in mine)
         few = f"only {fewest} readings" if fewest < READER_REPEATS else ""
         why = ", ".join(part for part in (few, "readings on both sides of the bound" if unsettled else "") if part)
@@ -224,11 +224,14 @@ def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
                 over_runner_up="—",
                 over_reference="—",
                 verdict=standing_of(growing, unsettled),
+                standing=Standing.UNRESOLVED if unsettled else Standing.DECIDED,
                 avoid=", ".join(f"{each.server} (+{mib(each.typical)} MiB a stream)" for each in growing) or "—",
+                avoided=growing[0].server if growing else "",
                 study=NAME,
                 run_id=newest.run_id,
                 machine=newest.cpu_model,
                 lead=lead,
+                word=word,
                 stacks=tuple(each.server for each in mine),
                 trusted=not why,
                 why=why,

@@ -8,7 +8,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from harness.analysis.decision import Decision
+from harness.analysis.decision import NO, NOT_TOLD_YET, YES, Answer, Decision, Standing, answer_of, choice
 from harness.analysis.judging import (
     Judged,
     absolute,
@@ -30,7 +30,6 @@ from harness.studies.comparing import (
     ALONE,
     OverRuns,
     certify_text,
-    choice,
     combined_close_text,
     control_doubt,
     decision,
@@ -217,13 +216,13 @@ def welch_estimate(before: Mapping[int, float], after: Mapping[int, float], day:
     return Estimate(mean, variance, freedom, min(len(before), len(after)), day)
 
 
-ANSWER_OF = {FASTER: "Yes", TIE: "No, it ties", SLOWER: "No", UNRESOLVED: "Not told yet"}
+ANSWER_OF = {FASTER: YES, TIE: "No, it ties", SLOWER: NO, UNRESOLVED: NOT_TOLD_YET}
 
 
 SYNC_PREFIX = "sync-"  # the grpcio thread-pool servers' labels: sync-w1, sync-w10, sync-w50
 
 
-COSTS_ANSWER = {SLOWER: "Yes, in CPU, not in rate", TIE: "No, it ties", FASTER: "No", UNRESOLVED: "Not told yet"}
+COSTS_ANSWER = {SLOWER: "Yes, in CPU, not in rate", TIE: "No, it ties", FASTER: NO, UNRESOLVED: NOT_TOLD_YET}
 # A CPU-per-call ratio's verdict in its own words: above 1 the event loop spends more a call, which no reader
 # should read as "faster".
 COST_VERDICTS = {SLOWER: "cheaper", TIE: TIE, FASTER: "costlier", UNRESOLVED: UNRESOLVED}
@@ -252,7 +251,7 @@ def async_pays(judged: Judged, made: Decision) -> Decision:
     loop, sync = loops[0], syncs[0]
     over = judged.paired(loop, sync)
     if over is None:
-        return replace(made, lead=f"Not told yet: {loop} against {sync}")
+        return replace(made, word=NOT_TOLD_YET, lead=f"{loop} against {sync}")
     tie = judged.record.method.tie
     clients = judged.cells[loop].record.concurrency if loop in judged.cells else 0
     bound = wait_bound(clients, None, WAIT_MS / 1000)
@@ -264,13 +263,13 @@ def async_pays(judged: Judged, made: Decision) -> Decision:
     pooled = judged.cost_over(sync, loop)  # the loop's CPU per call over the sync server's, over runs
     if pooled is None or loop not in waiting or sync not in waiting:
         said = verdict(over, tie)
-        lead = f"{ANSWER_OF[said]}: {loop} serves {ratio_text(over)} × {sync}, the fastest sync server"
-        return replace(made, lead=lead, verdict=said, certified=None)
+        answer = answer_of(ANSWER_OF[said], f"{loop} serves {ratio_text(over)} × {sync}, the fastest sync server")
+        return replace(made, **answer, verdict=said, standing=Standing.of(said), certified=None)
     cpu = pooled.ratio
     said = verdict(cpu, tie)
     memory = paired_measure(peak_memory(judged, loop), peak_memory(judged, sync))
     lead = (
-        f"{COSTS_ANSWER[said]}: at {clients} clients waiting {WAIT_MS} ms {loop} and {sync} both serve at the wait "
+        f"at {clients} clients waiting {WAIT_MS} ms {loop} and {sync} both serve at the wait "
         f"bound ({rate(bound)} calls/s; {ratio_text(over)} ×); {loop} uses {ratio_text(cpu)} × the CPU per call of "
         f"{sync}"
         + (f" and {ratio_text(memory)} × its memory" if memory else "")
@@ -281,12 +280,13 @@ def async_pays(judged: Judged, made: Decision) -> Decision:
     why = ", ".join(filter(None, [why, few]))
     return replace(
         made,
-        lead=lead,
+        **answer_of(COSTS_ANSWER[said], lead),
         pick=loop,
         runner_up=f"{sync}, CPU per call",
         over_runner_up=ratio_text(cpu),
         over=cpu,
         verdict=COST_VERDICTS[said],
+        standing=Standing.of(said),
         certified=None,
         held="",
         closing=combined_close_text(judged, pooled, (sync, loop)),
@@ -346,21 +346,21 @@ def uvloop_rows(question: str, levels: dict[str, Judged], run: StudyRun, control
                     question, judged, run, (uvloop, "uvloop"), (asyncio, "asyncio"), control, f"{stack}/{topic}"
                 )
                 if made is not None:
-                    found.append(replace(made, lead=uvloop_lead(made, judged.record.method.tie)))
+                    found.append(replace(made, **uvloop_lead(made, judged.record.method.tie)))
     return found
 
 
-def uvloop_lead(made: Decision, tie: float) -> str:
+def uvloop_lead(made: Decision, tie: float) -> Answer:
     """Whether uvloop paid off on one stack and workload, in the question's words: yes where it is clearly ahead of
     asyncio's loop (faster beyond the tie band, or asyncio outside the pick's contenders), no where asyncio's loop is
     so ahead or neither is, not told yet where the pick is not certified."""
+    said = f"{made.pick} {made.over_runner_up} × {made.runner_up}"
     if made.over is None or not made.certified:
-        return f"Not told yet: {made.pick} {made.over_runner_up} × {made.runner_up}"
+        return answer_of(NOT_TOLD_YET, said)
     ahead = verdict(made.over, tie) == FASTER or made.runner_up not in made.contenders
     if not ahead:
-        return "No: neither loop clearly faster"
-    said = f"{made.pick} {made.over_runner_up} × {made.runner_up}"
-    return f"Yes: {said}" if made.pick == "uvloop" else f"No: {said}"
+        return answer_of(NO, "neither loop clearly faster")
+    return answer_of(YES if made.pick == "uvloop" else NO, said)
 
 
 MONGO_QUESTION = "S3 to MongoDB on an event loop: Motor or PyMongo's async client?"

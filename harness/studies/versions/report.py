@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-from harness.analysis.decision import Decision
+from harness.analysis.decision import NO, NOT_TOLD_YET, YES, Decision, Standing
 from harness.analysis.judging import Judged, judged_comparisons, pick_over
 from harness.method.verdicts import FASTER, SLOWER, UNRESOLVED, Interval, known
 from harness.render.table import Block, Table
@@ -130,8 +130,8 @@ def upgrade_word(said: str) -> str:
     """Whether the upgrade changed speed, as the question's answer opens (`changed` says how): yes where it is slower
     or faster, no where no change was seen and the estimate is known to the tie band, else not told yet."""
     if said.startswith((SLOWER, FASTER)):
-        return "Yes"
-    return "No" if said.startswith("no change seen, known") else "Not told yet"
+        return YES
+    return NO if said.startswith("no change seen, known") else NOT_TOLD_YET
 
 
 def upgrade_change(judged: Judged, made: Decision, moved: str = "") -> Decision:
@@ -150,16 +150,15 @@ def upgrade_change(judged: Judged, made: Decision, moved: str = "") -> Decision:
     return replace(
         made,
         **evidence,
-        lead=(
-            f"{upgrade_word(said)}: {_spoken(own)} against {_against(own, pinned)}{with_it}: "
-            f"{ratio_text(ratio)}, {said}"
-        ),
+        word=upgrade_word(said),
+        lead=f"{_spoken(own)} against {_against(own, pinned)}{with_it}: {ratio_text(ratio)}, {said}",
         pick=own,
         runner_up=pinned,
         over_runner_up=ratio_text(ratio),
         over_reference=ratio_text(ratio),
         over=ratio,
         verdict=said,
+        standing=Standing.of(said),
         avoid="—",
         worst=None,
         labels=(own, pinned),
@@ -182,7 +181,7 @@ def answer(runs: Sequence[StudyRun]) -> str:
     ]
     said = [
         answer_opening(newest, TELLING, judgeds),
-        *(f"On {each.workload.split('/')[2]}: {each.lead}." for each in rows),
+        *(f"On {each.workload.split('/')[2]}: {each.told}." for each in rows),
         *controls,
     ]
     return " ".join(said)

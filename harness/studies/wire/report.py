@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from harness.analysis.costs import round_calls_per_core, round_ms_per_call
-from harness.analysis.decision import Decision
+from harness.analysis.decision import Decision, choice
 from harness.analysis.judging import Judged, judged_comparisons, pick_over, selection_of
 from harness.method.verdicts import known
 from harness.plan.matrix import SHARED
@@ -19,7 +19,7 @@ from harness.render.table import Block, Figure, Table, interval_figure, markdown
 from harness.render.wording import rate_text, ratio_text
 from harness.results.records import StudyRun
 from harness.studies.base import StudyReport
-from harness.studies.comparing import certify_text, choice, know_text, over_runs, with_closing
+from harness.studies.comparing import certify_text, know_text, over_runs, with_closing
 from harness.studies.reading import driver_not_busy, failed_cells, medians, study_readme
 from harness.studies.telling import (
     Telling,
