@@ -17,7 +17,7 @@ from harness.studies import DEFAULT_STUDIES
 DEFAULT_OUT = ROOT / "results"
 # make bench's default: within 30 minutes on the 2-core machine, the backends' start and seeding and the pilot
 # included, the last block's overshoot allowed for. Every comparison gets the two blocks an interval needs whatever
-# the budget (harness.method.rounds.run_race): where they take longer, the run does.
+# the budget (harness.method.contest.run_race): where they take longer, the run does.
 DEFAULT_BUDGET_MINUTES = 28.0
 SLICER_HELP = (
     "who runs a block's slices: one loadgen for the block that holds its connections to every server from slice "
@@ -101,10 +101,14 @@ def parser() -> argparse.ArgumentParser:
         "before it starts",
     )
     run.add_argument(
-        "--rounds", type=int, help="blocks of every comparison, fixed (default: until each is known, 5 to 40)"
+        "--blocks",
+        "--rounds",
+        dest="blocks",
+        type=int,
+        help="blocks of every comparison, fixed (default: until each is known, 5 to 40; --rounds: its old name)",
     )
     run.add_argument(
-        "--cycles", type=int, help="with --rounds, mirrored cycles of slices a block (default: 2; the pilot fits them)"
+        "--cycles", type=int, help="with --blocks, mirrored cycles of slices a block (default: 2; the pilot fits them)"
     )
     run.add_argument(
         "--design",

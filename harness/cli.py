@@ -66,7 +66,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         s3_latency_ms=args.s3_latency,
         mongo_latency_ms=args.mongo_latency,
         jitter_ms=args.jitter,
-        rounds=args.rounds,
+        blocks=args.blocks,
         cycles=args.cycles,
         design=args.design,
         slicer=args.slicer,

@@ -537,7 +537,7 @@ def make_connections_run(root: Path) -> Path:
 CONNECTION_WAYS = {"shared": 3000, "per-worker": 2700, "pool-10": 3300, "per-call": 1500}
 
 
-def make_rounds_run(root: Path) -> Path:
+def make_blocks_run(root: Path) -> Path:
     """A stacks run in rounds: hello at c=50, sync-w10 (the reference, and its A/A twin), aio-uvloop 30% faster,
     grpclib-uvloop within 2% of the reference; every round drifts, every window has its own noise."""
     run_id = "20260106T000000Z"
@@ -553,7 +553,7 @@ def make_rounds_run(root: Path) -> Path:
     noise = {"sync-w10": [1.0, 1.01, 0.99, 1.0, 1.02], "sync-w10~aa": [0.99, 1.0, 1.01, 1.02, 0.99]}
     noise |= {"aio-uvloop": [1.01, 0.98, 1.0, 1.02, 0.99], "grpclib-uvloop": [1.0, 1.0, 0.99, 1.01, 1.0]}
     stops = {"aio-uvloop": Stop(5, "clear"), "grpclib-uvloop": Stop(5, "precise")}
-    write_rounds(run_dir / "stacks", "hello/c50", cells, base, noise, stops, name_cells=False, method=Method())
+    write_blocks(run_dir / "stacks", "hello/c50", cells, base, noise, stops, name_cells=False, method=Method())
     return run_dir
 
 
@@ -598,7 +598,7 @@ def make_brief_run(root: Path, run_id: str = "20260107T000000Z", day: str = "202
             cells = {server: CellRecord(topic, server, level, "ok", seconds=60.0) for server in base}
             scaled = {server: round(rate * (1 if topic == "hello" else 100)) for server, rate in base.items()}
             stops = {label: Stop(5, "cap") for label in base if label != "sync-w10"}
-            write_rounds(
+            write_blocks(
                 run_dir / "stacks",
                 f"{topic}/c{level}",
                 cells,
@@ -638,13 +638,13 @@ def make_wait_run(
     cells = {server: CellRecord("hello-wait", server, 50, "ok", seconds=60.0) for server in rates}
     stops = {label: Stop(5, "cap") for label in rates if label != "sync-w10"}
     method = Method(cycles=1, mirrored=False)
-    write_rounds(
+    write_blocks(
         run_dir / "stacks", "hello-wait/c50", cells, rates, noise, stops, method=method, cpu=cpu, latency=latency
     )
     return run_dir
 
 
-def make_connections_rounds_run(root: Path) -> Path:
+def make_connections_blocks_run(root: Path) -> Path:
     """A connections run in rounds, its alternatives ways of connecting to one server: hello at 100 clients on
     aio-uvloop sharing one connection (the reference), a pool of 10 within 1%, a new connection per call at half
     the rate."""
@@ -663,7 +663,7 @@ def make_connections_rounds_run(root: Path) -> Path:
     noise = {"shared": [1.0, 1.01, 0.99, 1.0, 1.02], "shared~aa": [0.99, 1.0, 1.01, 1.02, 0.99]}
     noise |= {"pool-10": [1.0, 1.0, 0.99, 1.01, 1.0], "per-call": [1.01, 0.98, 1.0, 1.02, 0.99]}
     stops = {"pool-10": Stop(5, "precise"), "per-call": Stop(5, "clear")}
-    write_rounds(run_dir / "connections", "hello/aio-uvloop/c100", cells, base, noise, stops)
+    write_blocks(run_dir / "connections", "hello/aio-uvloop/c100", cells, base, noise, stops)
     return run_dir
 
 
@@ -693,7 +693,7 @@ def make_wire_run(root: Path) -> Path:
     base = {"plaintext": 6000, "tls": 5520, "mtls": 5460}
     noise = {"plaintext": [1.0, 1.01, 0.99, 1.0, 1.02], "plaintext~aa": [0.99, 1.0, 1.01, 1.02, 0.99]}
     noise |= {"tls": [1.0, 1.0, 0.99, 1.01, 1.0], "mtls": [1.01, 0.98, 1.0, 1.02, 0.99]}
-    write_rounds(run_dir / "wire", "tls/sync-w10/c50", cells, base, noise, {"tls": Stop(5, "clear")})
+    write_blocks(run_dir / "wire", "tls/sync-w10/c50", cells, base, noise, {"tls": Stop(5, "clear")})
     sized = {
         f"{server}{suffix}": CellRecord("reply-1MiB", server, 10, "ok", seconds=60.0, wire=wire)
         for server in ("sync-w10", "aio-uvloop")
@@ -705,10 +705,10 @@ def make_wire_run(root: Path) -> Path:
         "aio-uvloop": {"lag_checks": 50.0, "lag_seconds": 0.21},
         "aio-uvloop+tls": {"lag_checks": 40, "lag_seconds": 0.3},
     }
-    write_rounds(run_dir / "wire", "reply-1MiB/c10", sized, base, noise, {}, controlled=False, counters=lag)
+    write_blocks(run_dir / "wire", "reply-1MiB/c10", sized, base, noise, {}, controlled=False, counters=lag)
     small = {label: replace(record, scenario="reply-1KiB") for label, record in sized.items()}
     base = {"sync-w10": 5000, "sync-w10+tls": 2600, "aio-uvloop": 3000, "aio-uvloop+tls": 2900}
-    write_rounds(run_dir / "wire", "reply-1KiB/c10", small, base, noise, {}, controlled=False)
+    write_blocks(run_dir / "wire", "reply-1KiB/c10", small, base, noise, {}, controlled=False)
     ways = {
         "shared": CellRecord("hello", "aio-uvloop", 100, "ok", seconds=60.0),
         "per-call": CellRecord("hello", "aio-uvloop", 100, "ok", seconds=60.0, connections="per-call"),
@@ -719,7 +719,7 @@ def make_wire_run(root: Path) -> Path:
     }
     base = {"shared": 3000, "per-call": 1800, "shared+tls": 2700, "per-call+tls": 1200}
     noise = {label: WOBBLE[index % len(WOBBLE)] for index, label in enumerate(ways)}
-    write_rounds(run_dir / "wire", "connections-tls/aio-uvloop/c100", ways, base, noise, {}, controlled=False)
+    write_blocks(run_dir / "wire", "connections-tls/aio-uvloop/c100", ways, base, noise, {}, controlled=False)
     return run_dir
 
 
@@ -763,7 +763,7 @@ def make_interpreters_run(root: Path) -> Path:
     }
     noise = {"3.11": WOBBLE[0], "3.11~aa": WOBBLE[1], "3.12": WOBBLE[2], "3.14": WOBBLE[3]}  # each its own spread
     where = run_dir / "interpreters"
-    write_rounds(
+    write_blocks(
         where, "interpreter/hello-work/sync-w10/c50", versions, {"3.11": 95, "3.12": 91, "3.14": 106}, noise, {}
     )
     on_aio = {
@@ -771,7 +771,7 @@ def make_interpreters_run(root: Path) -> Path:
         for name in ("3.11", "3.12", "3.14")
     }
     base = {"3.11": 90, "3.12": 72, "3.14": 99}
-    write_rounds(where, "interpreter/hello-work/aio-uvloop/c50", on_aio, base, noise, {}, controlled=False)
+    write_blocks(where, "interpreter/hello-work/aio-uvloop/c50", on_aio, base, noise, {}, controlled=False)
     ways = {
         "p1": CellRecord("hello-work", "sync-w10@3.11", 20, "ok", seconds=60.0),
         "p2": CellRecord("hello-work", "sync-w10-p2@3.11", 20, "ok", seconds=60.0),
@@ -779,7 +779,7 @@ def make_interpreters_run(root: Path) -> Path:
     }
     shares = {"p2": [2.3, 0.1, 0.0], "p2+per-worker": [1.2, 1.1, 0.1]}
     base = {"p1": 95, "p2": 96, "p2+per-worker": 180}
-    write_rounds(
+    write_blocks(
         where,
         "cores/sync-w10/c20",
         ways,
@@ -793,7 +793,7 @@ def make_interpreters_run(root: Path) -> Path:
     return run_dir
 
 
-def write_rounds(
+def write_blocks(
     where: Path,
     workload: str,
     cells: dict[str, CellRecord],
@@ -854,7 +854,7 @@ def write_rounds(
         reference,
         tuple(alternatives),
         42,
-        method or Method(design=FRESH, max_rounds=20),
+        method or Method(design=FRESH, max_blocks=20),
         orders,
         stops,
         300.0,
@@ -889,7 +889,7 @@ def make_versions_run(root: Path) -> Path:
         stops = {"grpcio-1.85.1": Stop(5, "precise")}
         controlled = stack == "sync-w10"  # the study's A/A control, in its first comparison
         workload = f"upgrade/hello/{stack}/c50"
-        write_rounds(run_dir / "versions", workload, cells, sides, noise, stops, controlled=controlled)
+        write_blocks(run_dir / "versions", workload, cells, sides, noise, stops, controlled=controlled)
     return run_dir
 
 

@@ -10,9 +10,9 @@ import random
 
 import pytest
 
+from harness.method.contest import Contest, block_plan, block_rates
 from harness.method.noise import Costs, Noise, choose_design, components, drift, expected_half_width
-from harness.method.race import run_rounds
-from harness.method.rounds import Rounds, block_plan, block_rates
+from harness.method.race import run_blocks
 from harness.method.verdicts import FRESH, Method, control_of, judge, separated
 from tests.synthetic import Machine
 
@@ -31,7 +31,7 @@ def compared(true: dict[str, float], seed: int, method: Method = METHOD, **noise
         return rates
 
     alternatives = tuple(label for label in true if label != "ref")
-    run_rounds(Rounds("hello/c50", "ref", alternatives), block, method, seed)
+    run_blocks(Contest("hello/c50", "ref", alternatives), block, method, seed)
     return {each.alternative: each for each in judge("s", "w", "ref", found, method)}
 
 

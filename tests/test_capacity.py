@@ -218,7 +218,7 @@ def test_repeated_searches_give_each_capacity_an_interval_and_the_row_a_certifie
     (cell, _) = by_scenario(run)["hello"]
     assert cell.name == "sync-w10" and len(cell.searches) == 3 and (cell.capacity, cell.failed_at) == (1300, 1340)
     found = cell.over_searches
-    assert found is not None and found.rounds == 3 and found.low < 1310 < found.high
+    assert found is not None and found.blocks == 3 and found.low < 1310 < found.high
     (row,) = study("capacity").decisions([run])
     assert (row.pick, row.certified, row.binding, row.measure) == ("sync-w10", True, "aio-uvloop", MEASURE)
     assert row.lowest is not None and row.lowest >= 0.95 and not row.closing

@@ -96,11 +96,11 @@ def test_oversized_requests_leave_hypercorn_serving_the_connection(backends: Bac
                 "/bench.v1.Greeter/SayHello", request_serializer=None, response_deserializer=None
             )
             greeter = bench_pb2_grpc.GreeterStub(channel)
-            for round_ in range(OVERSIZED_ROUNDS):
+            for block_ in range(OVERSIZED_ROUNDS):
                 with pytest.raises(grpc.RpcError) as refused:
                     call(too_big, timeout=10)
-                assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, (round_, refused.value)
+                assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, (block_, refused.value)
                 assert (
-                    greeter.SayHello(bench_pb2.HelloRequest(name=str(round_)), timeout=10).message == f"Hello {round_}"
+                    greeter.SayHello(bench_pb2.HelloRequest(name=str(block_)), timeout=10).message == f"Hello {block_}"
                 )
         assert child.stop() == 0, child.log_tail()

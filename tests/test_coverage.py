@@ -14,10 +14,10 @@ import math
 import numpy as np
 import pytest
 
+from harness.method.contest import Contest, Race
 from harness.method.moderation import Row, row_priors
 from harness.method.noise import Costs
 from harness.method.race import Entrant, run_race
-from harness.method.rounds import Race, Rounds
 from harness.method.verdicts import (
     Interval,
     Method,
@@ -37,11 +37,11 @@ COSTS = Costs(start=0.8, warm=0.5, slice_overhead=0.03)
 
 def stopped(rng: np.random.Generator, truth: float, twin: bool = False) -> Interval:
     """A label's interval when its stopping rule (or the cap) ends it, each block's ratio drawn around truth."""
-    logs = rng.normal(math.log(truth), SPREAD, METHOD.max_rounds)
+    logs = rng.normal(math.log(truth), SPREAD, METHOD.max_blocks)
     rule = twin_stop_reason if twin else stop_reason
-    for blocks in range(2, METHOD.max_rounds + 1):
+    for blocks in range(2, METHOD.max_blocks + 1):
         found = interval(np.exp(logs[:blocks]).tolist(), METHOD.confidence)
-        if rule(found, METHOD) or blocks == METHOD.max_rounds:
+        if rule(found, METHOD) or blocks == METHOD.max_blocks:
             return found
     raise AssertionError("unreachable: the cap stops every label")
 
@@ -74,7 +74,7 @@ def test_a_race_moderated_by_its_run_s_rows_covers_the_truth_and_its_twin_seldom
         entrants, labs = [], []
         for number in range(4):
             lab = Lab(Machine(truths, 1000 * run + number, white=0.08, walk=0.02, restart=0.05), clock, COSTS, 1.0)
-            rounds = Rounds(f"hello/c{number}", "ref", ("a", "b", "c", "d"), number == 0, ("s/hello", "s", "run"))
+            rounds = Contest(f"hello/c{number}", "ref", ("a", "b", "c", "d"), number == 0, ("s/hello", "s", "run"))
             entrants.append(Entrant(Race(rounds, Method(cycles=1), run), lab.block))
             labs.append(lab)
         run_race(entrants, clock() + 600.0, clock)
@@ -94,10 +94,10 @@ def test_a_race_moderated_by_its_run_s_rows_covers_the_truth_and_its_twin_seldom
 
 def rows_by_label(race: Race) -> list[tuple[str, Row]]:
     """A race's rows by label, as the report reads them back."""
-    reference = race.rounds.reference
+    reference = race.contest.reference
     found = []
     for label in race.rates:
         ratios = paired_ratios(race.rates, label, reference)
         if label != reference and ratios:
-            found.append((label, Row(race.rounds.groups, race.rounds.workload, tuple(map(math.log, ratios)))))
+            found.append((label, Row(race.contest.groups, race.contest.workload, tuple(map(math.log, ratios)))))
     return found

@@ -12,8 +12,8 @@ import pytest
 
 from harness.analysis.evidence import Planned, driver_of, earlier_runs, method_of, pooled_with, seeds
 from harness.analysis.read_back import read_comparisons
+from harness.method.contest import Contest, Race
 from harness.method.pooling import Estimate
-from harness.method.rounds import Race, Rounds
 from harness.method.verdicts import BLOCKS, HELD, Method
 from harness.results.files import read_json, write_json_atomic
 from harness.results.records import load_study, read_meta
@@ -66,7 +66,7 @@ def test_a_seeded_race_pools_its_rows_and_says_what_the_earlier_runs_left_open()
             return [Estimate(a.mean - b.mean, a.variance + b.variance, 20, 3) for a, b in pairs]
         return []
 
-    rounds = Rounds("hello/c50", "ref", ("slow", "close", "new"), False, deciding=True)
+    rounds = Contest("hello/c50", "ref", ("slow", "close", "new"), False, deciding=True)
     race = Race(rounds, Method(), 1, earlier, (0.0001, 40.0))
     labels, pair = race.settled_before()
     # The pick by the earlier runs, close, is not certified: new, which they never measured, holds its bound down
@@ -75,7 +75,7 @@ def test_a_seeded_race_pools_its_rows_and_says_what_the_earlier_runs_left_open()
     race.rates = {"ref": {1: 100.0, 2: 100.0}, "slow": {1: 51.0, 2: 50.0}, "close": {1: 99.0, 2: 103.0}}
     pooled = race.ratio("slow", "ref")
     alone = race.ratio("slow", "ref", pooled=False)
-    assert pooled is not None and alone is not None and pooled.rounds == 8 and pooled.half_width < alone.half_width
+    assert pooled is not None and alone is not None and pooled.blocks == 8 and pooled.half_width < alone.half_width
     text = seeded_text([race], 2)
     assert text.startswith("2 earlier runs of this machine class: 2 of 3 label rows open, 1 of 1 decision rows")
     assert text.endswith("this run targets hello/c50 (close × new)")
@@ -101,7 +101,7 @@ def test_one_reply_or_a_stream_pools_its_unpaired_ratio_over_the_runs_of_its_cod
     rows = [each for each in study("stacks").decisions([newest]) if each.question == STREAM_QUESTION]
     row = next(each for each in rows if each.workload == "s3-unary/c50/grpclib-uvloop")
     assert row.pick == "a stream" and row.over is not None and row.over.value == pytest.approx(9.2 / 8, rel=0.03)
-    assert (row.runs, row.days, row.over.rounds) == (2, 2, 10) and row.trusted
+    assert (row.runs, row.days, row.over.blocks) == (2, 2, 10) and row.trusted
 
 
 def test_a_run_made_aside_after_a_run_pools_into_that_run_s_rows(tmp_path: Path) -> None:

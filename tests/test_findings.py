@@ -12,7 +12,7 @@ from harness.render.findings import stack_choices
 from harness.render.views import comparison_view
 from harness.results.files import read_json, write_json_atomic
 from harness.results.records import load_study
-from tests.runs import make_rounds_run, make_wire_run
+from tests.runs import make_blocks_run, make_wire_run
 
 
 def views_of(run_dir: Path, study: str) -> list[dict[str, object]]:
@@ -38,7 +38,7 @@ def test_large_messages_rank_the_stacks_within_plaintext_and_within_tls(tmp_path
 
 
 def test_a_stacks_run_ranks_each_level_in_plaintext_without_the_floors_or_the_twin(tmp_path: Path) -> None:
-    choices = stack_choices(views_of(make_rounds_run(tmp_path), "stacks"))
+    choices = stack_choices(views_of(make_blocks_run(tmp_path), "stacks"))
     assert choices and not any(key.endswith("+tls") for key in choices)
     stacks = {each["stack"] for by in choices.values() for ranked in by.values() for each in ranked}
     assert stacks and not any(stack.endswith(("-minimal", "~aa")) for stack in stacks)
@@ -51,7 +51,7 @@ def test_a_stacks_run_ranks_each_level_in_plaintext_without_the_floors_or_the_tw
 @pytest.mark.parametrize("wire", ["tls", "mtls"])
 def test_a_run_made_over_tls_or_mutual_tls_ranks_its_stacks_over_tls(tmp_path: Path, wire: str) -> None:
     """A stacks run made with --tls or --mtls (its wire recorded for the whole run): every level ranks under TLS."""
-    run_dir = make_rounds_run(tmp_path)
+    run_dir = make_blocks_run(tmp_path)
     meta = read_json(run_dir / "run.json")
     write_json_atomic(run_dir / "run.json", meta | {"wire": {"name": wire}})
     choices = stack_choices(views_of(run_dir, "stacks"))

@@ -26,7 +26,7 @@ from tests.runs import INTERRUPTED_GRACE, run_harness, started_by_harness
 
 PLAN = [
     "--study", "stacks", "--scenarios", "hello", "--concurrency", "2,10", "--servers", "sync-w10,aio-uvloop",
-    "--rounds", "2", "--cycles", "1", "--fresh",
+    "--blocks", "2", "--cycles", "1", "--fresh",
 ]  # fmt: skip
 LONG = 900  # seconds: three small runs on real servers
 
@@ -116,7 +116,7 @@ def kill_when_running(shard: str, deadline: float) -> bool:
 
 PAIRS_PLAN = [
     "--study", "stacks", "--scenarios", "hello", "--concurrency", "10,50", "--servers", "sync-w10,aio-uvloop",
-    "--rounds", "6", "--fresh",
+    "--blocks", "6", "--fresh",
 ]  # fmt: skip
 
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from harness.render.leaderboard import COLUMNS
 from harness.render.markdown import write_report
-from tests.runs import make_rounds_run
+from tests.runs import make_blocks_run
 
 
 def test_the_results_open_with_a_leaderboard_of_absolute_figures_fastest_first(tmp_path: Path) -> None:
-    make_rounds_run(tmp_path)  # hello at 50 clients: aio-uvloop about 3,900 calls/s, grpclib-uvloop and sync-w10 3,000
+    make_blocks_run(tmp_path)  # hello at 50 clients: aio-uvloop about 3,900 calls/s, grpclib-uvloop and sync-w10 3,000
     write_report(tmp_path)
     text = (tmp_path / "README.md").read_text()
     assert text.index("## Leaderboards at 50 clients") < text.index("## Decide")

@@ -14,12 +14,12 @@ import pytest
 from scipy import stats
 
 from harness.method.comparison_record import ComparisonRecord, Stop
+from harness.method.contest import DECIDING_WEIGHT, JUDGED_FLOOR, OTHER, THIN_TWIN, Contest, Race, block_rates
 from harness.method.moderation import NO_PRIOR, Prior
 from harness.method.noise import Costs, Design, Noise, choose_design, components, drift, expected_half_width
 from harness.method.pilot import LONGEST_SLICE, Pilot, one_server_drift, pilot_seconds
 from harness.method.pooling import Pooled, change_between, pooled, run_estimate, typical_spread
-from harness.method.race import Entrant, budget_shares, estimated_end, run_race, run_rounds
-from harness.method.rounds import DECIDING_WEIGHT, JUDGED_FLOOR, OTHER, THIN_TWIN, Race, Rounds, block_rates
+from harness.method.race import Entrant, budget_shares, estimated_end, run_blocks, run_race
 from harness.method.verdicts import (
     FRESH,
     HELD,
@@ -33,7 +33,7 @@ from harness.method.verdicts import (
     noise_floor,
     paired_ratios,
     pessimistic_half_width,
-    spread_between_rounds,
+    spread_between_blocks,
     stop_reason,
     t_half_width,
     unpaired_interval,
@@ -208,10 +208,10 @@ def test_a_block_s_seconds_are_its_starts_its_warm_ups_and_its_slices() -> None:
         {"precision": 1e-6},
         {"confidence": 0.5001},
         {"confidence": 0.999},
-        {"min_rounds": 2, "max_rounds": 2},
-        {"min_rounds": 7, "max_rounds": 7},
+        {"min_blocks": 2, "max_blocks": 2},
+        {"min_blocks": 7, "max_blocks": 7},
         {"cycles": 1, "slice_seconds": 1e-3},
-        {"design": FRESH, "max_rounds": 20},
+        {"design": FRESH, "max_blocks": 20},
         {"slicer": HELD},
     ],
 )
@@ -228,8 +228,8 @@ def test_a_method_at_the_edge_of_its_bounds_is_accepted(values: dict[str, object
         ({"precision": 1.0}, "tie and precision"),
         ({"confidence": 0.5}, "confidence in"),
         ({"confidence": 1.0}, "confidence in"),
-        ({"min_rounds": 1}, "min_rounds <= max_rounds"),
-        ({"min_rounds": 8, "max_rounds": 7}, "min_rounds <= max_rounds"),
+        ({"min_blocks": 1}, "min_blocks <= max_blocks"),
+        ({"min_blocks": 8, "max_blocks": 7}, "min_blocks <= max_blocks"),
         ({"design": "waves"}, "design blocks or fresh"),
         ({"cycles": 0}, "cycles >= 1"),
         ({"slice_seconds": 0.0}, "slice_seconds > 0"),
@@ -288,7 +288,7 @@ def test_a_record_read_back_keeps_its_cells_costs_and_control() -> None:
 
 
 def race_with(rates: dict[str, dict[int, float]], method: Method) -> Race:
-    race = Race(Rounds("w", "ref", tuple(label for label in rates if label != "ref"), controlled=False), method, 1)
+    race = Race(Contest("w", "ref", tuple(label for label in rates if label != "ref"), controlled=False), method, 1)
     race.rates = rates
     race.active = [label for label in rates if label != "ref"]
     return race
@@ -333,7 +333,7 @@ def test_a_race_s_gain_is_moderated_and_a_deciding_comparison_counts_its_pick_un
     variance = (6 * 0.03**2 + 2 * float(np.var(np.log([1.12, 1.01, 1.06]), ddof=1))) / 8
     moderated = [float(stats.t.ppf(0.975, f)) * math.sqrt(variance / n) for f, n in ((8, 3), (9, 4))]
     assert race.gain() == pytest.approx(moderated[0] - moderated[1]) and race.gain() < plain  # b is clear
-    deciding = Race(Rounds("w", "ref", ("a", "b"), controlled=False, deciding=True), method, 1)
+    deciding = Race(Contest("w", "ref", ("a", "b"), controlled=False, deciding=True), method, 1)
     deciding.rates, deciding.active, deciding.prior = rates, ["a", "b"], race.prior
     chosen = deciding.selection()
     assert chosen is not None and chosen.certified  # a is at least 0.95 x every rival: no weight for the row
@@ -343,7 +343,7 @@ def test_a_race_s_gain_is_moderated_and_a_deciding_comparison_counts_its_pick_un
     assert chosen is not None and not chosen.certified and deciding.decision() == ("a", "ref")  # ref binds it
     extra = DECIDING_WEIGHT * deciding.narrowing(deciding.ratio("a", "ref"))
     assert extra > 0 and deciding.gain() == pytest.approx(race.gain() + extra)
-    floors = Race(Rounds("w", "ref", ("a", "b"), False, deciding=True, pickable=("ref", "b")), method, 1)
+    floors = Race(Contest("w", "ref", ("a", "b"), False, deciding=True, pickable=("ref", "b")), method, 1)
     floors.rates = rates
     assert floors.decision() == ("ref", "b")  # a is a stack's floor: never a pick
 
@@ -355,15 +355,15 @@ def racer(clock: Clock, name: str, ratio: float, seconds: float, noise: float = 
         clock.now += seconds
         return [(ratio if label == "a" else 1.0) * 100 * math.exp(rng.gauss(0, noise)) for label in plan]
 
-    method = Method(design=FRESH, max_rounds=6, min_rounds=2)
-    return Entrant(Race(Rounds(name, "ref", ("a",), controlled=False), method, 1), block)
+    method = Method(design=FRESH, max_blocks=6, min_blocks=2)
+    return Entrant(Race(Contest(name, "ref", ("a",), controlled=False), method, 1), block)
 
 
 def test_a_decision_row_within_reach_gets_its_blocks_before_a_row_no_decision_reads() -> None:
     """A label comparison with quick, scattered blocks narrows most per second, yet a decision row whose pick is not
     yet certified takes every block after the least ones until it closes; the label comparison gets the rest."""
     clock = Clock()
-    method = Method(design=FRESH, max_rounds=12, min_rounds=2)
+    method = Method(design=FRESH, max_blocks=12, min_blocks=2)
     labels = racer(clock, "labels", 1.0, 1.0, noise=0.3, seed=5)
     rng = random.Random(6)
 
@@ -371,13 +371,13 @@ def test_a_decision_row_within_reach_gets_its_blocks_before_a_row_no_decision_re
         clock.now += 5.0
         return [(1.2 if label == "a" else 1.0) * 100 * math.exp(rng.gauss(0, 0.08)) for label in plan]
 
-    deciding = Entrant(Race(Rounds("deciding", "ref", ("a",), controlled=False, deciding=True), method, 1), block)
+    deciding = Entrant(Race(Contest("deciding", "ref", ("a",), controlled=False, deciding=True), method, 1), block)
     order: list[tuple[str, bool]] = []  # each block's comparison, and whether the decision row was closed after it
     run_race(
         [labels, deciding],
         deadline=200.0,
         clock=clock,
-        told=lambda each: order.append((each.race.rounds.workload, deciding.race.blocks_to_close() == 0)),
+        told=lambda each: order.append((each.race.contest.workload, deciding.race.blocks_to_close() == 0)),
     )
     assert [name for name, _ in order[:4]] == ["labels", "deciding", "labels", "deciding"]  # the least, in turns
     assert not order[3][1] and deciding.race.blocks > 2 and labels.race.blocks > 2
@@ -389,7 +389,7 @@ def test_an_a_a_twin_too_thin_to_judge_comes_first_and_then_only_while_thin() ->
     method = Method(confidence=0.95)
     twin = control_of("ref")
     rates = {"ref": {1: 100.0, 2: 100.0}, "a": {1: 90.0, 2: 91.0}, twin: {1: 80.0, 2: 120.0}}
-    race = Race(Rounds("w", "ref", ("a",), controlled=True), method, 1)
+    race = Race(Contest("w", "ref", ("a",), controlled=True), method, 1)
     race.rates, race.active = rates, ["a", twin]
     assert race.thin_twin() and race.urgency(0.0) == THIN_TWIN
     race.rates[twin] = {1: 99.0, 2: 101.0, 3: 100.5}
@@ -418,7 +418,7 @@ def test_a_race_weighs_each_block_s_narrowing_by_its_seconds() -> None:
     quick = racer(clock, "quick", 1.0, 0.01, noise=0.1, seed=3)
     slow = racer(clock, "slow", 1.0, 1.0, noise=0.1, seed=3)  # the same noise, a hundred times the time
     order: list[str] = []
-    run_race([slow, quick], deadline=2.2, clock=clock, told=lambda each: order.append(each.race.rounds.workload))
+    run_race([slow, quick], deadline=2.2, clock=clock, told=lambda each: order.append(each.race.contest.workload))
     # two blocks each in turns; then the quick one's narrow as much for a hundredth of the time, to its cap, and
     # the slow one's next block would end past the deadline
     assert order == ["slow", "quick", "slow", "quick", "quick", "quick", "quick", "quick"]
@@ -468,7 +468,7 @@ def test_pooling_equals_a_second_computation(runs: list[list[float]]) -> None:
     value, low, high, tau, disagree = numpy_pooled(runs, confidence=0.9)
     assert (found.ratio.value, found.ratio.low, found.ratio.high) == pytest.approx((value, low, high), rel=1e-9)
     assert found.tau == pytest.approx(tau, abs=1e-12)
-    assert (found.disagree, found.runs, found.ratio.rounds) == (disagree, len(runs), len(runs))
+    assert (found.disagree, found.runs, found.ratio.blocks) == (disagree, len(runs), len(runs))
 
 
 def test_two_runs_disagree_where_cochran_s_q_passes_its_95_point_on_one_degree_of_freedom() -> None:
@@ -545,7 +545,7 @@ def test_the_noise_floor_reads_from_the_a_a_control() -> None:
         ", but the A/A control separated: untrustworthy"
     )
     assert calibration_text(Interval(1.0, 0.0, math.inf, 1), 0.05) == "no interval"
-    assert spread_between_rounds({1: 100.0, 2: 0.0, 3: 110.0}) == pytest.approx(abs(math.log(1.1)) / math.sqrt(2))
+    assert spread_between_blocks({1: 100.0, 2: 0.0, 3: 110.0}) == pytest.approx(abs(math.log(1.1)) / math.sqrt(2))
 
 
 def test_the_noise_says_its_parts_in_a_sentence_and_records_them_rounded() -> None:
@@ -634,8 +634,8 @@ def test_a_block_with_a_slice_at_zero_fails() -> None:
 
 
 def test_a_race_records_blocks_stops_at_two_ratios_and_finishes_at_its_cap() -> None:
-    method = Method(min_rounds=2, max_rounds=3, confidence=0.8)
-    race = Race(Rounds("w", "ref", ("far",)), method, 1)
+    method = Method(min_blocks=2, max_blocks=3, confidence=0.8)
+    race = Race(Contest("w", "ref", ("far",)), method, 1)
     for far in (300.0, 330.0):  # apart from the reference, but not yet precise
         plan = race.plan()
         race.record(plan, [{"far": far, "ref": 100.0, "ref~aa": 100.0}[label] for label in plan])
@@ -643,7 +643,7 @@ def test_a_race_records_blocks_stops_at_two_ratios_and_finishes_at_its_cap() -> 
     assert race.stopped == {"far": Stop(2, "clear"), "ref~aa": Stop(2, "calibrated")}  # the twin by its own rule
     assert not race.open
 
-    capped = Race(Rounds("w", "ref", ("a",), controlled=False), method, 1)
+    capped = Race(Contest("w", "ref", ("a",), controlled=False), method, 1)
     for scatter in (1.0, 1.3, 0.8):
         plan = capped.plan()
         capped.record(plan, [100.0 * (scatter if label == "a" else 1.0) for label in plan], 2.0)
@@ -659,7 +659,7 @@ def test_the_rounds_take_a_block_that_ends_at_the_deadline_and_time_their_wall()
         clock.now += 10.0
         return [100.0 * (1.0 + 0.3 * (number % 2) * (label == "a")) for label in plan]
 
-    record = run_rounds(Rounds("w", "ref", ("a",), controlled=False), block, Method(), 1, 130.0, clock)
+    record = run_blocks(Contest("w", "ref", ("a",), controlled=False), block, Method(), 1, 130.0, clock)
     assert len(record.orders) == 3 and record.stopped["a"] == Stop(3, "budget") and record.wall_seconds == 30.0
 
 
@@ -673,7 +673,7 @@ def test_a_change_between_two_runs_counts_each_run_s_error_and_the_between_run_s
         freedom = variance**2 / (var_before**2 / 2 + var_after**2 / 3)  # Welch-Satterthwaite, tau² as known
         half = float(stats.t.ppf(0.975, freedom)) * math.sqrt(variance)
         found = change_between(before, after, tau)
-        assert found.rounds == 2  # two runs
+        assert found.blocks == 2  # two runs
         assert (found.value, found.low, found.high) == pytest.approx(
             (math.exp(change), math.exp(change - half), math.exp(change + half)), rel=1e-12
         )
@@ -719,16 +719,16 @@ def test_the_smallest_cases_each_part_still_reads() -> None:
         math.log(1 / 0.9) * math.sqrt(4 / float(stats.chi2.ppf(0.2, 4)))
     )
     assert paired_ratios({"a": {1: 2.0, 2: 3.0}, "r": {1: 0.0, 2: 1.5}}, "a", "r") == [2.0]
-    assert spread_between_rounds({1: 0.5, 2: 0.25}) == pytest.approx(math.log(2) / math.sqrt(2))
+    assert spread_between_blocks({1: 0.5, 2: 0.25}) == pytest.approx(math.log(2) / math.sqrt(2))
     assert ratio_text(Interval(1.0, 0.5, math.inf, 1)) == "1.00 [0.50, ∞]"
-    assert Method.from_json({}).max_rounds == 20 and Method.from_json({}).design == FRESH
+    assert Method.from_json({}).max_blocks == 20 and Method.from_json({}).design == FRESH
 
 
 def test_rounds_refuse_a_reference_among_the_alternatives_or_one_named_twice() -> None:
     with pytest.raises(ValueError, match="distinct and exclude the reference"):
-        Rounds("w", "ref", ("ref", "a"))
+        Contest("w", "ref", ("ref", "a"))
     with pytest.raises(ValueError, match="distinct and exclude the reference"):
-        Rounds("w", "ref", ("a", "a"))
+        Contest("w", "ref", ("a", "a"))
 
 
 def test_a_budget_is_shared_by_the_estimates() -> None:

@@ -10,10 +10,10 @@ from dataclasses import replace
 
 from harness.analysis.judging import Judged
 from harness.method.comparison_record import ComparisonRecord
+from harness.method.contest import Contest, Race
 from harness.method.noise import Costs
 from harness.method.pilot import RUN_SECONDS, Pilot, pilot_method
-from harness.method.race import Entrant, budget_shares, run_race, run_rounds
-from harness.method.rounds import Race, Rounds
+from harness.method.race import Entrant, budget_shares, run_blocks, run_race
 from harness.method.verdicts import Method, block_rate, judge
 from harness.run.pilot import pilot_of
 from tests.synthetic import Clock, Lab, Machine
@@ -36,7 +36,7 @@ def run_the_pilot(clock: Clock, seconds: float, costs: Costs = COSTS, **noise: f
     lab = Lab(Machine({"ref": 100.0}, 1, **{"white": 0.05, "walk": 0.01, "restart": 0.02, **noise}), clock, costs, 1.0)
     measuring = pilot_method(BASE)
     begun = clock()
-    record = run_rounds(Rounds("pilot/hello/c50", "ref", ()), lab.block, measuring, 1, begun + seconds, clock)
+    record = run_blocks(Contest("pilot/hello/c50", "ref", ()), lab.block, measuring, 1, begun + seconds, clock)
     return pilot_of(judged_of(replace(record, costs=costs.to_json()), lab.slices), measuring, clock() - begun)
 
 
@@ -57,7 +57,7 @@ def test_a_run_s_pilot_fits_each_comparison_and_the_race_hands_on_the_time_a_set
         for seed, (name, true) in enumerate(truths.items(), 2)
     }
     labels = {name: len(true) + controlled[name] for name, true in truths.items()}
-    estimates = [COSTS.block_seconds(n, n, BASE.cycles, 1.0) * BASE.min_rounds for n in labels.values()]
+    estimates = [COSTS.block_seconds(n, n, BASE.cycles, 1.0) * BASE.min_blocks for n in labels.values()]
     begun, budget = clock(), 900.0
     deadline = begun + budget
     shares = dict(zip(truths, budget_shares(estimates, budget), strict=True))
@@ -67,7 +67,7 @@ def test_a_run_s_pilot_fits_each_comparison_and_the_race_hands_on_the_time_a_set
         assert share is not None
         design = pilot.design_for(labels[name], labels[name], share, BASE)
         assert 1 <= design.cycles <= 4 and design.blocks >= 2  # every share fits the blocks an interval needs
-        rounds = Rounds(name, "ref", tuple(label for label in true if label != "ref"), controlled[name])
+        rounds = Contest(name, "ref", tuple(label for label in true if label != "ref"), controlled[name])
         entrants[name] = Entrant(Race(rounds, replace(BASE, cycles=design.cycles), 7), labs[name].block)
     run_race(list(entrants.values()), deadline, clock)
 

@@ -53,7 +53,7 @@ def test_without_a_between_run_component_the_runs_agree_and_the_interval_is_narr
     noisy = pooled(synthetic_runs(rng, runs=4, blocks=10, between=0.15, within=0.05))
     assert quiet.ratio.half_width < noisy.ratio.half_width
     assert noisy.tau > quiet.tau
-    assert noisy.ratio.rounds == 4
+    assert noisy.ratio.blocks == 4
 
 
 def test_pooling_is_invariant_to_the_order_of_runs_and_blocks_and_symmetric_in_the_ratio() -> None:

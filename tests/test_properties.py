@@ -39,7 +39,7 @@ def test_an_interval_does_not_depend_on_the_order_of_its_blocks(values: list[flo
     shuffled = list(values)
     shuffler.shuffle(shuffled)  # type: ignore[attr-defined]
     found, again = interval(values), interval(shuffled)
-    assert close(found, again) and found.rounds == again.rounds == len(values)
+    assert close(found, again) and found.blocks == again.blocks == len(values)
 
 
 @SETTINGS
@@ -116,7 +116,7 @@ def test_pooled_runs_never_claim_more_than_one_run_alone_would(runs: list[list[f
     """However well the runs agree, the pooled interval is never narrower than the fixed-effect error allows (the
     modified Hartung-Knapp floor): the t quantile on k - 1 degrees of freedom times the inverse-variance error."""
     found = pooled(runs)
-    assert found.ratio.low <= found.ratio.value <= found.ratio.high and found.ratio.rounds == len(runs)
+    assert found.ratio.low <= found.ratio.value <= found.ratio.high and found.ratio.blocks == len(runs)
     variances = [max(log_spread(each) ** 2 / len(each), 1e-12) for each in runs]
     error = math.sqrt(1 / sum(1 / each for each in variances))
     least = float(stats.t.ppf(0.975, len(runs) - 1)) * error
@@ -151,11 +151,11 @@ def test_the_unpaired_interval_s_edges() -> None:
     point; a value that is not positive is refused."""
     assert unpaired_interval([2.0], [4.0, 4.4]) == Interval(math.sqrt(4.0 * 4.4) / 2, 0.0, math.inf, 1)
     point = unpaired_interval([2.0, 2.0, 2.0], [3.0, 3.0])
-    assert close(point, Interval(1.5, 1.5, 1.5, 2)) and point.rounds == 2
+    assert close(point, Interval(1.5, 1.5, 1.5, 2)) and point.blocks == 2
     with pytest.raises(ValueError, match="an interval needs positive values"):
         unpaired_interval([1.0, 0.0], [1.0, 2.0])
     found = unpaired_interval([1.0, 1.1, 0.9], [2.0, 2.2])
-    assert found.rounds == 2 and found.low < found.value < found.high
+    assert found.blocks == 2 and found.low < found.value < found.high
 
 
 def dersimonian_laird(runs: list[list[float]]) -> tuple[float, float, float, float, bool]:
@@ -188,7 +188,7 @@ def test_pooling_is_dersimonian_laird_with_the_hartung_knapp_interval(runs: list
     found = pooled(runs)
     value, low, high, tau, disagree = dersimonian_laird(runs)
     assert found.disagree == disagree == (len(runs) == 3)
-    assert close(found.ratio, Interval(value, low, high, len(runs)), 1e-9) and found.ratio.rounds == len(runs)
+    assert close(found.ratio, Interval(value, low, high, len(runs)), 1e-9) and found.ratio.blocks == len(runs)
     assert math.isclose(found.tau, tau, rel_tol=1e-9, abs_tol=1e-12) and found.runs == len(runs)
     with pytest.raises(ValueError, match="pooling needs at least two runs"):
         pooled(runs[:1])

@@ -24,11 +24,11 @@ from harness.render.summaries import rate
 from harness.render.views import comparison_id
 from harness.results.records import all_runs, read_meta
 from tests.runs import (
+    make_blocks_run,
     make_brief_run,
     make_capacity_run,
-    make_connections_rounds_run,
+    make_connections_blocks_run,
     make_interpreters_run,
-    make_rounds_run,
     make_wire_run,
 )
 
@@ -41,8 +41,8 @@ CHROMIUM = chromium()
 def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two studies' runs in blocks, rendered."""
     root = tmp_path_factory.mktemp("results")
-    make_rounds_run(root)
-    make_connections_rounds_run(root)
+    make_blocks_run(root)
+    make_connections_blocks_run(root)
     write_report(root)
     return root
 
@@ -265,7 +265,7 @@ def test_every_table_of_a_study_shows_the_rows_its_markdown_shows_and_saves_besi
 def placed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two runs of one machine class, one made before fingerprints, and the newest soak, rendered."""
     root = tmp_path_factory.mktemp("placed")
-    make_rounds_run(root)  # Test CPU A, no fingerprint
+    make_blocks_run(root)  # Test CPU A, no fingerprint
     newest = make_brief_run(root)
     data = json.loads((newest / "run.json").read_text())
     data["machine"] = {"fingerprint": {"vendor": "TestVendor", "family": 6, "model": 1, "stepping": 2, "cores_seen": 2}}

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.method.contest import BEHIND
 from harness.method.pilot import Pilot
-from harness.method.rounds import BEHIND
 from harness.results.records import all_runs
 from tests.runs import RUN_TIMEOUT, harness, served_over
 
@@ -31,7 +31,7 @@ def full_in_blocks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subp
         "2",
         "--requests",
         "20",
-        "--rounds",
+        "--blocks",
         "2",
         "--cycles",
         "1",
@@ -56,7 +56,7 @@ def test_a_comparison_in_blocks_alternates_mirrored_slices_of_warm_servers_and_r
         assert sorted(set(plan)) == labels and all(plan.count(label) == 2 * cycles for label in labels)
         first = plan[: len(labels)]
         assert plan[len(labels) : 2 * len(labels)] == first[::-1]  # a mirrored cycle
-    # --rounds 2 makes two the minimum and the cap: each stops at block 2, known already (clear, precise) or not (cap)
+    # --blocks 2 makes two the minimum and the cap: each stops at block 2, known already (clear, precise) or not (cap)
     assert {label: stop["round"] for label, stop in compared["stopped"].items()} == {
         label: 2 for label in labels if label != "sync-w10"
     }
@@ -124,7 +124,7 @@ def test_the_default_method_runs_its_pilot_then_races_its_comparisons_within_a_b
 
 def test_a_run_over_tls_serves_and_drives_every_cell_over_it(tmp_path: Path) -> None:
     args = ["--study", "stacks", "--servers", "sync-w10,connect-pyvoy", "--scenarios", "hello", "--concurrency", "2"]
-    harness("run-all", "--tls", *args, "--requests", "20", "--rounds", "2", "--cycles", "1", "--out", str(tmp_path))
+    harness("run-all", "--tls", *args, "--requests", "20", "--blocks", "2", "--cycles", "1", "--out", str(tmp_path))
     (run_dir,) = all_runs(tmp_path)
     served_over(run_dir, "tls")
 

@@ -37,13 +37,13 @@ def default_studies_over_mtls(request: pytest.FixtureRequest, tmp_path_factory: 
     mutual TLS: read by the tests of their comparisons and of a run whose every cell is served and driven over TLS
     (loadgen's gRPC shapes, REST on HTTP/1.1 and 2, Connect JSON, ghz's and h2load's cross-checks)."""
     out = tmp_path_factory.mktemp("default-studies")
-    args = ["--study", request.param, "--mtls", "--requests", "20", "--rounds", "2", "--cycles", "1", "--seed", "3"]
+    args = ["--study", request.param, "--mtls", "--requests", "20", "--blocks", "2", "--cycles", "1", "--seed", "3"]
     harness("run-all", *args, "--out", str(out), timeout=within(RUN_TIMEOUT))
     return out
 
 
 @pytest.mark.slow
-def test_the_default_studies_compare_fetch_patterns_call_shapes_and_ways_to_connect_in_rounds(
+def test_the_default_studies_compare_fetch_patterns_call_shapes_and_ways_to_connect_in_blocks(
     default_studies_over_mtls: Path,
 ) -> None:
     """Slow (about 70 s here, in its fixture, each run): the default run's three decision studies, each comparison
@@ -113,7 +113,7 @@ def test_the_interpreters_study_runs_servers_under_each_interpreter_and_on_every
     """Slow (about 70 s here, its virtualenvs made in set-up, 43 s on a clean clone): a second interpreter's
     servers, and the multi-process ones on every core."""
     other = other_interpreter
-    args = ["--study", "interpreters", "--pythons", f"3.11,{other}", "--servers", "sync-w10", "--rounds", "2"]
+    args = ["--study", "interpreters", "--pythons", f"3.11,{other}", "--servers", "sync-w10", "--blocks", "2"]
     args += ["--cycles", "1"]
     harness("run-all", *args, "--requests", "20", "--seed", "7", "--out", str(tmp_path), timeout=within(RUN_TIMEOUT))
     (run_dir,) = all_runs(tmp_path)

@@ -19,7 +19,7 @@ def wire_run(tmp_path: Path, scenarios: str) -> tuple[Path, set[tuple[str, str]]
     """A wire study's run of these scenarios on a thread pool, an event loop and REST, two blocks of one cycle:
     its run directory and its comparisons' (workload, alternative) pairs."""
     args = ["--study", "wire", "--servers", "sync-w10,aio-uvloop,rest-h1", "--scenarios", scenarios, "--requests", "20"]
-    harness("run-all", *args, "--rounds", "2", "--cycles", "1", "--seed", "5", "--out", str(tmp_path))
+    harness("run-all", *args, "--blocks", "2", "--cycles", "1", "--seed", "5", "--out", str(tmp_path))
     (run_dir,) = all_runs(tmp_path)
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["wire"] == {"name": "per cell", "key_type": "ECDSA"}
@@ -28,7 +28,7 @@ def wire_run(tmp_path: Path, scenarios: str) -> tuple[Path, set[tuple[str, str]]
 
 
 @pytest.mark.slow
-def test_the_wire_study_compares_wires_and_ways_to_connect_over_them_in_rounds(tmp_path: Path) -> None:
+def test_the_wire_study_compares_wires_and_ways_to_connect_over_them_in_blocks(tmp_path: Path) -> None:
     """Slow (about 70 s here): hello over plaintext, TLS and mutual TLS on each stack, and the ways to connect over
     TLS, a TLS handshake a server start."""
     run_dir, found = wire_run(tmp_path, "hello")
@@ -39,7 +39,7 @@ def test_the_wire_study_compares_wires_and_ways_to_connect_over_them_in_rounds(t
 
 
 @pytest.mark.slow
-def test_the_wire_study_compares_large_messages_each_way_in_rounds(tmp_path: Path) -> None:
+def test_the_wire_study_compares_large_messages_each_way_in_blocks(tmp_path: Path) -> None:
     """Slow (about 70 s here): a 1 MiB reply and a 1 MiB request, in plaintext and TLS; the sizes up to 16 MiB
     each cost minutes: tests/test_loadgen.py moves the largest."""
     _, found = wire_run(tmp_path, "reply-1MiB,request-1MiB")
@@ -50,7 +50,7 @@ def test_the_wire_study_compares_large_messages_each_way_in_rounds(tmp_path: Pat
 
 
 @pytest.mark.slow
-def test_the_wire_study_compares_an_empty_reply_and_the_brief_s_s3_work_over_tls_in_rounds(tmp_path: Path) -> None:
+def test_the_wire_study_compares_an_empty_reply_and_the_brief_s_s3_work_over_tls_in_blocks(tmp_path: Path) -> None:
     """Slow (about 60 s here): an empty reply in plaintext and TLS, REST beside gRPC, and the S3 work a region away
     (100 ms a listing) over TLS."""
     _, found = wire_run(tmp_path, "reply-0B,s3-mongo-region")

@@ -59,9 +59,9 @@ def test_targets_with_nothing_run() -> None:
         ({"requests": 10, "levels": (50,)}, "requests (10) must be >= the highest concurrency (50)"),
         ({"server_cpus": (7,), "available_cpus": (0, 1)}, "server CPUs [7] are not available"),
         ({"servers": ()}, "give at least one server variant"),
-        ({"rounds": 1}, "rounds must be >= 2"),
-        ({"cycles": 1}, "cycles must be >= 1, and only with rounds"),
-        ({"rounds": 2, "cycles": 0}, "cycles must be >= 1, and only with rounds"),
+        ({"blocks": 1}, "blocks must be >= 2"),
+        ({"cycles": 1}, "cycles must be >= 1, and only with blocks"),
+        ({"blocks": 2, "cycles": 0}, "cycles must be >= 1, and only with blocks"),
     ],
 )
 def test_run_options_validate(changes: dict[str, object], message: str) -> None:
@@ -141,7 +141,9 @@ def test_each_study_runs_its_a_a_control_in_its_first_comparison_and_where_it_as
     assert owning == {name: ["s3-unary-region/c50"] if name == "stacks" else [] for name in owning}
 
 
-def test_fixed_rounds_take_the_cycles_asked_for_or_the_methods() -> None:
-    asked = run_method(RunOptions(out_dir=Path("out"), rounds=2, cycles=1))
-    assert (asked.min_rounds, asked.max_rounds, asked.cycles) == (2, 2, 1)
-    assert run_method(RunOptions(out_dir=Path("out"), rounds=3)).cycles == Method().cycles
+def test_fixed_blocks_take_the_cycles_asked_for_or_the_methods() -> None:
+    asked = run_method(RunOptions(out_dir=Path("out"), blocks=2, cycles=1))
+    assert (asked.min_blocks, asked.max_blocks, asked.cycles) == (2, 2, 1)
+    assert run_method(RunOptions(out_dir=Path("out"), blocks=3)).cycles == Method().cycles
+    for flag in ("--blocks", "--rounds"):  # --rounds: the flag's old name, still taken
+        assert run_options(parser().parse_args(["run-all", flag, "4", "--server-cpus", ""])).blocks == 4

@@ -21,8 +21,8 @@ from harness.analysis.decision import Decision, answered
 from harness.analysis.judging import judged_comparisons
 from harness.method.bounds import AT_BOUND, at_wait_bound, wait_bound, waits_alone
 from harness.method.comparison_record import Stop
+from harness.method.contest import BEHIND, Contest, Race
 from harness.method.moderation import Prior
-from harness.method.rounds import BEHIND, Race, Rounds
 from harness.method.selection import Difference, blocks_to_certify, difference_of, select
 from harness.method.validation import ManyBlocks, selection_check
 from harness.method.verdicts import Interval, Method, paired_ratios
@@ -31,7 +31,7 @@ from harness.render.decisions import sure_text
 from harness.results.files import write_json_atomic
 from harness.results.records import CellRecord, load_study
 from harness.studies import STUDIES, study
-from tests.runs import make_wait_run, study_meta, write_rounds
+from tests.runs import make_wait_run, study_meta, write_blocks
 
 
 def known(differences: dict[tuple[str, str], Difference]):  # type: ignore[no-untyped-def]
@@ -94,7 +94,7 @@ def certify(truths: dict[str, float], seed: int) -> tuple[str | None, int, set[s
     pair's variance each), one slice a label a block."""
     rng = np.random.default_rng(seed)
     labels = list(truths)
-    race = Race(Rounds("w", labels[0], tuple(labels[1:]), controlled=False, deciding=True), Method(cycles=1), seed)
+    race = Race(Contest("w", labels[0], tuple(labels[1:]), controlled=False, deciding=True), Method(cycles=1), seed)
     race.prior = Prior(5.0, SPREAD**2)  # a typical prior's five degrees of freedom at the pair's spread
     while race.blocks < CAP:
         plan = race.plan()
@@ -177,7 +177,7 @@ def test_the_cpu_per_call_of_a_row_at_the_wait_bound_pools_over_the_runs_of_its_
     cpu = {"sync-w50": 1.0, "grpclib-uvloop": 0.4}
     make_wait_run(tmp_path, rates, cpu, run_id="20260108T000000Z")
     row = wait_row(tmp_path, rates, cpu)
-    assert row.runs == 2 and row.over is not None and row.over.rounds == 10
+    assert row.runs == 2 and row.over is not None and row.over.blocks == 10
     assert row.over.value == pytest.approx(0.4 * 470 / 480, rel=0.05)  # CPU a window over calls a window
     newest = load_study(tmp_path / "runs" / "20260109T000000Z", "stacks")
     judged = next(each for each in judged_comparisons(newest) if each.record.workload == "hello-wait/c50")
@@ -227,7 +227,7 @@ def test_where_the_driver_set_the_rates_a_row_picks_by_calls_per_server_cpu_seco
     noise = {label: [1.0, 1.01, 0.99, 1.0, 1.02] for label in [*servers, "sync-w10~aa"]}
     rates = {"sync-w10": 400, "aio-uvloop": 410, "connect-pyvoy": 200}  # connect-pyvoy: its own server held it
     cpu = {"sync-w10": 1.2, "aio-uvloop": 2.4, "connect-pyvoy": 0.5}
-    write_rounds(run_dir / "wire", "reply-1MiB/c10", cells, rates, noise, {}, cpu=cpu, driver=2.3)
+    write_blocks(run_dir / "wire", "reply-1MiB/c10", cells, rates, noise, {}, cpu=cpu, driver=2.3)
     (row,) = [each for each in study("wire").decisions([load_study(run_dir, "wire")]) if each.pick]
     assert row.pick == "sync-w10" and row.measure == "calls per server CPU second" and row.certified, row
     assert row.contenders == ("sync-w10",) and row.avoid.startswith("aio-uvloop (0.51 [")  # connect-pyvoy: behind
@@ -241,7 +241,7 @@ def test_where_the_driver_set_the_rates_a_row_picks_by_calls_per_server_cpu_seco
     )
     quiet = tmp_path / "quiet" / "runs" / "20260109T000000Z"
     write_json_atomic(quiet / "run.json", study_meta("20260109T000000Z", "wire", servers, ["reply-1MiB"]))
-    write_rounds(quiet / "wire", "reply-1MiB/c10", cells, rates, noise, {}, cpu=cpu)
+    write_blocks(quiet / "wire", "reply-1MiB/c10", cells, rates, noise, {}, cpu=cpu)
     (by_rate,) = study("wire").decisions([load_study(quiet, "wire")])
     assert by_rate.pick == "aio-uvloop" and not by_rate.measure  # a driver with room: the rates tell
 
@@ -258,7 +258,7 @@ def test_a_label_the_race_left_behind_stays_behind_when_a_row_is_read_by_cpu_per
     rates = {"sync-w10": 400, "aio-uvloop": 410, "grpclib-uvloop": 405}
     cpu = {"sync-w10": 1.2, "aio-uvloop": 2.4, "grpclib-uvloop": 0.6}
     stops = {"grpclib-uvloop": Stop(2, BEHIND)}
-    write_rounds(run_dir / "wire", "reply-1MiB/c10", cells, rates, noise, stops, cpu=cpu, driver=2.3)
+    write_blocks(run_dir / "wire", "reply-1MiB/c10", cells, rates, noise, stops, cpu=cpu, driver=2.3)
     (row,) = study("wire").decisions([load_study(run_dir, "wire")])
     assert row.measure and row.pick == "sync-w10" and "grpclib-uvloop" not in row.contenders, row
 
@@ -266,7 +266,9 @@ def test_a_label_the_race_left_behind_stays_behind_when_a_row_is_read_by_cpu_per
 @pytest.mark.parametrize("least", [2, 3])
 def test_a_label_clearly_behind_leaves_only_after_its_races_least_blocks(least: int) -> None:
     """The wire study owes every row three blocks: a stack far behind the pick is measured in all three."""
-    race = Race(Rounds("w", "ref", ("fast", "slow"), controlled=False, deciding=True), Method(cycles=1), 1, least=least)
+    race = Race(
+        Contest("w", "ref", ("fast", "slow"), controlled=False, deciding=True), Method(cycles=1), 1, least=least
+    )
     while race.blocks < 4 and "slow" not in race.stopped:
         plan = race.plan()
         race.record(
@@ -284,13 +286,13 @@ def test_an_estimate_a_row_reads_stays_in_the_blocks_until_it_is_known_to_the_ti
     truth = {"ref": 100.0, "tls": 88.0, "other": 75.0}
     stopped = {}
     for estimates in ((("tls", "ref"),), ()):
-        rounds = Rounds("w", "ref", ("tls", "other"), False, (), True, ("tls", "other"), estimates)
+        rounds = Contest("w", "ref", ("tls", "other"), False, (), True, ("tls", "other"), estimates)
         race, noise = Race(rounds, Method(cycles=1), 1), random.Random(3)
         while race.open:
             plan = race.plan()
             race.record(plan, [truth[label] * math.exp(noise.gauss(0, 0.08)) for label in plan])
         cost = race.ratio("tls", "ref")
         assert cost is not None
-        stopped[bool(estimates)] = (race.stopped["tls"].round, known_to_band(cost, 0.05), race.unknown())
+        stopped[bool(estimates)] = (race.stopped["tls"].block, known_to_band(cost, 0.05), race.unknown())
     assert stopped[True][1] and stopped[True][2] == []
     assert not stopped[False][1] and stopped[False][0] < stopped[True][0]  # told "slower", not yet known

@@ -17,7 +17,7 @@ from harness.results.shards import merge_shards, shard_runs
 from harness.run.cells import sharded
 from harness.run.fleet import pair_cpus, shard_argv
 from harness.studies.choosing import chosen_studies
-from tests.runs import make_rounds_run
+from tests.runs import make_blocks_run
 
 OUT = Path("/nonexistent-results")
 
@@ -59,8 +59,8 @@ def test_the_shards_of_a_plan_measure_its_comparisons_once_each_with_every_study
 
 
 def shard_of(root: Path, plan: str, index: int, count: int, cpu: str = "Test CPU A") -> Path:
-    """A finished run as one shard of a plan: make_rounds_run's, renamed and marked."""
-    made = make_rounds_run(root / f"made-{index}-{cpu.replace(' ', '')}")
+    """A finished run as one shard of a plan: make_blocks_run's, renamed and marked."""
+    made = make_blocks_run(root / f"made-{index}-{cpu.replace(' ', '')}")
     target = root / "runs" / f"{plan}-s{index}"
     target.parent.mkdir(parents=True, exist_ok=True)
     made.rename(target)

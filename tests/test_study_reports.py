@@ -39,20 +39,20 @@ from harness.studies.comparing import decision, distrust
 from harness.studies.stacks.report import TELLING
 from harness.studies.telling import Finding, comparison_lines
 from tests.runs import (
+    make_blocks_run,
     make_brief_run,
     make_capacity_run,
-    make_connections_rounds_run,
+    make_connections_blocks_run,
     make_connections_run,
     make_interpreters_run,
     make_protocols_run,
     make_readers_run,
-    make_rounds_run,
     make_run,
     make_streaming_run,
     make_versions_run,
     make_wire_run,
     study_meta,
-    write_rounds,
+    write_blocks,
 )
 from tests.test_report import check_golden
 
@@ -200,7 +200,7 @@ def test_reports_render_with_every_measuring_module_blocked(tmp_path: Path) -> N
 
 
 def test_a_run_in_rounds_tells_its_comparisons_with_intervals_and_decides(tmp_path: Path) -> None:
-    run = load_study(make_rounds_run(tmp_path), "stacks")
+    run = load_study(make_blocks_run(tmp_path), "stacks")
     files = study("stacks").render(run)
     check_golden("stacks/rounds-comparisons.md", files["comparisons.md"].decode())
     assert files["charts/verdicts.png"].startswith(b"\x89PNG") and "charts/hello.png" not in files
@@ -217,7 +217,7 @@ def test_a_run_in_rounds_tells_its_comparisons_with_intervals_and_decides(tmp_pa
 
 
 def test_a_finding_is_told_after_a_comparison_that_measured_what_it_explains(tmp_path: Path) -> None:
-    run = load_study(make_rounds_run(tmp_path), "stacks")  # hello: sync-w10, aio-uvloop, grpclib-uvloop
+    run = load_study(make_blocks_run(tmp_path), "stacks")  # hello: sync-w10, aio-uvloop, grpclib-uvloop
     found = {
         "hello": Finding(("aio-uvloop", "sync-w10"), "Found of both."),
         "hello-wait": Finding(("aio-uvloop",), "Found on another topic."),
@@ -230,7 +230,7 @@ def test_a_finding_is_told_after_a_comparison_that_measured_what_it_explains(tmp
 
 
 def test_a_run_made_aside_is_shown_on_its_study_s_page_and_decides_nothing(tmp_path: Path) -> None:
-    deciding = make_rounds_run(tmp_path)
+    deciding = make_blocks_run(tmp_path)
     aside = tmp_path / "runs" / "20260108T000000Z"
     shutil.copytree(deciding, aside)
     meta = json.loads((aside / "run.json").read_text()) | {"run_id": aside.name, "aside": True}
@@ -251,7 +251,7 @@ def test_a_run_made_aside_is_shown_on_its_study_s_page_and_decides_nothing(tmp_p
 
 
 def test_a_comparison_of_ways_to_connect_is_told_by_its_labels_and_joins_the_decision_table(tmp_path: Path) -> None:
-    run = load_study(make_connections_rounds_run(tmp_path), "connections")
+    run = load_study(make_connections_blocks_run(tmp_path), "connections")
     files = study("connections").render(run)
     assert {"comparisons.md", "charts/verdicts.png", "tables/comparisons.json"} <= set(files)
     check_golden("connections/rounds-comparisons.md", files["comparisons.md"].decode())
@@ -268,7 +268,7 @@ def test_a_comparison_of_ways_to_connect_is_told_by_its_labels_and_joins_the_dec
 
 
 def test_verdicts_prints_every_comparison_of_the_newest_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    make_rounds_run(tmp_path)
+    make_blocks_run(tmp_path)
     assert main(["verdicts", "--json", "--out", str(tmp_path)]) == 0
     found = json.loads(capsys.readouterr().out)
     assert [(each["alternative"], each["verdict"], each["control"]) for each in found] == [
@@ -299,7 +299,7 @@ def test_verdicts_prints_every_comparison_of_the_newest_run(tmp_path: Path, caps
 
 
 def test_one_workload_measured_by_two_studies_of_a_run_is_set_side_by_side(tmp_path: Path) -> None:
-    run_dir = make_rounds_run(tmp_path)  # the stacks study: hello/aio-uvloop/c50 among others, by ghz
+    run_dir = make_blocks_run(tmp_path)  # the stacks study: hello/aio-uvloop/c50 among others, by ghz
     meta = json.loads((run_dir / "run.json").read_text())
     meta["studies"]["streaming"] = copy.deepcopy(meta["studies"]["stacks"]) | {"question": "streaming?"}
     meta["studies"]["streaming"]["matrix"]["driver"] = "loadgen"
@@ -310,7 +310,7 @@ def test_one_workload_measured_by_two_studies_of_a_run_is_set_side_by_side(tmp_p
     }
     noise = {"unary": [1.0, 1.01, 0.99, 1.0, 1.02], "unary~aa": [0.99, 1.0, 1.01, 1.02, 0.99]}
     noise["stream"] = [1.0, 1.0, 0.99, 1.01, 1.0]
-    write_rounds(run_dir / "streaming", "one-message/aio-uvloop/c50", cells, {"unary": 3100, "stream": 2900}, noise, {})
+    write_blocks(run_dir / "streaming", "one-message/aio-uvloop/c50", cells, {"unary": 3100, "stream": 2900}, noise, {})
     lines = markdown_lines(same_workloads([load_study(run_dir, "stacks"), load_study(run_dir, "streaming")]))
     (shared,) = [line for line in lines if line.startswith("| hello/aio-uvloop/c50 |")]
     assert "stacks (ghz): 3," in shared and "streaming (loadgen): 3," in shared
@@ -318,12 +318,12 @@ def test_one_workload_measured_by_two_studies_of_a_run_is_set_side_by_side(tmp_p
 
 
 def test_a_study_s_rows_are_trusted_by_its_one_a_a_control(tmp_path: Path) -> None:
-    run_dir = make_rounds_run(tmp_path)  # hello/c50 with the study's control, a tie
+    run_dir = make_blocks_run(tmp_path)  # hello/c50 with the study's control, a tie
     servers = ("sync-w10", "aio-uvloop")
     cells = {server: CellRecord("hello-wait", server, 50, "ok", seconds=60.0) for server in servers}
     noise = {"sync-w10": [1.0, 1.01, 0.99, 1.0, 1.02], "aio-uvloop": [1.0, 1.0, 0.99, 1.01, 1.0]}
     base = {"sync-w10": 95, "aio-uvloop": 460}
-    write_rounds(run_dir / "stacks", "hello-wait/c50", cells, base, noise, {}, controlled=False, method=Method())
+    write_blocks(run_dir / "stacks", "hello-wait/c50", cells, base, noise, {}, controlled=False, method=Method())
 
     def decide() -> list[str]:
         write_report(tmp_path)
@@ -335,13 +335,13 @@ def test_a_study_s_rows_are_trusted_by_its_one_a_a_control(tmp_path: Path) -> No
     cells = {server: CellRecord("hello", server, 50, "ok", seconds=60.0) for server in servers}
     noise = {"sync-w10": [1.0, 1.01, 0.99, 1.0, 1.02], "sync-w10~aa": [1.2, 0.85, 1.15, 0.9, 1.1]}
     noise["aio-uvloop"] = [1.0, 1.0, 0.99, 1.01, 1.0]
-    write_rounds(
+    write_blocks(
         run_dir / "stacks", "hello/c50", cells, {"sync-w10": 3000, "aio-uvloop": 3900}, noise, {}, method=Method()
     )
     rows = decide()  # a control that holds 1 but is wider than the band: the floor is its half-width, rows stand
     assert len(rows) == 2 and all("| ±18.5% | [stacks]" in row and "not trusted" not in row for row in rows)
     noise["sync-w10~aa"] = [1.2, 1.21, 1.19, 1.2, 1.22]  # a control that excludes 1: the method failed here
-    write_rounds(
+    write_blocks(
         run_dir / "stacks", "hello/c50", cells, {"sync-w10": 3000, "aio-uvloop": 3900}, noise, {}, method=Method()
     )
     rows = decide()
@@ -362,7 +362,7 @@ def test_what_tls_costs_stays_open_until_its_cost_is_known_and_says_what_would_k
     }
     base = {"shared": 3000, "shared+tls": 2700, "per-call+tls": 1200}
     noise = {"shared": [1.0] * 5, "shared+tls": [1.0, 1.2, 0.82, 1.18, 0.85], "per-call+tls": [1.0] * 5}
-    write_rounds(run_dir / "wire", "connections-tls/aio-uvloop/c100", ways, base, noise, {}, controlled=False)
+    write_blocks(run_dir / "wire", "connections-tls/aio-uvloop/c100", ways, base, noise, {}, controlled=False)
     (tls,) = [
         each
         for each in study("wire").decisions([load_study(run_dir, "wire")])
@@ -396,7 +396,7 @@ def test_yes_or_no_questions_are_answered_yes_or_no_first(tmp_path: Path) -> Non
         for label in shapes
     }
     noise = {label: [1.0, 1.01, 0.99, 1.0, 1.02] for label in [*shapes, "unary~aa"]}
-    write_rounds(run_dir / "protocols", "info/aio-uvloop/c16", cells, shapes, noise, {})
+    write_blocks(run_dir / "protocols", "info/aio-uvloop/c16", cells, shapes, noise, {})
     (rest,) = study("protocols").decisions([load_study(run_dir, "protocols")])
     assert rest.told.startswith("Yes: rest-h1 serves 1.50 [") and rest.told.endswith(
         "× gRPC unary; the call shape: Pick pipelined: the fastest, or within 5% of the fastest (95%)"
@@ -488,7 +488,7 @@ def test_a_row_is_pooled_over_the_runs_of_its_machine_class_and_code(tmp_path: P
     newest = load_study(tmp_path / "runs" / "20260108T120000Z", "stacks")
     judged = next(each for each in judged_comparisons(newest) if each.record.workload == "hello/c50")
     pooled, alone = judged.over("sync-w1", "sync-w10"), judged.alone("sync-w1", "sync-w10")
-    assert pooled is not None and alone is not None and pooled.runs == 2 and pooled.ratio.rounds == 10
+    assert pooled is not None and alone is not None and pooled.runs == 2 and pooled.ratio.blocks == 10
     assert not pooled.disagree and pooled.ratio.value == pytest.approx(alone.value)  # two runs that agree
     apart = judged.over("grpclib-uvloop", "sync-w10")  # runs 10% apart, beyond their errors: wider, and said
     lone = judged.alone("grpclib-uvloop", "sync-w10")

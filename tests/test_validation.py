@@ -28,7 +28,7 @@ from harness.method.validation import (
 )
 from harness.results.calibration import NAME as CALIBRATION
 from harness.results.calibration import load_calibration, write_calibration
-from tests.runs import make_rounds_run
+from tests.runs import make_blocks_run
 
 
 def normal_run(seed: int, blocks: int = 12, labels: int = 10) -> list[ManyBlocks]:
@@ -78,7 +78,7 @@ def test_weighted_least_squares_with_equal_weights_is_the_plain_mean_and_varianc
 
 
 def test_a_run_s_comparisons_are_read_as_each_label_s_log_ratio_by_block(tmp_path: Path) -> None:
-    run_dir = make_rounds_run(tmp_path)
+    run_dir = make_blocks_run(tmp_path)
     assert many_blocks(run_dir) == []  # five blocks: fewer than a draw needs to leave enough out
     (found,) = many_blocks(run_dir, least=5)
     assert found.comparison == "stacks/hello/c50" and found.groups == ("stacks/hello", "stacks", "run")
@@ -90,7 +90,7 @@ def test_a_run_s_comparisons_are_read_as_each_label_s_log_ratio_by_block(tmp_pat
 def test_a_run_s_comparisons_read_by_cost_are_each_label_s_calls_per_server_cpu_second_over_the_reference_s(
     tmp_path: Path,
 ) -> None:
-    run_dir = make_rounds_run(tmp_path)
+    run_dir = make_blocks_run(tmp_path)
     (by_rate,) = many_blocks(run_dir, least=5)
     (by_cost,) = many_blocks(run_dir, least=5, by_cost=True)
     # every window of the synthetic run spends the same server CPU over the same seconds: the ratios are the rates'
@@ -100,7 +100,7 @@ def test_a_run_s_comparisons_read_by_cost_are_each_label_s_calls_per_server_cpu_
 
 
 def test_validate_says_so_when_no_run_has_blocks_enough(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    make_rounds_run(tmp_path)
+    make_blocks_run(tmp_path)
     assert main(["validate", "--out", str(tmp_path)]) == 2
     assert "no run under" in capsys.readouterr().err
 

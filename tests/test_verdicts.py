@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from harness.method.comparison_record import ComparisonRecord, Stop
-from harness.method.race import Entrant, estimated_end, run_race, run_rounds
-from harness.method.rounds import Race, Rounds
+from harness.method.contest import Contest, Race
+from harness.method.race import Entrant, estimated_end, run_blocks, run_race
 from harness.method.verdicts import (
     FASTER,
     FRESH,
@@ -32,14 +32,14 @@ from harness.method.verdicts import (
 from harness.render.wording import ratio_text
 from tests.synthetic import Clock
 
-METHOD = Method(design=FRESH, max_rounds=20)  # a round: one window per label, each on a fresh start
+METHOD = Method(design=FRESH, max_blocks=20)  # a round: one window per label, each on a fresh start
 
 
-def fresh_rounds(
-    rounds: Rounds, window: Callable[[str, int], float | None], *args: Any, **kwargs: Any
+def fresh_blocks(
+    rounds: Contest, window: Callable[[str, int], float | None], *args: Any, **kwargs: Any
 ) -> ComparisonRecord:
-    """run_rounds in the fresh design, handed a window function: each round measures its plan's windows in turn."""
-    return run_rounds(rounds, lambda number, plan: [window(label, number) for label in plan], *args, **kwargs)
+    """run_blocks in the fresh design, handed a window function: each round measures its plan's windows in turn."""
+    return run_blocks(rounds, lambda number, plan: [window(label, number) for label in plan], *args, **kwargs)
 
 
 def test_interval_is_the_t_interval_of_the_log_ratios() -> None:
@@ -51,7 +51,7 @@ def test_interval_is_the_t_interval_of_the_log_ratios() -> None:
     assert found.value == pytest.approx(math.exp(mean))
     assert found.low == pytest.approx(math.exp(mean - half))
     assert found.high == pytest.approx(math.exp(mean + half))
-    assert found.rounds == 5
+    assert found.blocks == 5
     assert interval([2.0]).high == math.inf  # one round: no interval
     with pytest.raises(ValueError, match="positive"):
         interval([1.0, 0.0])
@@ -86,11 +86,11 @@ def synthetic(true: dict[str, float], noise: float, drift: float, seed: int) -> 
     own log-normal noise; it records what it measured, in order."""
     rng = random.Random(seed)
     measured: list[tuple[str, int]] = []
-    round_factor: dict[int, float] = {}
+    block_factor: dict[int, float] = {}
 
     def window(label: str, number: int) -> float:
         measured.append((label, number))
-        factor = round_factor.setdefault(number, math.exp(rng.gauss(0, drift)))
+        factor = block_factor.setdefault(number, math.exp(rng.gauss(0, drift)))
         base = true[label.removesuffix("~aa")]
         return base * factor * math.exp(rng.gauss(0, noise))
 
@@ -118,7 +118,7 @@ def run(
         return float(value)
 
     alternatives = tuple(label for label in true if label != "ref")
-    record = fresh_rounds(Rounds("hello/c50", "ref", alternatives), recorded, METHOD, seed)
+    record = fresh_blocks(Contest("hello/c50", "ref", alternatives), recorded, METHOD, seed)
     return record, rates_of(record, measured, values)
 
 
@@ -132,7 +132,7 @@ def test_rounds_recover_known_ratios_through_drift_that_hits_whole_rounds() -> N
     assert judged[control_of("ref")].control and judged[control_of("ref")].verdict == TIE
     assert judged["close"].verdict in (TIE, UNRESOLVED)  # 4% apart inside a 5% band: never called faster
     # Clear differences stop at the minimum; every stop is recorded with its round and reason.
-    assert record.stopped["faster"].round == METHOD.min_rounds
+    assert record.stopped["faster"].block == METHOD.min_blocks
     assert record.stopped["faster"].reason in ("clear", "precise")
     assert set(record.stopped) == {"same", "faster", "slower", "close", "ref~aa"}  # the twin is judged too
 
@@ -154,12 +154,12 @@ def test_every_round_runs_each_active_alternative_the_reference_and_its_twin_onc
     for order in first.orders:
         assert sorted(order)[: len(order)] == sorted(set(order)) and {"ref", "ref~aa"} <= set(order)
     assert len({tuple(order) for order in first.orders}) > 1  # shuffled, not fixed
-    assert all("a" not in order for order in first.orders[first.stopped["a"].round :])  # stopped means stopped
+    assert all("a" not in order for order in first.orders[first.stopped["a"].block :])  # stopped means stopped
 
 
 def test_noisy_alternatives_stop_at_the_cap_and_stay_unresolved() -> None:
     record, rates = run({"ref": 100.0, "noisy": 103.0}, noise=0.4, drift=0.0, seed=11)
-    assert len(record.orders) == METHOD.max_rounds and record.stopped["noisy"].reason == "cap"
+    assert len(record.orders) == METHOD.max_blocks and record.stopped["noisy"].reason == "cap"
     (noisy, _) = judge("s", "w", "ref", rates, METHOD)
     assert noisy.verdict in (UNRESOLVED, TIE)
 
@@ -175,8 +175,8 @@ def test_the_a_a_control_is_a_tie_in_nineteen_of_twenty_comparisons_of_noise_alo
 
 def test_a_deadline_ends_the_rounds_and_says_why() -> None:
     clock = iter(range(100))
-    record = fresh_rounds(
-        Rounds("w", "ref", ("a",)), lambda label, number: 1.0, METHOD, 1, deadline=3, clock=lambda: next(clock)
+    record = fresh_blocks(
+        Contest("w", "ref", ("a",)), lambda label, number: 1.0, METHOD, 1, deadline=3, clock=lambda: next(clock)
     )
     assert record.stopped["a"].reason == "budget"
 
@@ -188,7 +188,7 @@ def test_no_round_starts_that_would_end_past_the_deadline() -> None:
         now[0] += 5.0  # three windows a round: 15 s a round
         return 1.0 + 0.1 * (label == "a")
 
-    record = fresh_rounds(Rounds("w", "ref", ("a",)), window, METHOD, 1, deadline=40.0, clock=lambda: now[0])
+    record = fresh_blocks(Contest("w", "ref", ("a",)), window, METHOD, 1, deadline=40.0, clock=lambda: now[0])
     assert len(record.orders) == 2 and now[0] == 30.0  # a third round would have ended at 45
     assert record.stopped["a"] == Stop(2, "budget")
 
@@ -200,7 +200,7 @@ def test_a_comparison_gets_two_rounds_however_short_its_part_so_its_ratios_have_
         now[0] += 5.0
         return 1.0
 
-    record = fresh_rounds(Rounds("w", "ref", ("a",)), window, METHOD, 1, deadline=1.0, clock=lambda: now[0])
+    record = fresh_blocks(Contest("w", "ref", ("a",)), window, METHOD, 1, deadline=1.0, clock=lambda: now[0])
     assert len(record.orders) == 2 and record.stopped["a"] == Stop(2, "budget")
 
 
@@ -213,15 +213,15 @@ def entrant(clock: Clock, true: dict[str, float], seconds: float, seed: int, noi
         clock.now += seconds
         return [true[label.removesuffix("~aa")] * math.exp(rng.gauss(0, noise)) for label in plan]
 
-    method = Method(design=FRESH, max_rounds=20)
-    return Entrant(Race(Rounds(f"w{seed}", "ref", alternatives, controlled=False), method, seed), block)
+    method = Method(design=FRESH, max_blocks=20)
+    return Entrant(Race(Contest(f"w{seed}", "ref", alternatives, controlled=False), method, seed), block)
 
 
 def test_a_race_gives_every_comparison_two_blocks_in_turns_before_the_budget_counts() -> None:
     clock = Clock()
     racers = [entrant(clock, {"ref": 100.0, "a": 103.0}, 10.0, seed) for seed in range(3)]
     order: list[str] = []
-    run_race(racers, deadline=5.0, clock=clock, told=lambda each: order.append(each.race.rounds.workload))
+    run_race(racers, deadline=5.0, clock=clock, told=lambda each: order.append(each.race.contest.workload))
     assert order == ["w0", "w1", "w2", "w0", "w1", "w2"]  # in turns, and nothing past the deadline after them
     assert all(each.record is not None and each.record.stopped["a"].reason == "budget" for each in racers)
 
@@ -231,7 +231,7 @@ def test_a_comparison_whose_study_owes_it_three_blocks_gets_them_past_the_deadli
     racers = [entrant(clock, {"ref": 100.0, "a": 103.0}, 10.0, seed) for seed in range(2)]
     racers[1].race.least = 3  # the wire study's: a row from fewer is not trusted
     order: list[str] = []
-    run_race(racers, deadline=5.0, clock=clock, told=lambda each: order.append(each.race.rounds.workload))
+    run_race(racers, deadline=5.0, clock=clock, told=lambda each: order.append(each.race.contest.workload))
     assert order == ["w0", "w1", "w0", "w1", "w1"]
     assert estimated_end(racers, None, clock.now) == clock.now  # nothing owed
 
@@ -274,11 +274,11 @@ def test_an_a_a_twin_stops_once_calibrated_and_never_while_apart() -> None:
 
 
 def test_a_failing_alternative_stops_and_a_failing_reference_ends_the_comparison() -> None:
-    record = fresh_rounds(
-        Rounds("w", "ref", ("bad", "good")), lambda label, number: None if label == "bad" else 1.0, METHOD, 1
+    record = fresh_blocks(
+        Contest("w", "ref", ("bad", "good")), lambda label, number: None if label == "bad" else 1.0, METHOD, 1
     )
     assert record.stopped["bad"] == record.stopped["bad"].__class__(2, "failed")
-    dead = fresh_rounds(Rounds("w", "ref", ("a",)), lambda label, number: None if label == "ref" else 1.0, METHOD, 1)
+    dead = fresh_blocks(Contest("w", "ref", ("a",)), lambda label, number: None if label == "ref" else 1.0, METHOD, 1)
     assert dead.stopped["a"].reason == "reference failed" and len(dead.orders) == 2
 
 
@@ -291,15 +291,15 @@ def test_ratios_pair_rounds_and_the_record_round_trips() -> None:
 
 def test_the_rounds_go_on_until_the_a_a_twin_is_known_too() -> None:
     record, _ = run({"ref": 1000.0, "far": 2000.0}, noise=0.08, drift=0.0, seed=2)
-    assert record.stopped["far"].round == METHOD.min_rounds  # clear at once
-    assert len(record.orders) == record.stopped["ref~aa"].round > METHOD.min_rounds  # the twin needed more
-    assert all("far" not in order for order in record.orders[METHOD.min_rounds :])
+    assert record.stopped["far"].block == METHOD.min_blocks  # clear at once
+    assert len(record.orders) == record.stopped["ref~aa"].block > METHOD.min_blocks  # the twin needed more
+    assert all("far" not in order for order in record.orders[METHOD.min_blocks :])
 
 
 def test_a_comparison_without_the_control_runs_no_twin_and_says_so_in_its_record() -> None:
-    record = fresh_rounds(Rounds("w", "ref", ("a",), controlled=False), lambda label, number: 1.0, METHOD, 1)
+    record = fresh_blocks(Contest("w", "ref", ("a",), controlled=False), lambda label, number: 1.0, METHOD, 1)
     assert all(control_of("ref") not in order for order in record.orders) and set(record.stopped) == {"a"}
     assert record.control is None and record.to_json()["control"] is None
     assert ComparisonRecord.from_json(record.to_json()) == record
-    controlled = fresh_rounds(Rounds("w", "ref", ("a",)), lambda label, number: 1.0, METHOD, 1)
+    controlled = fresh_blocks(Contest("w", "ref", ("a",)), lambda label, number: 1.0, METHOD, 1)
     assert ComparisonRecord.from_json(controlled.to_json()).control == control_of("ref")

@@ -7,7 +7,7 @@ from harness.method.verdicts import Interval, interval
 from harness.results.records import CellResult
 
 
-def round_ms_per_call(cell: CellResult) -> float | None:
+def block_ms_per_call(cell: CellResult) -> float | None:
     """The median over a cell's round windows of the server's CPU milliseconds per OK call."""
     costs = sorted(
         repeat.resources.cpu_seconds * 1000 / report.ok
@@ -17,7 +17,7 @@ def round_ms_per_call(cell: CellResult) -> float | None:
     return costs[len(costs) // 2] if costs else None
 
 
-def round_calls_per_core(cell: CellResult) -> Interval | None:
+def block_calls_per_core(cell: CellResult) -> Interval | None:
     """OK calls per second of one busy server core (OK calls over the server's CPU seconds) over a cell's round
     windows, with its 95% interval; None where no window was sampled."""
     found = [

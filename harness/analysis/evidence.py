@@ -245,7 +245,7 @@ class Seed:
     tau_freedom: float = 0.0
 
     def earlier(self, first: str, second: str) -> list[Estimate]:
-        """first over second in each earlier run that ran this run's code for both (harness.method.rounds.Earlier)."""
+        """first over second in each earlier run that ran this run's code for both (harness.method.contest.Earlier)."""
         return matching(self.readings, self.codes, first, second)
 
 

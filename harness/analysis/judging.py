@@ -151,8 +151,8 @@ def absolute(judged: Judged, label: str) -> Absolute | None:
     windows = windows_of(judged, label)
     by_block: dict[int, list[tuple[Repeat, LoadReport]]] = {}
     for repeat, report in windows:
-        if repeat.round is not None:
-            by_block.setdefault(repeat.round, []).append((repeat, report))
+        if repeat.block is not None:
+            by_block.setdefault(repeat.block, []).append((repeat, report))
     tails = [found_p99 for each in by_block.values() if (found_p99 := pooled_latency(each, 99))]
     return Absolute(
         interval(list(found.values()), 0.95, judged.rate_priors.get(label, NO_PRIOR)),
@@ -334,8 +334,8 @@ def peak_memory(judged: Judged, label: str) -> dict[int, float]:
     """A label's server peak RSS in each block, in bytes: the highest of its slices'."""
     found: dict[int, float] = {}
     for repeat, _ in windows_of(judged, label):
-        if repeat.round is not None and repeat.resources.sampled and repeat.resources.peak_rss_bytes > 0:
-            found[repeat.round] = max(found.get(repeat.round, 0.0), float(repeat.resources.peak_rss_bytes))
+        if repeat.block is not None and repeat.resources.sampled and repeat.resources.peak_rss_bytes > 0:
+            found[repeat.block] = max(found.get(repeat.block, 0.0), float(repeat.resources.peak_rss_bytes))
     return found
 
 

@@ -61,9 +61,9 @@ def block_costs(record: ComparisonRecord, cells: Mapping[str, CellResult], label
     slices were not sampled left out)."""
     sums: dict[int, tuple[float, int]] = {}
     for repeat, report in label_windows(record, cells, label):
-        if repeat.round is not None and repeat.resources.sampled and report.ok:
-            cpu, calls = sums.get(repeat.round, (0.0, 0))
-            sums[repeat.round] = (cpu + repeat.resources.cpu_seconds, calls + report.ok)
+        if repeat.block is not None and repeat.resources.sampled and report.ok:
+            cpu, calls = sums.get(repeat.block, (0.0, 0))
+            sums[repeat.block] = (cpu + repeat.resources.cpu_seconds, calls + report.ok)
     return {block: cpu / calls for block, (cpu, calls) in sums.items() if cpu > 0 and calls}
 
 
@@ -95,11 +95,11 @@ def read_comparisons(run: StudyRun) -> list[Read]:
         slices: Slices = {}
         for label, cell in cells.items():
             for repeat, report in zip(cell.record.repeats, cell.reports, strict=True):
-                if repeat.round is None or report.ok_rps <= 0:
+                if repeat.block is None or report.ok_rps <= 0:
                     continue
                 owner = record.control if repeat.role == "control" and record.control else label
                 place = 0 if repeat.slice is None else repeat.slice
-                slices.setdefault(owner, {}).setdefault(repeat.round, []).append((place, report.ok_rps))
+                slices.setdefault(owner, {}).setdefault(repeat.block, []).append((place, report.ok_rps))
         for blocks in slices.values():
             for each in blocks.values():
                 each.sort()
@@ -119,7 +119,7 @@ def window_driver(folder: Path, cells: Mapping[str, CellResult]) -> str:
     stored. For records from before 2026-11-29, which do not say (ComparisonRecord.driver)."""
     for cell in cells.values():
         for repeat in cell.record.repeats:
-            if repeat.round is not None and repeat.report_file and (folder / repeat.report_file).exists():
+            if repeat.block is not None and repeat.report_file and (folder / repeat.report_file).exists():
                 return "ghz" if GHZ_ONLY in read_json(folder / repeat.report_file) else "loadgen"
     return ""
 

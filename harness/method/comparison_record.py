@@ -4,7 +4,7 @@ why each alternative stopped."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.method.verdicts import Method, control_of
@@ -15,8 +15,11 @@ class Stop:
     """When an alternative stopped being measured, and why: precise, clear, calibrated (an A/A twin), cap, budget,
     failed."""
 
-    round: int
+    block: int
     reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"round": self.block, "reason": self.reason}  # the key records have kept since blocks were rounds
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ class ComparisonRecord:
             "seed": self.seed,
             "method": self.method.to_json(),
             "orders": self.orders,
-            "stopped": {label: asdict(stop) for label, stop in self.stopped.items()},
+            "stopped": {label: stop.to_json() for label, stop in self.stopped.items()},
             "wall_seconds": self.wall_seconds,
             "cells": self.cells,
             "costs": self.costs,
@@ -77,7 +80,7 @@ class ComparisonRecord:
             int(raw["seed"]),
             Method.from_json(raw["method"]),
             [list(order) for order in raw["orders"]],
-            {label: Stop(**stop) for label, stop in raw["stopped"].items()},
+            {label: Stop(stop["round"], stop["reason"]) for label, stop in raw["stopped"].items()},
             float(raw["wall_seconds"]),
             dict(raw.get("cells", {})),
             raw.get("control", control_of(str(raw["reference"]))) is not None,

@@ -57,7 +57,7 @@ class Pilot:
             "noise": self.noise.to_json(),
             "costs": self.costs.to_json(),
             "drift_10s": None if self.drift is None else round(self.drift, 4),
-            "ratio": None if found is None else [found.value, found.low, found.high, found.rounds],
+            "ratio": None if found is None else [found.value, found.low, found.high, found.blocks],
             "slicer": self.slicer,
         }
 
@@ -96,7 +96,7 @@ class Pilot:
             servers,
             seconds,
             method.slice_seconds,
-            method.min_rounds,
+            method.min_blocks,
             TYPICAL_PRIOR_FREEDOM,
         )
 
@@ -120,4 +120,4 @@ def pilot_method(method: Method) -> Method:
     """What the pilot measures by: in the blocks design, blocks of CYCLES cycles, until its time is up (nothing in
     it is ever precise enough to stop)."""
     cycles = CYCLES if method.design == BLOCKS else method.cycles
-    return replace(method, min_rounds=2, max_rounds=10_000, precision=1e-9, cycles=cycles)
+    return replace(method, min_blocks=2, max_blocks=10_000, precision=1e-9, cycles=cycles)

@@ -21,7 +21,7 @@ from harness.method.verdicts import Interval
 
 @dataclass(frozen=True)
 class Pooled:
-    """A ratio over runs: its interval (Interval.rounds counts the runs), the between-run spread tau (log scale),
+    """A ratio over runs: its interval (Interval.blocks counts the runs), the between-run spread tau (log scale),
     and whether the runs disagree (Cochran's Q beyond its 95% point)."""
 
     ratio: Interval
@@ -137,7 +137,7 @@ def between_runs(rows: Sequence[Sequence[Estimate]]) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Combined:
-    """A row over runs: its interval (Interval.rounds counts every run's blocks; its degrees of freedom
+    """A row over runs: its interval (Interval.blocks counts every run's blocks; its degrees of freedom
     Satterthwaite's), how many runs on how many days, the between-run spread tau (log scale) it allowed for, and
     whether this row's runs disagree beyond their own errors (Cochran's Q past its 95% point)."""
 

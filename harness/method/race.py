@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from harness.method.comparison_record import ComparisonRecord
+from harness.method.contest import Block, Contest, Race, step
 from harness.method.moderation import NO_PRIOR, priors
-from harness.method.rounds import Block, Race, Rounds, step
 from harness.method.verdicts import Method
 
 
@@ -81,7 +81,7 @@ def run_race(
 def moderate(entrants: Sequence[Entrant]) -> None:
     """Each race's prior from every race's rows so far (harness.method.moderation), in their groups; a race that
     names no groups keeps its own intervals."""
-    races = [each.race for each in entrants if each.race.rounds.groups]
+    races = [each.race for each in entrants if each.race.contest.groups]
     rows = [(race, row) for race in races for row in race.rows()]
     fitted = priors([row for _, row in rows])
     for race in races:
@@ -101,8 +101,8 @@ def estimated_end(entrants: Sequence[Entrant], deadline: float | None, now: floa
     return max(now + pending, deadline or 0.0)
 
 
-def run_rounds(
-    rounds: Rounds,
+def run_blocks(
+    rounds: Contest,
     block: Block,
     method: Method,
     seed: int,

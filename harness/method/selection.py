@@ -52,7 +52,7 @@ def difference_of(found: Interval, confidence: float = 0.95) -> Difference | Non
     if found.value <= 0 or not math.isfinite(found.half_width) or found.degrees <= 0:
         return None
     return Difference(
-        math.log(found.value), found.half_width / quantile(confidence, found.degrees), found.degrees, found.rounds
+        math.log(found.value), found.half_width / quantile(confidence, found.degrees), found.degrees, found.blocks
     )
 
 

@@ -8,9 +8,9 @@ a **tie** when the interval lies inside the tie band (1 ± tie), **faster** or *
 above or below it, **unresolved** otherwise. The A/A twin is the reference measured again under another label:
 its ratio must come out a tie, or the method cannot be trusted on this machine in this run.
 
-After at least `min_rounds`, an alternative stops being measured once its interval is narrow enough (half-width
+After at least `min_blocks`, an alternative stops being measured once its interval is narrow enough (half-width
 at most log(1 + precision)) or lies wholly outside the tie band; the reference and its twin run while anything
-does. Pure: the rounds themselves are run by `harness.method.rounds`; this module reads only numbers.
+does. Pure: the rounds themselves are run by `harness.method.contest`; this module reads only numbers.
 (Abedi & Brecht, ICPE 2017, for interleaved rounds; Kalibera & Jones, ISMM 2013, for intervals of ratios;
 criterion.rs for a verdict only where the interval clears a noise band.)
 """
@@ -56,8 +56,8 @@ class Method:
     tie: float = 0.05  # a ratio whose interval lies inside 1 ± tie is a tie
     precision: float = 0.03  # an alternative is known once its interval's half-width is at most log(1 + this)
     confidence: float = 0.95
-    min_rounds: int = 5  # blocks (or rounds) before an alternative may stop
-    max_rounds: int = 40
+    min_blocks: int = 5  # blocks (rounds, in the fresh design) before an alternative may stop
+    max_blocks: int = 40
     design: str = BLOCKS
     cycles: int = 2  # mirrored cycles of slices per block
     slice_seconds: float = 1.0  # a slice's length, before its workload's own minimum (two waves of calls)
@@ -70,8 +70,8 @@ class Method:
     def __post_init__(self) -> None:
         if not 0 < self.tie < 1 or not 0 < self.precision < 1 or not 0.5 < self.confidence < 1:
             raise ValueError(f"tie and precision in (0, 1), confidence in (0.5, 1): got {self}")
-        if not 2 <= self.min_rounds <= self.max_rounds:
-            raise ValueError(f"need 2 <= min_rounds <= max_rounds, got {self.min_rounds} and {self.max_rounds}")
+        if not 2 <= self.min_blocks <= self.max_blocks:
+            raise ValueError(f"need 2 <= min_blocks <= max_blocks, got {self.min_blocks} and {self.max_blocks}")
         if self.design not in (BLOCKS, FRESH) or self.cycles < 1 or self.slice_seconds <= 0:
             raise ValueError(f"design blocks or fresh, cycles >= 1, slice_seconds > 0: got {self}")
         if self.slicer not in SLICERS or (self.slicer == HELD and self.design != BLOCKS):
@@ -83,12 +83,19 @@ class Method:
         return "block" if self.design == BLOCKS else "round"
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        found = asdict(self)
+        return {RECORDED_AS.get(key, key): value for key, value in found.items()}
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> Method:
         """A recorded method; one recorded before designs were (every run before 2026-11-25) was fresh."""
-        return cls(**{"design": FRESH, "max_rounds": 20, **raw})
+        named = {READ_AS.get(key, key): value for key, value in raw.items()}
+        return cls(**{"design": FRESH, "max_blocks": 20, **named})
+
+
+# The keys records have kept since blocks were called rounds, by the field each holds.
+RECORDED_AS = {"min_blocks": "min_rounds", "max_blocks": "max_rounds"}
+READ_AS = {recorded: name for name, recorded in RECORDED_AS.items()}
 
 
 @dataclass(frozen=True)
@@ -100,13 +107,13 @@ class Interval:
     value: float
     low: float
     high: float
-    rounds: int
+    blocks: int
     freedom: float | None = None
 
     @property
     def degrees(self) -> float:
         """The degrees of freedom its spread was estimated on."""
-        return float(self.rounds - 1) if self.freedom is None else self.freedom
+        return float(self.blocks - 1) if self.freedom is None else self.freedom
 
     @property
     def half_width(self) -> float:
@@ -195,7 +202,7 @@ def known(ratio: Interval, tie: float) -> bool:
 def more_blocks(ratio: Interval, half_width: float) -> int:
     """The more blocks that bring an interval's half-width (log scale) to `half_width`, at the spread it shows: its
     width falls as one over the root of its blocks."""
-    blocks = ratio.rounds
+    blocks = ratio.blocks
     return max(1, math.ceil(blocks * (ratio.half_width / half_width) ** 2) - blocks)
 
 
@@ -226,7 +233,7 @@ def pessimistic_half_width(ratio: Interval) -> float:
     merely looks narrow stops most often where the spread was underestimated by chance, and the intervals so stopped
     cover less than they claim; judged by this bound they do not."""
     freedom = ratio.degrees
-    if freedom < 1 or ratio.rounds < 2:
+    if freedom < 1 or ratio.blocks < 2:
         return math.inf
     if math.isinf(freedom):
         return ratio.half_width
@@ -235,7 +242,7 @@ def pessimistic_half_width(ratio: Interval) -> float:
 
 def stop_reason(ratio: Interval, method: Method) -> str:
     """Why an alternative needs no more rounds ("precise", "clear"), or "" while it does."""
-    if ratio.rounds < method.min_rounds:
+    if ratio.blocks < method.min_blocks:
         return ""
     if pessimistic_half_width(ratio) <= math.log(1 + method.precision):
         return "precise"
@@ -249,7 +256,7 @@ def twin_stop_reason(ratio: Interval, method: Method) -> str:
     is known once its half-width, taken at the pessimistic spread, lies within the tie band (the run can then tell
     a tie, and the noise floor it reports is below the band). A twin apart from its reference is never stopped
     for that: it is a finding to keep measuring, not a result."""
-    if ratio.rounds < method.min_rounds or separated(ratio):
+    if ratio.blocks < method.min_blocks or separated(ratio):
         return ""
     return "calibrated" if pessimistic_half_width(ratio) <= math.log(1 + method.tie) else ""
 
@@ -257,7 +264,7 @@ def twin_stop_reason(ratio: Interval, method: Method) -> str:
 def paired_ratios(rates: Mapping[str, Mapping[int, float]], alternative: str, reference: str) -> list[float]:
     """The alternative's rate over the reference's, round by round, for the rounds both were measured in."""
     mine, theirs = rates.get(alternative, {}), rates.get(reference, {})
-    return [mine[round_] / theirs[round_] for round_ in sorted(mine) if round_ in theirs and theirs[round_] > 0]
+    return [mine[block_] / theirs[block_] for block_ in sorted(mine) if block_ in theirs and theirs[block_] > 0]
 
 
 @dataclass(frozen=True)
@@ -296,7 +303,7 @@ class Outcome:
             "reference": self.reference,
             **interval_json(self.ratio),
             "verdict": self.verdict,
-            "rounds": own.rounds,
+            "rounds": own.blocks,
             "control": self.control,
             "plain": {**interval_json(plain), "verdict": plain_verdict},
             "moderated": {**interval_json(own), "verdict": own_verdict, "prior": self.prior.to_json()},
@@ -305,7 +312,7 @@ class Outcome:
                 "verdict": self.verdict,
                 "runs": self.runs,
                 "days": self.days,
-                "blocks": self.ratio.rounds,
+                "blocks": self.ratio.blocks,
                 "disagree": self.disagree,
             },
         }
@@ -360,6 +367,6 @@ def judge(
     return found
 
 
-def spread_between_rounds(rates: Mapping[int, float]) -> float:
+def spread_between_blocks(rates: Mapping[int, float]) -> float:
     """The standard deviation of an alternative's log rate across rounds: where the variance lives."""
     return log_spread([rate for rate in rates.values() if rate > 0])

@@ -52,8 +52,8 @@ class RunOptions:
     # Every cell measured on its own, one after another (the method before blocks): a smoke run (--quick), a server
     # the harness did not start (--target).
     by_cell: bool = False
-    rounds: int | None = None  # comparisons run exactly this many blocks (a smoke test); None: the stopping rule
-    cycles: int | None = None  # with rounds: a block's mirrored cycles of slices; None: the method's (2)
+    blocks: int | None = None  # comparisons run exactly this many blocks (a smoke test); None: the stopping rule
+    cycles: int | None = None  # with blocks: a block's mirrored cycles of slices; None: the method's (2)
     # How comparisons are measured: "blocks" of warm servers alternated in slices, or "fresh" (a start per window).
     design: str = "blocks"
     # Who runs a block's slices: one loadgen held for the block, or a driver process each (harness.method.verdicts).
@@ -105,10 +105,10 @@ class RunOptions:
             raise ValueError("give at least one way to hold connections")
         for each in self.connections or ():
             connection_count(each, min(self.levels or (1_000_000,)))
-        if self.rounds is not None and self.rounds < 2:
-            raise ValueError("rounds must be >= 2: a ratio's interval needs two")
-        if self.cycles is not None and (self.cycles < 1 or self.rounds is None):
-            raise ValueError("cycles must be >= 1, and only with rounds: the pilot fits them otherwise")
+        if self.blocks is not None and self.blocks < 2:
+            raise ValueError("blocks must be >= 2: a ratio's interval needs two")
+        if self.cycles is not None and (self.cycles < 1 or self.blocks is None):
+            raise ValueError("cycles must be >= 1, and only with blocks: the pilot fits them otherwise")
         if self.budget_minutes is not None and self.budget_minutes <= 0:
             raise ValueError("the budget must be > 0 minutes")
         if self.design not in DESIGNS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.analysis.costs import round_ms_per_call
+from harness.analysis.costs import block_ms_per_call
 from harness.analysis.judging import judged_comparisons
 from harness.method.verdicts import TIE, interval, unpaired_interval, verdict
 from harness.render.table import Block, Table
@@ -29,7 +29,7 @@ def same_workloads(runs: Sequence[StudyRun]) -> list[Block]:
             for label, cell in judged.cells.items():
                 rates = list(judged.rates.get(label, {}).values())
                 if len(rates) >= 2:
-                    found.setdefault((run.run_id, cell.record.key), []).append((run, rates, round_ms_per_call(cell)))
+                    found.setdefault((run.run_id, cell.record.key), []).append((run, rates, block_ms_per_call(cell)))
     shared = {key: each for key, each in found.items() if len({run.study for run, _, _ in each}) >= 2}
     if not shared:
         return []

@@ -35,7 +35,7 @@ def comparison_view(run: StudyRun, judged: Judged, question: str) -> dict[str, A
             "label": each.alternative,
             "verdict": each.verdict,
             "control": each.control,
-            "blocks": each.ratio.rounds,
+            "blocks": each.ratio.blocks,
             "text": ratio_text(each.ratio),
             "runs": each.runs,
             "days": each.days,

@@ -69,7 +69,7 @@ class Repeat:
     role: str = "measured"
     # What the server counted about itself during the run (servers/diagnostics.py), when the study asked.
     server_counters: dict[str, float] | None = None
-    round: int | None = None  # the round (block) of a comparison this window was measured in (harness.method.rounds)
+    block: int | None = None  # the block of a comparison this window was measured in (harness.method.contest)
     # The calls each process of a several-process server took (its own counters, most first), when counted.
     process_calls: list[int] = field(default_factory=list)
     # In a block: the slice's place in the block's order, and the CPU seconds the block's other servers, idle
@@ -81,6 +81,10 @@ class Repeat:
     # The CPU seconds the latency proxy between the server and its backends spent during the run (None: no proxy).
     proxy_cpu_seconds: float | None = None
 
+    def to_json(self) -> dict[str, Any]:
+        found = asdict(self)
+        return {**{key: value for key, value in found.items() if key != "block"}, "round": self.block}
+
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Repeat:
         return cls(
@@ -90,7 +94,7 @@ class Repeat:
             raw.get("driver_cpu_seconds"),
             raw.get("role", "measured"),
             raw.get("server_counters"),
-            raw.get("round"),
+            raw.get("round"),  # the key records have kept since blocks were rounds
             raw.get("process_calls", []),
             raw.get("slice"),
             raw.get("neighbour_cpu_seconds"),
@@ -127,7 +131,7 @@ class CellRecord:
         return f"cells/{self.key}"
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "repeats": [repeat.to_json() for repeat in self.repeats]}
 
     @property
     def key(self) -> str:

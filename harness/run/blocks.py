@@ -1,7 +1,7 @@
 """A comparison measured in blocks of warm servers (or, in the design before them, a fresh start per window):
 the servers started side by side on the run's server CPUs, each label warmed up, then the slices of the block's
-plan (harness.method.rounds) in turn, each paired by its place with the reference's. What an idle neighbour spent during
-each slice, and what starts, warm-ups and slices cost, are recorded with it."""
+plan (harness.method.contest) in turn, each paired by its place with the reference's. What an idle neighbour spent
+during each slice, and what starts, warm-ups and slices cost, are recorded with it."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Protocol
 
 from harness.method.comparison_record import ComparisonRecord
+from harness.method.contest import Contest
 from harness.method.moderation import row_groups
 from harness.method.noise import Costs
-from harness.method.race import run_rounds
-from harness.method.rounds import Rounds
+from harness.method.race import run_blocks
 from harness.method.verdicts import BLOCKS, HELD, Method, control_of
 from harness.plan.matrix import Cell, Scenario, warming, window_requests
 from harness.plan.options import RunOptions
@@ -96,7 +96,7 @@ def held_context(comparison: Comparison, context: CellContext) -> CellContext | 
 
 
 class ComparisonMeasurement:
-    """A comparison's blocks measured on real servers (harness.method.rounds hands `block` each block's plan), its
+    """A comparison's blocks measured on real servers (harness.method.contest hands `block` each block's plan), its
     slices recorded into its cells, and, once its race is over, its record and cells saved (`save`).
 
     In the blocks design each block starts every label's server afresh side by side, warms each label up (thrown
@@ -135,7 +135,7 @@ class ComparisonMeasurement:
         self.measured = itertools.count(1)
         self.slice_seconds = method.slice_seconds if method.design == BLOCKS else None  # fresh: the scenario's window
         slices = (2 if method.mirrored else 1) * method.cycles if self.slice_seconds else 1
-        self.estimate = (len(self.cells) + comparison.controlled) * slices * method.min_rounds
+        self.estimate = (len(self.cells) + comparison.controlled) * slices * method.min_blocks
         self.holding = held_context(comparison, context) if method.slicer == HELD else None
 
     @property
@@ -262,15 +262,15 @@ class ComparisonMeasurement:
                 rates.append(None)
         return rates
 
-    def rounds(self) -> Rounds:
-        """What harness.method.rounds races: the comparison's labels, reference and control, the groups its rows
+    def contest(self) -> Contest:
+        """What harness.method.contest races: the comparison's labels, reference and control, the groups its rows
         are moderated within, whether a decision row reads it, which labels it may pick (not a floor) and the
         estimates a row reads."""
         comparison = self.comparison
         alternatives = tuple(label for label, _ in comparison.alternatives)
         groups = row_groups(self.context.study_dir.name, self.cells[self.reference].scenario.name)
         pickable = tuple(label for label, cell in self.cells.items() if not cell.server.floor_of)
-        return Rounds(
+        return Contest(
             comparison.workload,
             self.reference,
             alternatives,
@@ -311,7 +311,7 @@ def measure_comparison(
     progress: RunProgress,
     deadline: float | None = None,
 ) -> ComparisonRecord:
-    """A comparison in blocks on its own (harness.method.rounds.run_rounds), saved: no block starts that would end past
+    """A comparison in blocks on its own (harness.method.contest.run_blocks), saved: no block starts that would end past
     `deadline` (a time.monotonic() time) once it has two."""
     measurement = ComparisonMeasurement(comparison, where, context, method, progress)
-    return measurement.save(run_rounds(measurement.rounds(), measurement.block, method, seed, deadline))
+    return measurement.save(run_blocks(measurement.contest(), measurement.block, method, seed, deadline))

@@ -74,7 +74,7 @@ def sampled_run(
     relative: str,
     requests: int,
     role: str = "measured",
-    round_: int | None = None,
+    block_: int | None = None,
     slice_: int | None = None,
     neighbours: Sequence[int] = (),
     proxy: int | None = None,
@@ -101,7 +101,7 @@ def sampled_run(
         raise ProcessError(f"server exited with status {child.process.returncode} during the run")
     delta, calls = (counters.delta, counters.process_calls) if counters else (None, [])
     repeat = Repeat(
-        relative, requests, sampler.usage, run.cpu_seconds, role, delta, round_, calls, slice_, idle, segments, proxied
+        relative, requests, sampler.usage, run.cpu_seconds, role, delta, block_, calls, slice_, idle, segments, proxied
     )
     return repeat, run.report
 

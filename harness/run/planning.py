@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from harness.method.rounds import LEAST_BLOCKS
+from harness.method.contest import LEAST_BLOCKS
 from harness.method.verdicts import BLOCKS, Method
 from harness.plan.matrix import SHARED, SLOW_SLICE_CALLS, Cell, Scenario, cell_name
 from harness.plan.options import RunOptions
@@ -116,7 +116,7 @@ class Comparison:
         """About how long the comparison takes at the least number of blocks; where the study's A/A control runs,
         twice that (the usual case: slices scatter more than stacks differ, so a control needs the blocks).
         Comparisons fit their cycles to their share of a run's budget by these estimates."""
-        return self.block_seconds(method) * method.min_rounds * (2 if self.controlled else 1)
+        return self.block_seconds(method) * method.min_blocks * (2 if self.controlled else 1)
 
 
 def controlled_first(comparisons: Sequence[Comparison]) -> list[Comparison]:
@@ -173,7 +173,7 @@ class StudyPlan:
     diagnostics: bool = False
     # Drivers that cross-check the study's own on some cells (their versions are recorded with the run's).
     checkers: tuple[str, ...] = ()
-    # The comparisons these options ask for, measured in interleaved rounds (harness.method.rounds) instead of cell by
+    # The comparisons these options ask for, measured in interleaved rounds (harness.method.contest) instead of cell by
     # cell; none: every cell is measured on its own (the full matrix, and studies not yet moved to rounds).
     comparisons: Callable[[RunOptions], list[Comparison]] = no_comparisons
     # Scenarios the study makes for itself (not in scenarios/), which --scenarios may name as well.

@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.analysis.evidence import Planned, earlier_runs, method_of, seeds
+from harness.method.contest import Race
 from harness.method.pilot import Pilot, pilot_seconds
 from harness.method.race import Entrant, budget_shares, estimated_end, run_race
-from harness.method.rounds import Race
 from harness.method.verdicts import BLOCKS, HELD, Method, control_of
 from harness.plan.matrix import BUCKET_KEY_BYTES, BUCKET_PREFIXES
 from harness.plan.options import RunOptions
@@ -74,7 +74,7 @@ def race_studies(
     deadline: float | None,
     clock: Callable[[], float] = time.monotonic,
 ) -> RunMeta:
-    """Every comparison of the studies that have them, in one race (harness.method.rounds.run_race): each gets the
+    """Every comparison of the studies that have them, in one race (harness.method.contest.run_race): each gets the
     blocks an interval needs, in turns, then the budget goes, block by block, to whichever open comparison narrows most
     per second, until `deadline` (a clock() time). Each comparison's cycles per block are fitted to the
     pilot and to its share of the budget by its estimate. Returns the run's metadata with each study's entry as
@@ -104,7 +104,7 @@ def race_studies(
                 driven = context.driven_by(comparison.driver) if comparison.driver else context
                 fitted_method = fitted(pilot, comparison, method, share, options)
                 measurement = ComparisonMeasurement(comparison, where_of(each), driven, fitted_method, progress)
-                race = Race(measurement.rounds(), fitted_method, seed, least=each.plan.least_blocks)
+                race = Race(measurement.contest(), fitted_method, seed, least=each.plan.least_blocks)
                 raced.append(Raced(each, measurement, Entrant(race, measurement.block)))
             if not options.fresh:
                 said, seeded_by = seeded(raced, where_of(chosen[0]).run_dir, meta)
@@ -118,7 +118,7 @@ def race_studies(
                 left = estimated_end(entrants, deadline, now) - now
                 still_open = sum(1 for each in entrants if each.race.open)
                 study = owner[id(entrant)].study.name
-                progress.block_finished(study, entrant.race.rounds.workload, entrant.race.blocks, still_open, left)
+                progress.block_finished(study, entrant.race.contest.workload, entrant.race.blocks, still_open, left)
 
             run_race(entrants, deadline, clock, told=told)
             status = "complete"
@@ -145,7 +145,7 @@ def seeded(raced: list[Raced], run_dir: Path, meta: RunMeta) -> tuple[str, list[
             each.measurement.cells[each.measurement.reference].scenario.name,
             method_of(each.entrant.race.method, each.measurement.driver),
             each.measurement.reference,
-            (each.entrant.race.rounds.controlled and control_of(each.measurement.reference)) or None,
+            (each.entrant.race.contest.controlled and control_of(each.measurement.reference)) or None,
             {label: cell.server.name for label, cell in each.measurement.cells.items()},
         )
         for each in raced
@@ -162,14 +162,14 @@ def seeded_text(races: list[Race], earlier: int) -> str:
     """What the earlier runs left open and what this run targets, in a line or two: "3 earlier runs of this machine
     class: 60 of 118 label rows open, 12 of 16 decision rows; this run targets hello/c50 (connect-pyvoy over
     sync-w10), ..."."""
-    rows = sum(len(race.rounds.alternatives) for race in races)
+    rows = sum(len(race.contest.alternatives) for race in races)
     settled = [race.settled_before() for race in races]
     open_rows = sum(len(labels) for labels, _ in settled)
-    deciding = [race for race in races if race.rounds.deciding]
+    deciding = [race for race in races if race.contest.deciding]
     pairs = [(race, pair) for race, (_, pair) in zip(races, settled, strict=True) if pair is not None]
     if not earlier:
         return f"No earlier run of this machine class: all {rows} label rows and {len(deciding)} decision rows open."
-    targets = ", ".join(f"{race.rounds.workload} ({pair[0]} × {pair[1]})" for race, pair in pairs) or "none"
+    targets = ", ".join(f"{race.contest.workload} ({pair[0]} × {pair[1]})" for race, pair in pairs) or "none"
     return (
         f"{earlier} earlier run{'s' if earlier != 1 else ''} of this machine class: {open_rows} of {rows} label rows "
         f"open, {len(pairs)} of {len(deciding)} decision rows; this run targets {targets}"
@@ -200,11 +200,11 @@ def planned_text(plans: list[Chosen], method: Method, budget_minutes: float | No
 
 
 def run_method(options: RunOptions) -> Method:
-    """The method the options ask for: its design, and with --rounds exactly that many blocks (a smoke test), of
+    """The method the options ask for: its design, and with --blocks exactly that many blocks (a smoke test), of
     --cycles cycles each where given."""
-    if options.rounds:
+    if options.blocks:
         fixed = Method(
-            design=options.design, slicer=options.slices_by, min_rounds=options.rounds, max_rounds=options.rounds
+            design=options.design, slicer=options.slices_by, min_blocks=options.blocks, max_blocks=options.blocks
         )
         return replace(fixed, cycles=options.cycles) if options.cycles else fixed
     return Method(design=options.design, slicer=options.slices_by)
@@ -290,7 +290,7 @@ def run_all(options: RunOptions, plans: list[Chosen], progress: RunProgress) -> 
                 meta = replace(meta, wire=RunWire(name, made.key_type))
             meta.save(run_dir)
             method, pilot = run_method(options), None
-            if method.design == BLOCKS and not options.rounds and any(each.comparisons for each in plans):
+            if method.design == BLOCKS and not options.blocks and any(each.comparisons for each in plans):
                 where = StudyEnvironment(options, config, routes, tools[plans[0].name], run_dir, wires)
                 seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**32)
                 pilot = run_pilot(where, meta, method, pilot_seconds(meta.budget_seconds), seed, progress)

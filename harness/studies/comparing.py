@@ -19,8 +19,8 @@ from harness.analysis.judging import (
     selection_of,
     windows_of,
 )
+from harness.method.contest import BEHIND
 from harness.method.pooling import Combined
-from harness.method.rounds import BEHIND
 from harness.method.selection import Selection, blocks_to_certify
 from harness.method.verdicts import (
     BLOCKS,
@@ -86,7 +86,7 @@ def blocks_of(judged: Judged, labels: Sequence[str], by_rate: bool = True) -> in
     """The blocks that carry a row: of two labels read by rate, every block of the runs their pair pools over; else
     the fewest any of the labels ran in this run."""
     pair = judged.over(*labels) if len(labels) == 2 and by_rate else None
-    return pair.ratio.rounds if pair else min((len(judged.rates.get(label, {})) for label in labels), default=0)
+    return pair.ratio.blocks if pair else min((len(judged.rates.get(label, {})) for label in labels), default=0)
 
 
 def control_doubt(controls: Sequence[Interval]) -> str:
@@ -173,7 +173,7 @@ def pick_named(chosen: Selection) -> str:
 
 
 def left_behind(judged: Judged, label: str) -> bool:
-    """Whether the race stopped this label's blocks as clearly behind its row's pick (harness.method.rounds)."""
+    """Whether the race stopped this label's blocks as clearly behind its row's pick (harness.method.contest)."""
     stop = judged.record.stopped.get(label)
     return stop is not None and stop.reason == BEHIND
 

@@ -14,7 +14,7 @@ from harness.analysis.judging import (
     pick_over,
     windows_of,
 )
-from harness.method.verdicts import BLOCKS, HELD, Interval, Method, Outcome, separated, spread_between_rounds
+from harness.method.verdicts import BLOCKS, HELD, Interval, Method, Outcome, separated, spread_between_blocks
 from harness.plan.matrix import SLOW_SLICE_CALLS
 from harness.plan.servers import MINIMAL_SUFFIX
 from harness.render.summaries import driver_share, ms_figure, not_ok_mark, shares_figure
@@ -79,8 +79,8 @@ def comparison_table(run: StudyRun, judged: Judged, what: str = "alternative") -
                 ms_figure(own.p50),
                 ms_figure(own.p99),
                 Figure(own.blocks, str(own.blocks)),
-                "—" if stop is None else f"{unit} {stop.round}, {stop.reason}",
-                Figure(100 * (spread := spread_between_rounds(judged.rates.get(label, {}))), f"{spread:.1%}", unit="%"),
+                "—" if stop is None else f"{unit} {stop.block}, {stop.reason}",
+                Figure(100 * (spread := spread_between_blocks(judged.rates.get(label, {}))), f"{spread:.1%}", unit="%"),
                 shares_figure(busy) if busy else Figure(None, "not sampled"),
                 Figure(100 * max(drivers), f"{max(drivers):.0%}", unit="% of a core") if drivers else Figure(None, "—"),
                 *([shares_figure(proxy)] if proxied else []),
@@ -133,9 +133,9 @@ def measured_how(judged: Judged) -> list[str]:
     block's starts, warm-ups and slices cost, and what idle servers spent beside a slice."""
     record, method = judged.record, judged.record.method
     stopping = (
-        f"tie band 1 ± {method.tie:.0%}; an alternative stops after at least {method.min_rounds} {method.unit}s once "
+        f"tie band 1 ± {method.tie:.0%}; an alternative stops after at least {method.min_blocks} {method.unit}s once "
         f"its interval's half-width is at most {method.precision:.0%} (precise) or the interval lies outside the "
-        f"band (clear), at {method.max_rounds} {method.unit}s at the most (cap)"
+        f"band (clear), at {method.max_blocks} {method.unit}s at the most (cap)"
     )
     if method.design != BLOCKS:
         return [

@@ -95,7 +95,7 @@ def verdict_chart(run: StudyRun, judgeds: Sequence[Judged]) -> bytes:
     return png(drawn, chart_title(run, "Ratios to the reference, 95% intervals"))
 
 
-def rounds_files(run: StudyRun, telling: Telling, more: Sequence[Block] = ()) -> dict[str, bytes]:
+def blocks_files(run: StudyRun, telling: Telling, more: Sequence[Block] = ()) -> dict[str, bytes]:
     """results/<study>/comparisons.md (each comparison, then `more`), its tables beside it (tables/, CSV and JSON),
     and charts/verdicts.png."""
     judgeds = judged_comparisons(run)
@@ -108,7 +108,7 @@ def rounds_files(run: StudyRun, telling: Telling, more: Sequence[Block] = ()) ->
     return {**page_files("comparisons.md", lines), "charts/verdicts.png": verdict_chart(run, judgeds)}
 
 
-def rounds_section(runs: Sequence[StudyRun], telling: Telling, more: Sequence[Block] = ()) -> str:
+def blocks_section(runs: Sequence[StudyRun], telling: Telling, more: Sequence[Block] = ()) -> str:
     """A study's part of results/README.md from its newest run in rounds: how it was measured, the chart, each
     comparison, then `more`."""
     newest = runs[0]
@@ -158,7 +158,7 @@ def told(run: StudyRun, telling: Telling, judged: Judged) -> str:
     return f"{telling.question(judged)} **{chosen[0]}**{settled}. {sentence(judged)}."
 
 
-def rounds_answer(run: StudyRun, telling: Telling) -> str:
+def blocks_answer(run: StudyRun, telling: Telling) -> str:
     """The pick of each comparison of a run in rounds, with the reading in a sentence."""
     judgeds = judged_comparisons(run)
     parts = [answer_opening(run, telling, judgeds), *(told(run, telling, judged) for judged in judgeds)]
@@ -186,7 +186,7 @@ def across(judgeds: Sequence[Judged]) -> str:
     return ", ".join(parts)
 
 
-def rounds_decisions(
+def blocks_decisions(
     runs: Sequence[StudyRun], telling: Telling, judgeds: Sequence[Judged] | None = None
 ) -> list[Decision]:
     """A row per comparison of the newest run, where it ran in rounds; each trusted unless an A/A control of the
@@ -202,12 +202,12 @@ def rounds_decisions(
     return [each for each in found if each is not None]
 
 
-def in_rounds(run: StudyRun) -> bool:
+def in_blocks(run: StudyRun) -> bool:
     """True when the run measured the study's comparisons in rounds (not its full matrix)."""
     return bool(comparison_files(run.folder))
 
 
-def with_rounds(
+def with_blocks(
     report: StudyReport, telling: Telling, checked: Callable[[StudyRun], tuple[str, list[Block]]] | None = None
 ) -> StudyReport:
     """The report, telling a run in rounds by its comparisons and a run of the full matrix as before. `checked`: what
@@ -219,21 +219,21 @@ def with_rounds(
         return checked(run) if checked is not None else ("", [])
 
     def render(run: StudyRun) -> dict[str, bytes]:
-        return rounds_files(run, telling) if in_rounds(run) else matrix_render(run)
+        return blocks_files(run, telling) if in_blocks(run) else matrix_render(run)
 
     def section(runs: Sequence[StudyRun]) -> str:
-        if not in_rounds(runs[0]):
+        if not in_blocks(runs[0]):
             return matrix_section(runs)
         lines = told(runs[0])[1]
-        return markdown([rounds_section(runs, telling), *(["", *lines] if lines else [])])
+        return markdown([blocks_section(runs, telling), *(["", *lines] if lines else [])])
 
     def answer(runs: Sequence[StudyRun]) -> str:
-        if not in_rounds(runs[0]):
+        if not in_blocks(runs[0]):
             return matrix_answer(runs)
         sentence = told(runs[0])[0]
-        return " ".join(part for part in (rounds_answer(runs[0], telling), sentence) if part)
+        return " ".join(part for part in (blocks_answer(runs[0], telling), sentence) if part)
 
     def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
-        return rounds_decisions(runs, telling) if in_rounds(runs[0]) else report.decisions(runs)
+        return blocks_decisions(runs, telling) if in_blocks(runs[0]) else report.decisions(runs)
 
     return replace(report, render=render, section=section, answer=answer, decisions=decisions)

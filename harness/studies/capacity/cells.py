@@ -86,13 +86,13 @@ class CapacityCell:
     @property
     def steps(self) -> list[tuple[Repeat, LoadReport]]:
         """The first SLO search's steps, in the order tried (the capacity, knee and tables read it)."""
-        return [pair for pair in self.all_steps if (pair[0].round or 1) == 1]
+        return [pair for pair in self.all_steps if (pair[0].block or 1) == 1]
 
     @cached_property
     def searches(self) -> list[tuple[float, float]]:
         """Each SLO search's (capacity, failed at), in the order searched (runs before repeated searches: one)."""
-        numbers = sorted({repeat.round or 1 for repeat, _ in self.all_steps})
-        return [bracket(self, [p for p in self.all_steps if (p[0].round or 1) == number]) for number in numbers]
+        numbers = sorted({repeat.block or 1 for repeat, _ in self.all_steps})
+        return [bracket(self, [p for p in self.all_steps if (p[0].block or 1) == number]) for number in numbers]
 
     @property
     def over_searches(self) -> Interval | None:

@@ -34,7 +34,7 @@ def over_searches(cell: CapacityCell) -> Figure:
     found = cell.over_searches
     if found is None:
         return Figure(None, "—")
-    text = f"{rate(found.value)} [{rate(found.low)}, {rate(found.high)}] ({found.rounds} searches)"
+    text = f"{rate(found.value)} [{rate(found.low)}, {rate(found.high)}] ({found.blocks} searches)"
     return interval_figure(found, text, "calls/s")
 
 
@@ -142,7 +142,7 @@ def steps_table(stacks: list[CapacityCell]) -> list[Block]:
     for each in stacks:
         several = len(each.searches) > 1
         searched = [
-            (f"SLO {pair[0].round or 1}" if several else "SLO", pair, each.holds(pair[1])) for pair in each.all_steps
+            (f"SLO {pair[0].block or 1}" if several else "SLO", pair, each.holds(pair[1])) for pair in each.all_steps
         ]
         searched += [("saturation", pair, kept_up(pair[1])) for pair in each.saturation_steps]
         for search, (repeat, report), ok in searched:

@@ -36,7 +36,7 @@ from harness.studies.reading import (
     newest_run_section,
     study_readme,
 )
-from harness.studies.telling import Telling, with_rounds
+from harness.studies.telling import Telling, with_blocks
 
 STRATEGY_LABELS = {
     SHARED: "one shared",
@@ -273,4 +273,4 @@ REPORT = StudyReport(
     targets=driver_not_busy,
     expected_non_ok=s3_client_per_request,
 )
-REPORT = with_rounds(REPORT, TELLING)
+REPORT = with_blocks(REPORT, TELLING)

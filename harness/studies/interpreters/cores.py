@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.analysis.costs import round_calls_per_core
+from harness.analysis.costs import block_calls_per_core
 from harness.analysis.judging import Judged
 from harness.render.table import Block, Cell, Figure, Table, interval_figure
 from harness.render.wording import rate_text
@@ -41,7 +41,7 @@ ONE_PROCESS = Figure(100.0, "one process", unit="% of the whole, busiest")
 def _core_use(cell: CellResult) -> list[Cell] | None:
     """A cores cell over its round windows: OK calls/s per busy server core with its interval, the median cores
     busy, and how its processes shared the calls (their own counters) and the CPU (the whole tree's)."""
-    per_core = round_calls_per_core(cell)
+    per_core = block_calls_per_core(cell)
     windows = [repeat for repeat in cell.record.repeats if repeat.role == "round" and repeat.resources.wall_seconds]
     if per_core is None or not windows:
         return None

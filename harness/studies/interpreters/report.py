@@ -25,12 +25,12 @@ from harness.studies.telling import (
     Telling,
     across,
     answer_opening,
-    in_rounds,
-    rounds_decisions,
-    rounds_files,
-    rounds_section,
+    blocks_decisions,
+    blocks_files,
+    blocks_section,
+    in_blocks,
     told,
-    with_rounds,
+    with_blocks,
 )
 
 OFFICIAL_BUILDS = (
@@ -101,8 +101,8 @@ def interpreters_table(run: StudyRun) -> list[Block]:
 
 
 def render(run: StudyRun) -> dict[str, bytes]:
-    if in_rounds(run):
-        return rounds_files(run, TELLING, [*interpreters_table(run), *cores_table(judged_comparisons(run))])
+    if in_blocks(run):
+        return blocks_files(run, TELLING, [*interpreters_table(run), *cores_table(judged_comparisons(run))])
     cells = [row(each.result.record.key, [f"{each.report.ok_rps:,.0f}{each.not_ok}"]) for each in medians(run)]
     blocks = [Table("cells", ["cell", "OK calls/s"], cells), "", *interpreters_table(run)]
     return {"README.md": study_readme(NAME, f"# Interpreters: {run.title}", blocks)}
@@ -110,7 +110,7 @@ def render(run: StudyRun) -> dict[str, bytes]:
 
 def section(runs: Sequence[StudyRun]) -> str:
     newest = runs[0]
-    return rounds_section(runs, TELLING, [*interpreters_table(newest), *cores_table(judged_comparisons(newest))])
+    return blocks_section(runs, TELLING, [*interpreters_table(newest), *cores_table(judged_comparisons(newest))])
 
 
 def free_threaded(run: StudyRun) -> str:
@@ -145,7 +145,7 @@ def answer(runs: Sequence[StudyRun]) -> str:
     """Each interpreter against 3.11 per scenario, told across the stacks at once; the cores comparisons one by
     one; what the free-threaded build could run."""
     newest = runs[0]
-    if not in_rounds(newest):
+    if not in_blocks(newest):
         return "Not measured in rounds yet: `python -m harness run-all --study interpreters`."
     judgeds = judged_comparisons(newest)
     by_scenario: dict[str, list[Judged]] = {}
@@ -293,7 +293,7 @@ def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
     processes or threads; and the cores comparisons say how the kernel spread the calls over a server's
     processes."""
     judgeds = judged_comparisons(runs[0])
-    rows = rounds_decisions(runs, TELLING, judgeds)
+    rows = blocks_decisions(runs, TELLING, judgeds)
     by_workload = {each.record.workload: each for each in judgeds}
     spreads = [
         found
@@ -334,7 +334,7 @@ TELLING = Telling(
     unpinned=frozenset({"cores"}),
 )
 
-REPORT = with_rounds(
+REPORT = with_blocks(
     StudyReport(
         name=NAME,
         question=QUESTION,

@@ -43,7 +43,7 @@ from harness.studies.reading import (
     newest_run_section,
     study_readme,
 )
-from harness.studies.telling import Telling, with_rounds
+from harness.studies.telling import Telling, with_blocks
 
 # The Go study this one follows, as the issue summarised it: at 16 client goroutines.
 GO_GRPC_OVER_REST = 2.0  # gRPC beat REST (JSON over HTTP/2) by more than this
@@ -297,4 +297,4 @@ REPORT = StudyReport(
     answer=answer,
     targets=targets,
 )
-REPORT = with_rounds(REPORT, TELLING)
+REPORT = with_blocks(REPORT, TELLING)

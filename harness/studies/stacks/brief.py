@@ -52,7 +52,7 @@ def upward(ratio: Interval) -> Interval:
     """The ratio of the faster over the slower: itself at or above 1, else its inverse."""
     if ratio.value >= 1:
         return ratio
-    return Interval(1 / ratio.value, 1 / ratio.high, 1 / ratio.low, ratio.rounds, ratio.freedom)
+    return Interval(1 / ratio.value, 1 / ratio.high, 1 / ratio.low, ratio.blocks, ratio.freedom)
 
 
 def control_of_run(judgeds: Sequence[Judged], like: Judged | None = None) -> Interval | None:
@@ -176,7 +176,7 @@ def stream_rows(
         ratio = pooled.ratio
         first, second = ("a stream", "one reply") if ratio.value >= 1 else ("one reply", "a stream")
         over = upward(ratio)
-        blocks = ratio.rounds
+        blocks = ratio.blocks
         why = distrust(unary, run, [stack], blocks=blocks) or distrust(stream, run, [stack], blocks=blocks)
         evidence = pooled_runs(pooled)
         row = told_row(question, unary, run, (stack, first), (stack, second), over, control, stack, why, (), evidence)
@@ -276,7 +276,7 @@ def async_pays(judged: Judged, made: Decision) -> Decision:
         + (f" (the CPU over {pooled.runs} runs, the memory the newest's)" if memory and pooled.runs > 1 else "")
     )
     why = ", ".join(part for part in made.why.split(", ") if part and not part.startswith("validation does not"))
-    few = "" if judged.trusted_at(cpu.rounds) else f"validation does not hold at {cpu.rounds} blocks"
+    few = "" if judged.trusted_at(cpu.blocks) else f"validation does not hold at {cpu.blocks} blocks"
     why = ", ".join(filter(None, [why, few]))
     return replace(
         made,

@@ -38,8 +38,8 @@ from harness.studies.stacks.tables import (
     ways_of_connecting,
 )
 from harness.studies.stacks.targets import SETTINGS, targets, targets_lines
-from harness.studies.telling import Finding, Telling, comparison_lines, in_rounds, rounds_answer, rounds_files
-from harness.studies.telling import rounds_section as told_in_rounds
+from harness.studies.telling import Finding, Telling, blocks_answer, blocks_files, comparison_lines, in_blocks
+from harness.studies.telling import blocks_section as told_in_blocks
 
 
 def render(run: StudyRun) -> dict[str, bytes]:
@@ -47,9 +47,9 @@ def render(run: StudyRun) -> dict[str, bytes]:
     else results/stacks/charts/<scenario>.png."""
     files: dict[str, bytes] = {}
     plain_title = run.title.replace("`", "")
-    judged = in_rounds(run)
+    judged = in_blocks(run)
     if judged:
-        files.update(rounds_files(run, TELLING))
+        files.update(blocks_files(run, TELLING))
         files.update(brief_files(run))
     for scenario, levels in grouped(run).items():
         servers = servers_in(run, levels)
@@ -158,7 +158,7 @@ def brief_files(run: StudyRun) -> dict[str, bytes]:
     return files
 
 
-def rounds_section(runs: Sequence[StudyRun]) -> str:
+def blocks_section(runs: Sequence[StudyRun]) -> str:
     """The section of a run in rounds: the brief's tables across levels, each comparison with intervals and
     verdicts, the chart, the targets and the tables of every window."""
     newest = runs[0]
@@ -168,7 +168,7 @@ def rounds_section(runs: Sequence[StudyRun]) -> str:
         for level in levels
     )
     more = [*brief_lines(newest, f"{NAME}/"), *pool_bound_lines(newest), *targets_lines(newest)]
-    return told_in_rounds(runs, TELLING, [*more, f"Every window's percentiles, CPU and memory: {links}.", ""])
+    return told_in_blocks(runs, TELLING, [*more, f"Every window's percentiles, CPU and memory: {links}.", ""])
 
 
 def pool_bound_lines(run: StudyRun) -> list[Block]:
@@ -199,8 +199,8 @@ def pool_bound_lines(run: StudyRun) -> list[Block]:
 def section(runs: Sequence[StudyRun]) -> str:
     """The study's part of results/README.md: the newest run's tables, and every machine side by side."""
     newest = runs[0]
-    if in_rounds(newest):
-        return rounds_section(runs)
+    if in_blocks(newest):
+        return blocks_section(runs)
     lines: list[Block] = [
         f"Newest run: {newest.title}; {newest.entry.wall_seconds / 60:.1f} min. Each cell: a discarded "
         f"warm-up, then {newest.matrix['repeats']} ghz runs in count mode sized to last a few seconds, on one "
@@ -316,8 +316,8 @@ def _connections_sentences(run: StudyRun) -> list[str]:
 def answer(runs: Sequence[StudyRun]) -> str:
     """Where async pays off and which stack leads where the CPU is the limit, from the newest run per machine."""
     newest = runs[0]
-    if in_rounds(newest):
-        return rounds_answer(newest, TELLING)
+    if in_blocks(newest):
+        return blocks_answer(newest, TELLING)
     parts = [
         f"On {newest.cpu_model} (run `{newest.run_id}`, the server pinned to one core), comparing the best "
         f"event-loop stack with the best thread-pool stack at the highest concurrency: {_verdict_text(newest)}.",
@@ -340,7 +340,7 @@ def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
     """The study's rows of the decision table: from a run of the brief's matrix, each question at its highest level
     with the brief's own rows (harness.studies.stacks.brief); from an older run in rounds, a row per comparison."""
     newest = runs[0]
-    if not in_rounds(newest):
+    if not in_blocks(newest):
         return []
     return brief_decisions(newest, TELLING, judged_comparisons(newest))
 

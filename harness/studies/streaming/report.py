@@ -49,7 +49,7 @@ from harness.studies.streaming.tables import (
     watch_limits,
     watch_table,
 )
-from harness.studies.telling import Telling, with_rounds
+from harness.studies.telling import Telling, with_blocks
 
 # The values this report judges by, recorded in every run.
 SETTINGS = {
@@ -283,4 +283,4 @@ def checked(run: StudyRun) -> tuple[str, list[Block]]:
     ]
 
 
-REPORT = with_rounds(REPORT, TELLING, checked)
+REPORT = with_blocks(REPORT, TELLING, checked)

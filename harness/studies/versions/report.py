@@ -21,11 +21,11 @@ from harness.studies.reading import driver_not_busy
 from harness.studies.telling import (
     Telling,
     answer_opening,
-    in_rounds,
-    rounds_decisions,
-    rounds_files,
-    rounds_section,
-    with_rounds,
+    blocks_decisions,
+    blocks_files,
+    blocks_section,
+    in_blocks,
+    with_blocks,
 )
 from harness.studies.versions import NAME, QUESTION
 
@@ -97,11 +97,11 @@ def versions_table(run: StudyRun) -> list[Block]:
 
 
 def render(run: StudyRun) -> dict[str, bytes]:
-    return rounds_files(run, TELLING, versions_table(run))
+    return blocks_files(run, TELLING, versions_table(run))
 
 
 def section(runs: Sequence[StudyRun]) -> str:
-    return rounds_section(runs, TELLING, versions_table(runs[0]))
+    return blocks_section(runs, TELLING, versions_table(runs[0]))
 
 
 def _spoken(label: str) -> str:
@@ -205,13 +205,13 @@ def moved_with(run: StudyRun) -> str:
 
 def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
     """A row per stack, the upgrade's change in the question's words, naming what moved beside the pins."""
-    if not in_rounds(runs[0]):
+    if not in_blocks(runs[0]):
         return []
     judgeds = judged_comparisons(runs[0])
     by_workload = {each.record.workload: each for each in judgeds}
     moved = moved_with(runs[0])
     return [
-        upgrade_change(by_workload[each.workload], each, moved) for each in rounds_decisions(runs, TELLING, judgeds)
+        upgrade_change(by_workload[each.workload], each, moved) for each in blocks_decisions(runs, TELLING, judgeds)
     ]
 
 
@@ -224,7 +224,7 @@ def _describe(topic: str) -> str:
 
 TELLING = Telling(NAME, {"upgrade": QUESTION}, _describe, "versions")
 
-REPORT = with_rounds(
+REPORT = with_blocks(
     StudyReport(
         name=NAME,
         question=QUESTION,

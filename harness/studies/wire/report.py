@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-from harness.analysis.costs import round_calls_per_core, round_ms_per_call
+from harness.analysis.costs import block_calls_per_core, block_ms_per_call
 from harness.analysis.decision import Decision, choice
 from harness.analysis.judging import Judged, judged_comparisons, pick_over, selection_of
 from harness.method.verdicts import known
@@ -24,12 +24,12 @@ from harness.studies.reading import driver_not_busy, failed_cells, medians, stud
 from harness.studies.telling import (
     Telling,
     answer_opening,
-    in_rounds,
-    rounds_decisions,
-    rounds_files,
-    rounds_section,
+    blocks_decisions,
+    blocks_files,
+    blocks_section,
+    in_blocks,
     told,
-    with_rounds,
+    with_blocks,
 )
 from harness.studies.wire import (
     CLIENTS,
@@ -56,7 +56,7 @@ def connection_costs(judgeds: Sequence[Judged]) -> list[Block]:
     costs = {}
     for label, _ in found.ranked:
         cell = found.cells[label]
-        cost, per_core = round_ms_per_call(cell), round_calls_per_core(cell)
+        cost, per_core = block_ms_per_call(cell), block_calls_per_core(cell)
         if cost is None or per_core is None:
             continue
         costs[label] = cost
@@ -118,11 +118,11 @@ def _more(judgeds: Sequence[Judged], sized: Sequence[Sized], charts: str) -> lis
 
 
 def render(run: StudyRun) -> dict[str, bytes]:
-    if not in_rounds(run):
+    if not in_blocks(run):
         return {"README.md": study_readme(NAME, f"# Wire: {run.title}", matrix_tables(run))}
     judgeds = judged_comparisons(run)
     sized = sized_of(run, judgeds)
-    return {**rounds_files(run, TELLING, _more(judgeds, sized, "charts")), "charts/sizes.png": size_chart(run, sized)}
+    return {**blocks_files(run, TELLING, _more(judgeds, sized, "charts")), "charts/sizes.png": size_chart(run, sized)}
 
 
 def matrix_tables(run: StudyRun) -> list[Block]:
@@ -135,10 +135,10 @@ def matrix_tables(run: StudyRun) -> list[Block]:
 
 def section(runs: Sequence[StudyRun]) -> str:
     newest = runs[0]
-    if not in_rounds(newest):
+    if not in_blocks(newest):
         return markdown(matrix_tables(newest))
     judgeds = judged_comparisons(newest)
-    return rounds_section(runs, TELLING, _more(judgeds, sized_of(newest, judgeds), f"{NAME}/charts"))
+    return blocks_section(runs, TELLING, _more(judgeds, sized_of(newest, judgeds), f"{NAME}/charts"))
 
 
 def _by_stack(judgeds: Sequence[Judged], label: str) -> str:
@@ -185,7 +185,7 @@ def _fastest(judgeds: Sequence[Judged]) -> str:
 def answer(runs: Sequence[StudyRun]) -> str:
     """What TLS costs each stack, how to hold connections under it, and the fastest stack at each size."""
     newest = runs[0]
-    if not in_rounds(newest):
+    if not in_blocks(newest):
         return "Not measured in rounds yet: `python -m harness run-all --study wire`."
     judgeds = judged_comparisons(newest)
     costs = [judged for judged in judgeds if judged.record.topic == "tls"]
@@ -295,7 +295,7 @@ TELLING = Telling(
     leads={"connections-tls": tls_costs},
 )
 
-REPORT = with_rounds(
+REPORT = with_blocks(
     StudyReport(
         name=NAME,
         question=QUESTION,
@@ -314,7 +314,7 @@ def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
     """Its rows of the decision table: what TLS costs and how to hold connections under it, which stack moves a
     MiB each way, and which serves S3 to MongoDB a region away over TLS; every stack's own TLS cost stays in its
     tables."""
-    rows = rounds_decisions(runs, TELLING) if in_rounds(runs[0]) else []
+    rows = blocks_decisions(runs, TELLING) if in_blocks(runs[0]) else []
     return [each for each in rows if each.workload.split("/")[0] in DECIDING]
 
 

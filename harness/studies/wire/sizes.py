@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from harness.analysis.costs import round_ms_per_call
+from harness.analysis.costs import block_ms_per_call
 from harness.analysis.judging import Judged
 from harness.method.moderation import NO_PRIOR
 from harness.method.verdicts import Interval, interval
@@ -33,10 +33,10 @@ class Sized(NamedTuple):
     lag_ms: float | None = None  # how late the server's loop woke, on average (None: a thread pool, or not counted)
 
 
-def round_lag_ms(cell: CellResult) -> float | None:
-    """How late the server's event loop woke on average over a cell's round windows, in ms (loop_lag_ms)."""
-    rounds = [repeat.server_counters for repeat in cell.record.repeats if repeat.role == "round"]
-    counted = [each for each in rounds if each]
+def block_lag_ms(cell: CellResult) -> float | None:
+    """How late the server's event loop woke on average over a cell's block windows, in ms (loop_lag_ms)."""
+    windows = [repeat.server_counters for repeat in cell.record.repeats if repeat.role == "round"]
+    counted = [each for each in windows if each]
     return loop_lag_ms({key: sum(each.get(key, 0.0) for each in counted) for key in ("lag_checks", "lag_seconds")})
 
 
@@ -49,9 +49,9 @@ def sized_of(run: StudyRun, judgeds: Sequence[Judged]) -> list[Sized]:
             if cell.record.scenario not in SIZED or not rates:
                 continue
             p99 = CellSummary(cell, run.meta).percentile(99)
-            cost = round_ms_per_call(cell)
+            cost = block_ms_per_call(cell)
             own = interval(rates, 0.95, judged.rate_priors.get(label, NO_PRIOR))  # moderated, as judging.absolute
-            found.append(Sized(cell.record.scenario, label, own, cost, p99, round_lag_ms(cell)))
+            found.append(Sized(cell.record.scenario, label, own, cost, p99, block_lag_ms(cell)))
     return found
 
 

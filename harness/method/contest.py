@@ -2,7 +2,7 @@
 run's comparisons share its time.
 
 A `Race` is one comparison's blocks, taken one at a time: it plans a block, takes the rates its slices reached and
-says who is still open. harness.method.race runs them: `run_rounds` one race to its end, `run_race` many at once,
+says who is still open. harness.method.race runs them: `run_blocks` one race to its end, `run_race` many at once,
 first the least number of blocks each needs for an interval (in turns, so that no comparison's blocks all fall in
 one stretch of the run), then, while the budget lasts, a block of whichever open comparison narrows its intervals
 most per second. Neither knows anything of servers: each race is handed `block(number, plan)`, which starts every
@@ -55,7 +55,7 @@ LEAST_BLOCKS = 2  # every comparison of a run gets this many blocks, budget or n
 
 
 @dataclass(frozen=True)
-class Rounds:
+class Contest:
     """What to compare: the labels of the alternatives and of the reference, on one workload; whether the
     reference also runs as its A/A twin; the groups its rows' variances are moderated within (narrowest first:
     study and scenario, study, run; none: its own alone); whether a decision row reads it (its certified pick,
@@ -117,22 +117,22 @@ class Race:
 
     def __init__(
         self,
-        rounds: Rounds,
+        contest: Contest,
         method: Method,
         seed: int,
         earlier: Earlier | None = None,
         spread: tuple[float, float] = (0.0, 0.0),
         least: int = LEAST_BLOCKS,
     ) -> None:
-        self.rounds, self.method, self.seed, self.least = rounds, method, seed, least
+        self.contest, self.method, self.seed, self.least = contest, method, seed, least
         self.prior: Prior = NO_PRIOR  # what the run's other rows lend its intervals (run_race keeps it current)
         # What earlier runs of this machine class and code already tell of each row, and the between-run variance
         # (tau², its degrees of freedom) they show: a row they settled needs no more blocks of this run.
         self.earlier, self.spread = earlier, spread
         self.shuffler = random.Random(seed)
-        self.twin = [control_of(rounds.reference)] if rounds.controlled else []
-        self.active = [*rounds.alternatives, *self.twin]
-        self.rates: dict[str, dict[int, float]] = {label: {} for label in (*rounds.alternatives, rounds.reference)}
+        self.twin = [control_of(contest.reference)] if contest.controlled else []
+        self.active = [*contest.alternatives, *self.twin]
+        self.rates: dict[str, dict[int, float]] = {label: {} for label in (*contest.alternatives, contest.reference)}
         self.rates |= {label: {} for label in self.twin}
         self.failures = dict.fromkeys(self.rates, 0)
         self.orders: list[list[str]] = []
@@ -146,17 +146,17 @@ class Race:
     @property
     def measured(self) -> set[str]:
         """The labels the next block measures: the open ones and the reference."""
-        return {*self.active, self.rounds.reference}
+        return {*self.active, self.contest.reference}
 
     @property
     def reference_failed(self) -> bool:
-        return self.failures[self.rounds.reference] >= FAILED_WINDOWS
+        return self.failures[self.contest.reference] >= FAILED_WINDOWS
 
     @property
     def open(self) -> bool:
         """Whether another block would still tell something: a label is open, the cap is not reached, and the
         reference runs."""
-        return bool(self.active) and self.blocks < self.method.max_rounds and not self.reference_failed
+        return bool(self.active) and self.blocks < self.method.max_blocks and not self.reference_failed
 
     @property
     def last_seconds(self) -> float:
@@ -165,7 +165,7 @@ class Race:
 
     def plan(self) -> list[str]:
         """The next block's slices, in order: every open alternative, the reference and its twin."""
-        labels = [*(label for label in self.active if label not in self.twin), self.rounds.reference, *self.twin]
+        labels = [*(label for label in self.active if label not in self.twin), self.contest.reference, *self.twin]
         plan = block_plan(labels, self.method, self.shuffler)
         self.orders.append(plan)
         return plan
@@ -193,7 +193,7 @@ class Race:
                 why = "failed"
             elif label in behind - estimating and number >= self.least:
                 why = BEHIND
-            elif (found := self.ratio(label, self.rounds.reference, pooled=label not in self.twin)) is not None:
+            elif (found := self.ratio(label, self.contest.reference, pooled=label not in self.twin)) is not None:
                 judge = twin_stop_reason if label in self.twin else stop_reason
                 why = "" if label in contending else judge(found, self.method)
             if why:
@@ -219,12 +219,14 @@ class Race:
         return pooled_row(found, *self.spread).ratio if found else None
 
     def unknown(self, ratio: Callable[[str, str], Interval | None] | None = None) -> list[tuple[str, str]]:
-        """The estimates a row reads (Rounds.estimates) not yet known to the tie band, by one of this race's ratios
+        """The estimates a row reads (Contest.estimates) not yet known to the tie band, by one of this race's ratios
         (this run's pooled with the earlier ones, or the earlier ones alone); each is open before it has an
         interval."""
         found = ratio or self.ratio
         return [
-            pair for pair in self.rounds.estimates if (each := found(*pair)) is None or not known(each, self.method.tie)
+            pair
+            for pair in self.contest.estimates
+            if (each := found(*pair)) is None or not known(each, self.method.tie)
         ]
 
     def settled_before(self) -> tuple[list[str], tuple[str, str] | None]:
@@ -232,18 +234,18 @@ class Race:
         did not resolve, and, where a decision row reads this comparison and they did not certify its pick (by their
         pooled standing), the pick and the rival that holds its bound lowest, else the first estimate it reads that
         they did not know to the tie band; everything is open where no earlier run pools."""
-        reference, tie = self.rounds.reference, self.method.tie
-        before = {label: self.before(label, reference) for label in self.rounds.alternatives}
+        reference, tie = self.contest.reference, self.method.tie
+        before = {label: self.before(label, reference) for label in self.contest.alternatives}
         open_labels = [label for label, found in before.items() if found is None or verdict(found, tie) == UNRESOLVED]
         estimate = next(iter(self.unknown(self.before)), None)
-        if not self.rounds.deciding:
+        if not self.contest.deciding:
             return open_labels, estimate
         standing = {
             label: 0.0 if label == reference else math.log(found.value) if (found := before.get(label)) else -math.inf
-            for label in self.rounds.candidates
+            for label in self.contest.candidates
         }
         chosen = select(
-            list(self.rounds.candidates), standing, self.difference(self.before), tie, self.method.confidence
+            list(self.contest.candidates), standing, self.difference(self.before), tie, self.method.confidence
         )
         if chosen is None or chosen.certified or (binding := chosen.binding) is None:
             return open_labels, estimate
@@ -261,12 +263,12 @@ class Race:
 
     def rows(self) -> list[Row]:
         """Its rows (each label, the twin too, against the reference) for the run's priors."""
-        name = self.rounds.workload
+        name = self.contest.workload
         found = []
         for label in self.rates:
-            ratios = paired_ratios(self.rates, label, self.rounds.reference)
-            if label != self.rounds.reference and ratios:
-                found.append(Row(self.rounds.groups or (name,), name, tuple(math.log(each) for each in ratios)))
+            ratios = paired_ratios(self.rates, label, self.contest.reference)
+            if label != self.contest.reference and ratios:
+                found.append(Row(self.contest.groups or (name,), name, tuple(math.log(each) for each in ratios)))
         return found
 
     def decision(self) -> tuple[str, str] | None:
@@ -281,11 +283,11 @@ class Race:
         """Where a decision row reads the comparison: the selection rule over the labels it may pick that ran a
         block, the pick by its mean log rate, each difference paired by block (pooled with earlier runs where they
         pool), judged at the tie band; None otherwise."""
-        if not self.rounds.deciding:
+        if not self.contest.deciding:
             return None
         means = {
             label: sum(math.log(rate) for rate in found.values()) / len(found)
-            for label in self.rounds.candidates
+            for label in self.contest.candidates
             if (found := self.rates.get(label))
         }
         return select(list(means), means, self.difference(self.ratio), self.method.tie, self.method.confidence)
@@ -295,7 +297,7 @@ class Race:
         degrees of freedom, from n blocks to n + 1; inf before it has one."""
         if found is None or not math.isfinite(found.half_width):
             return math.inf
-        n, freedom, confidence = found.rounds, found.degrees, self.method.confidence
+        n, freedom, confidence = found.blocks, found.degrees, self.method.confidence
         error = found.half_width / quantile(confidence, freedom)  # the spread over sqrt(n)
         return found.half_width - quantile(confidence, freedom + 1) * error * math.sqrt(n / (n + 1))
 
@@ -307,7 +309,7 @@ class Race:
         times (a row is answered first). inf for a label without an interval."""
         total = 0.0
         for label in self.active:
-            found = self.ratio(label, self.rounds.reference)
+            found = self.ratio(label, self.contest.reference)
             if found is None:
                 return math.inf
             if label in self.twin or verdict(found, self.method.tie) == UNRESOLVED:
@@ -325,7 +327,7 @@ class Race:
         JUDGED_FLOOR where it has not separated."""
         if not self.twin or self.twin[0] not in self.active:
             return False
-        found = self.ratio(self.twin[0], self.rounds.reference, pooled=False)
+        found = self.ratio(self.twin[0], self.contest.reference, pooled=False)
         return found is None or (not separated(found) and noise_floor(found) > JUDGED_FLOOR)
 
     def blocks_to_close(self) -> int | None:
@@ -352,7 +354,7 @@ class Race:
         yet counts as fitting); anything else."""
         if self.thin_twin():
             return THIN_TWIN
-        if not self.rounds.deciding and not self.rounds.estimates:
+        if not self.contest.deciding and not self.contest.estimates:
             return OTHER
         needed = self.blocks_to_close()
         if needed == 0:
@@ -363,22 +365,22 @@ class Race:
     def finish(self, why: str, wall_seconds: float) -> ComparisonRecord:
         """The comparison's record. Each label still open stops now: at the cap where the race reached it, for the
         reference where that failed, and otherwise for `why` (its budget spent, or the run interrupted)."""
-        if self.blocks >= self.method.max_rounds:
+        if self.blocks >= self.method.max_blocks:
             why = "cap"
         for label in self.active:
             self.stopped[label] = Stop(self.blocks, "reference failed" if self.reference_failed else why)
         self.active = []
-        rounds = self.rounds
+        contest = self.contest
         return ComparisonRecord(
-            rounds.workload,
-            rounds.reference,
-            rounds.alternatives,
+            contest.workload,
+            contest.reference,
+            contest.alternatives,
             self.seed,
             self.method,
             self.orders,
             self.stopped,
             round(wall_seconds, 1),
-            controlled=rounds.controlled,
+            controlled=contest.controlled,
         )
 
 
