@@ -10,7 +10,7 @@ import pytest
 from harness.plan.matrix import Cell, scenario
 from harness.plan.options import RunOptions
 from harness.plan.servers import server_variant
-from harness.render.decisions import closing
+from harness.render.decisions import closing, picked
 from harness.results.histogram import encode_latencies
 from harness.results.load import HISTOGRAM_KEY, LoadReport
 from harness.results.records import CellRecord, CellResult, Repeat, ResourceUsage, load_study
@@ -222,10 +222,10 @@ def test_repeated_searches_give_each_capacity_an_interval_and_the_row_a_certifie
     (row,) = study("capacity").decisions([run])
     assert (row.pick, row.certified, row.binding, row.measure) == ("sync-w10", True, "aio-uvloop", MEASURE)
     assert row.lowest is not None and row.lowest >= 0.95 and not row.closing
-    assert row.picked().startswith("Pick sync-w10: the most load within the SLO, or within 5% of the most (95%)")
+    assert picked(row).startswith("Pick sync-w10: the most load within the SLO, or within 5% of the most (95%)")
     wide = {"sync-w10": [(1300, 1340), (1000, 1040)], "aio-uvloop": [(1250, 1290), (1150, 1190)]}
     (open_,) = study("capacity").decisions([load_study(make_searched_run(tmp_path / "wide", wide), "capacity")])
-    assert open_.certified is False and open_.picked().startswith("Not yet: aio-uvloop or sync-w10")
+    assert open_.certified is False and picked(open_).startswith("Not yet: aio-uvloop or sync-w10")
     assert "searches a stack in place of 2" in open_.closing and "--study capacity --repeats " in open_.command
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.analysis.decision import SEPARATED, Decision, Standing, answer_of, open_text
+from harness.analysis.decision import SEPARATED, Decision, Standing, answer_of
 from harness.method.verdicts import Interval
-from harness.render.decisions import ANSWER_WORDS, SURE_CHARACTERS, decision_rows, scopes
+from harness.render.decisions import ANSWER_WORDS, SURE_CHARACTERS, decision_rows, open_text, picked, scopes
 from harness.render.findings import elsewhere_of
 from harness.render.lines import LINE_CHARACTERS, answer_line
 from harness.render.targets import target_text
@@ -20,18 +20,15 @@ def interpreter_row(stack: str, runner: str, over: float, worst: float) -> Decis
         workload=f"interpreter/hello-work/{stack}/c50",
         pick="3.11",
         runner_up=runner,
-        over_runner_up=f"{over:.2f} [{over - 0.03:.2f}, {over + 0.03:.2f}]",
-        over_reference="1 (reference)",
         verdict="faster",
         avoid=f"3.14t ({worst:.2f} [{worst - 0.01:.2f}, {worst + 0.01:.2f}] of the pick)",
         avoided="3.14t",
         study="interpreters",
         run_id="20260101T000000Z",
         machine="Test CPU",
-        calibration="±3.0%",
         over=Interval(over, over - 0.03, over + 0.03, 10),
         worst=Interval(worst, worst - 0.01, worst + 0.01, 10),
-        floor=0.03,
+        control=Interval(1.0, 1 / 1.03, 1.03, 10),  # a noise floor of ±3.0%
     )
 
 
@@ -183,7 +180,6 @@ def test_whether_uvloop_paid_off_is_yes_only_where_it_is_clearly_ahead() -> None
                 "pick": pick,
                 "runner_up": runner,
                 "over": over,
-                "over_runner_up": f"{over.value:.2f} [{over.low:.2f}, {over.high:.2f}]",
                 "certified": certified,
                 "contenders": contenders,
             }
@@ -233,7 +229,7 @@ def test_an_open_row_names_at_most_three_candidates_and_how_close_they_are() -> 
     assert open_text(tuple("abcdefgh"), 0.06) == "a, b, c and 5 more, within 6% of each other"
     first = interpreter_row("aio-uvloop", "3.13", 1.24, 0.64)
     open_ = Decision(**{**first.__dict__, "certified": False, "contenders": tuple("abcde"), "apart": 0.04})
-    assert open_.picked() == "Not yet: a, b, c and 2 more, within 4% of each other"
+    assert picked(open_) == "Not yet: a, b, c and 2 more, within 4% of each other"
 
 
 def test_another_machine_class_says_beside_a_row_whether_it_answers_the_same() -> None:

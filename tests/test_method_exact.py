@@ -540,11 +540,9 @@ def test_an_outcome_s_json_is_what_verdicts_json_prints() -> None:
 def test_the_noise_floor_reads_from_the_a_a_control() -> None:
     control = Interval(1.0, 1 / 1.031, 1.031, 9)
     assert noise_floor(control) == pytest.approx(0.031)
-    assert calibration_text(control, 0.05) == "±3.1%"
-    assert calibration_text(Interval(1.05, 1.01, 1.09, 9), 0.05).endswith(
-        ", but the A/A control separated: untrustworthy"
-    )
-    assert calibration_text(Interval(1.0, 0.0, math.inf, 1), 0.05) == "no interval"
+    assert calibration_text(control) == "±3.1%"
+    assert calibration_text(Interval(1.05, 1.01, 1.09, 9)).endswith(", but the A/A control separated: untrustworthy")
+    assert calibration_text(Interval(1.0, 0.0, math.inf, 1)) == "no interval"
     assert spread_between_blocks({1: 100.0, 2: 0.0, 3: 110.0}) == pytest.approx(abs(math.log(1.1)) / math.sqrt(2))
 
 

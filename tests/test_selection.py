@@ -27,7 +27,7 @@ from harness.method.selection import Difference, blocks_to_certify, difference_o
 from harness.method.validation import ManyBlocks, selection_check
 from harness.method.verdicts import Interval, Method, paired_ratios
 from harness.method.verdicts import known as known_to_band
-from harness.render.decisions import sure_text
+from harness.render.decisions import picked, sure_text
 from harness.results.files import write_json_atomic
 from harness.results.records import CellRecord, load_study
 from harness.studies import STUDIES, study
@@ -231,7 +231,7 @@ def test_where_the_driver_set_the_rates_a_row_picks_by_calls_per_server_cpu_seco
     (row,) = [each for each in study("wire").decisions([load_study(run_dir, "wire")]) if each.pick]
     assert row.pick == "sync-w10" and row.measure == "calls per server CPU second" and row.certified, row
     assert row.contenders == ("sync-w10",) and row.avoid.startswith("aio-uvloop (0.51 [")  # connect-pyvoy: behind
-    assert row.picked() == (
+    assert picked(row) == (
         "Pick sync-w10: the most calls per server CPU second, or within 5% of the most (95%) (by calls per server CPU "
         "second: the driver at 92% of its CPU set the rates)"
     )

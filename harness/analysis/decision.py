@@ -4,13 +4,12 @@ intervals, the selection rule's reading, how far to trust it, and what would clo
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TypedDict
 
 from harness.method.selection import Selection
-from harness.method.verdicts import TIE, UNRESOLVED, Interval
+from harness.method.verdicts import TIE, UNRESOLVED, Interval, noise_floor
 
 SEPARATED = "the A/A control separated"  # why a row is not trusted, where its decision says no more
 CERTIFIED, NOT_CERTIFIED = "certified", "not yet certified"  # a selection row's verdict
@@ -53,8 +52,6 @@ class Decision:
     workload: str
     pick: str
     runner_up: str
-    over_runner_up: str  # the pick's rate over the runner-up's, with its 95% interval
-    over_reference: str  # the pick's rate over the comparison's reference, with its 95% interval
     verdict: str  # tie (either will do), faster, or unresolved; certified or not yet certified (the selection rule)
     avoid: str
     study: str  # the evidence: the study, its run and the machine it ran on
@@ -62,11 +59,12 @@ class Decision:
     machine: str
     trusted: bool = True  # False when its study's A/A control separated, or its comparison cannot carry it
     why: str = ""  # why it is not trusted ("the A/A control separated, 1.27 [1.04, 1.56]"); "" when it is
-    # How its study's A/A control read, with the noise floor it gives (verdicts.calibration_text); "—": none.
-    calibration: str = "—"
     over: Interval | None = None  # the pick over the runner-up, where paired in blocks
+    # The pick over the runner-up where it is one figure with no interval (one search a stack); None: `over`'s.
+    over_point: float | None = None
+    over_note: str = ""  # what the row says after that margin (", over 3 searches a stack")
     worst: Interval | None = None  # the one to avoid over the pick, where it was slower
-    floor: float | None = None  # the study's noise floor (its A/A control's half-width, 0.04 is ±4%); None: none
+    control: Interval | None = None  # its study's A/A control (the twin over the reference); None: none
     # The comparison's workload where the row's own (`workload`) names more (a stack within it); "": the same.
     comparison: str = ""
     # The labels of the pick and the runner-up in the comparison, where paired in its blocks (so that runs can be
@@ -107,29 +105,15 @@ class Decision:
     measured_why: str = ""
 
     @property
+    def floor(self) -> float | None:
+        """The study's noise floor: its A/A control's half-width (0.04 is ±4%); None without a control."""
+        return None if self.control is None else noise_floor(self.control)
+
+    @property
     def told(self) -> str:
         """The answer in the question's own words whole: its yes or no, then the rest ("" where the study words
         none)."""
         return f"{self.word}: {self.lead}" if self.word else self.lead
-
-    def picked(self) -> str:
-        """The pick in words: certified by the selection rule ("Pick a: the fastest, or within 5% of the fastest
-        (95%); b could be as fast") or not yet ("Not yet: a, b or c"); where the rule does not judge the row, its
-        margin over the runner-up, or that the two tie or were not told apart."""
-        if self.certified is not None:
-            others = [each for each in self.contenders if each != self.pick]
-            by = f" (by {self.measure}: {self.measured_why})" if self.measure else ""
-            if not self.certified:
-                return f"Not yet: {open_text(self.contenders or (self.pick, self.runner_up), self.apart)}{by}"
-            best, of = (f"the most {self.measure}", "the most") if self.measure else ("the fastest", "the fastest")
-            said = f"Pick {self.pick}: {best}, or within {self.delta:.0%} of {of} (95%)"
-            could = "do as well" if self.measure else "be as fast"
-            return said + (f"; {', '.join(others)} could {could}" if others else "") + by
-        if self.standing is Standing.TIE:
-            return f"Either {self.pick} or {self.runner_up}: they tie ({self.over_runner_up} ×)"
-        if self.standing is Standing.UNRESOLVED:
-            return f"{self.pick} or {self.runner_up}: not told apart yet ({self.over_runner_up} ×)"
-        return f"{self.pick}: {self.over_runner_up} × {self.runner_up}"
 
 
 class Choice(TypedDict):
@@ -161,20 +145,6 @@ def choice(chosen: Selection) -> Choice:
         delta=chosen.delta,
         apart=max((ratio - 1 for ratio in ratios if math.isfinite(ratio)), default=0.0),
     )
-
-
-MOST_NAMED = 3  # an open row names at most this many of its candidates
-
-
-def open_text(contenders: Sequence[str], apart: float) -> str:
-    """The candidates still in an open row, the leader first, at most MOST_NAMED by name, and how far apart they are
-    so far: "a, b or c, within 6% of each other", or "a, b, c and 5 more, within 6%"."""
-    named = list(contenders[:MOST_NAMED])
-    more = len(contenders) - len(named)
-    listed = f"{', '.join(named[:-1])} or {named[-1]}" if len(named) > 1 else named[0]
-    if more:
-        listed = f"{', '.join(named)} and {more} more"
-    return f"{listed}, within {apart:.0%} of each other" if len(contenders) > 1 else listed
 
 
 def answered(found: Decision) -> bool:

@@ -9,8 +9,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.analysis.decision import SEPARATED, YES_NO, Decision, answered
+from harness.analysis.decision import SEPARATED, YES_NO, Decision, Standing, answered
 from harness.method.verdicts import noise_floor
+from harness.render.wording import calibration_text, ratio_text
 
 ANSWER_WORDS = 80  # an answer's most words: the decision first, then the figures that carry it
 ANSWER_CHARACTERS = 160  # a row's answer in the decision table at most; the answers below it say more
@@ -51,6 +52,52 @@ class Row:
     # day: same answer"), where any has such runs.
     elsewhere: tuple[str, ...] = ()
     said: str = ""  # the answer in the question's words whole: yes or no and by how much, or which one and by how much
+
+
+def margin(found: Decision) -> str:
+    """The pick over the runner-up as a row says it: "1.04 [0.99, 1.08]", one figure where it has no interval,
+    then what the row adds (", over 3 searches a stack"); "—" where nothing was set against the pick."""
+    if found.over is not None:
+        said = ratio_text(found.over)
+    elif found.over_point is not None:
+        said = f"{found.over_point:.2f}"
+    else:
+        return "—"
+    return said + found.over_note
+
+
+def picked(found: Decision) -> str:
+    """The pick in words: certified by the selection rule ("Pick a: the fastest, or within 5% of the fastest
+    (95%); b could be as fast") or not yet ("Not yet: a, b or c"); where the rule does not judge the row, its
+    margin over the runner-up, or that the two tie or were not told apart."""
+    if found.certified is not None:
+        others = [each for each in found.contenders if each != found.pick]
+        by = f" (by {found.measure}: {found.measured_why})" if found.measure else ""
+        if not found.certified:
+            return f"Not yet: {open_text(found.contenders or (found.pick, found.runner_up), found.apart)}{by}"
+        best, of = (f"the most {found.measure}", "the most") if found.measure else ("the fastest", "the fastest")
+        said = f"Pick {found.pick}: {best}, or within {found.delta:.0%} of {of} (95%)"
+        could = "do as well" if found.measure else "be as fast"
+        return said + (f"; {', '.join(others)} could {could}" if others else "") + by
+    if found.standing is Standing.TIE:
+        return f"Either {found.pick} or {found.runner_up}: they tie ({margin(found)} ×)"
+    if found.standing is Standing.UNRESOLVED:
+        return f"{found.pick} or {found.runner_up}: not told apart yet ({margin(found)} ×)"
+    return f"{found.pick}: {margin(found)} × {found.runner_up}"
+
+
+MOST_NAMED = 3  # an open row names at most this many of its candidates
+
+
+def open_text(contenders: Sequence[str], apart: float) -> str:
+    """The candidates still in an open row, the leader first, at most MOST_NAMED by name, and how far apart they are
+    so far: "a, b or c, within 6% of each other", or "a, b, c and 5 more, within 6%"."""
+    named = list(contenders[:MOST_NAMED])
+    more = len(contenders) - len(named)
+    listed = f"{', '.join(named[:-1])} or {named[-1]}" if len(named) > 1 else named[0]
+    if more:
+        listed = f"{', '.join(named)} and {more} more"
+    return f"{listed}, within {apart:.0%} of each other" if len(contenders) > 1 else listed
 
 
 def clauses(text: str) -> list[str]:
@@ -140,7 +187,7 @@ def lead(found: Sequence[Decision], told: Sequence[str]) -> str:
     """A question's answer in its own words, before any figure of how sure: the study's own wording where it has
     one (a yes or no), else which to pick and by how much, per workload or stack (`told`) where that differs."""
     if len(found) == 1:
-        return found[0].told or found[0].picked()
+        return found[0].told or picked(found[0])
     picks = list(dict.fromkeys(each.pick for each in found))
     margins = margins_of(found)
     if len(picks) == 1 and len(margins) == len(found) and not any(each.told or each.measure for each in found):
@@ -155,7 +202,7 @@ def lead(found: Sequence[Decision], told: Sequence[str]) -> str:
             return f"{picks[0]} on {listed(list(told))}: {span(margins)} × {runners}"
     if all(each.word for each in found):
         return by_word([(scope, each.word, each.lead) for each, scope in zip(found, told, strict=True)])
-    return "; ".join(f"{scope}: {each.told or each.picked()}" for each, scope in zip(found, told, strict=True))
+    return "; ".join(f"{scope}: {each.told or picked(each)}" for each, scope in zip(found, told, strict=True))
 
 
 def by_word(parts: Sequence[tuple[str, str, str]]) -> str:
@@ -222,7 +269,7 @@ def merged(question: str, found: Sequence[Decision]) -> Row:
         pick=pick,
         sure=clipped(sure, SURE_CHARACTERS - (len(f"{NOT_TRUSTED}: {why}. ") if why else 0)),
         avoid=avoid,
-        floor=widest.calibration,
+        floor="—" if widest.control is None else calibration_text(widest.control),
         trusted=all(each.trusted for each in found),
         why=why,
         study=first.study,
@@ -244,16 +291,14 @@ def sure_text(found: Decision) -> str:
     rival that binds it), certified or not, and beside it the pick over the runner-up ("at least 0.97 x every
     rival (sync-w10 binds): certified; 1.04 [0.99, 1.08] x sync-w10"); else the pick over the runner-up with its
     verdict."""
-    if found.over_runner_up == "—":  # nothing paired to set it against: its verdict alone
+    if found.over is None and found.over_point is None:  # nothing set against the pick: its verdict alone
         return found.verdict
     if found.certified is None or found.lowest is None:
-        return f"{found.over_runner_up} × {found.runner_up}: {found.verdict}"
+        return f"{margin(found)} × {found.runner_up}: {found.verdict}"
     lowest = f"{found.lowest:.2f}" if math.isfinite(found.lowest) else "—"
     measure = f" in {found.measure}" if found.measure else ""
     # whether it is certified, the answer says ("Pick" or "Not yet")
-    return (
-        f"at least {lowest} × every rival{measure} ({found.binding} binds); {found.over_runner_up} × {found.runner_up}"
-    )
+    return f"at least {lowest} × every rival{measure} ({found.binding} binds); {margin(found)} × {found.runner_up}"
 
 
 def margins_of(found: Sequence[Decision]) -> list[float]:

@@ -18,7 +18,7 @@ def ratio_text(ratio: Interval) -> str:
     return f"{ratio.value:.2f} [{ratio.low:.2f}, {high}]"
 
 
-def calibration_text(control: Interval, tie: float) -> str:
+def calibration_text(control: Interval) -> str:
     """The noise floor an A/A control gives ("±3.1%"), said with "the A/A control separated: untrustworthy" where
     the method failed."""
     floor = noise_floor(control)

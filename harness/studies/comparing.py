@@ -28,14 +28,13 @@ from harness.method.verdicts import (
     Interval,
     known,
     more_blocks,
-    noise_floor,
     paired_ratios,
     separated,
     verdict,
 )
 from harness.plan.servers import is_floor
 from harness.render.summaries import driver_share
-from harness.render.wording import calibration_text, over_runs_text, ratio_text
+from harness.render.wording import over_runs_text, ratio_text
 from harness.results.records import StudyRun
 
 
@@ -125,8 +124,6 @@ def decision(
     runner = next(label for label in labels if label != top)
     why = untrusted(doubt, distrust(judged, run, [top, binding.rival]))
     over = pick_over(judged, top, runner, tie)
-    reference = judged.record.reference
-    against = judged.outcome(top)
     slowest = labels[-1]
     worst = pick_over(judged, slowest, top, tie)
     slower = worst[0] if worst and worst[1] == "slower" else None  # the one to avoid, where it was slower
@@ -139,8 +136,6 @@ def decision(
         workload=judged.record.workload,
         pick=top,
         runner_up=runner,
-        over_runner_up="—" if over is None else ratio_text(over[0]),
-        over_reference="1 (reference)" if top == reference or against is None else ratio_text(against.ratio),
         avoid=f"{slowest} ({ratio_text(slower)} of {pick_named(chosen)})" if slower and slowest != top else "—",
         avoided=slowest if slower and slowest != top else "",
         study=judged.study,
@@ -149,10 +144,9 @@ def decision(
         trusted=not why,
         why=why,
         labels=(top, runner),
-        calibration="—" if control is None else calibration_text(control, run.thresholds.tie),
         over=None if over is None else over[0],
         worst=slower,
-        floor=None if control is None else noise_floor(control),
+        control=control,
     )
     # Where the driver set the rates, the contenders are read again by CPU per call. A label clearly behind by rate
     # served below the rate the driver held the others to: its own server held it, and it stays behind, as does one
@@ -203,7 +197,6 @@ def by_cost(
     against_costliest = judged.cost_over(costliest, top) if costliest != top else None
     worst = None if against_costliest is None else against_costliest.ratio
     slower = worst if worst is not None and verdict(worst, judged.record.method.tie) == "slower" else None
-    against = judged.outcome(top)
     untrust = untrusted(doubt, distrust(judged, run, [top, binding.rival], by_rate=False))
     return replace(
         made,
@@ -212,10 +205,6 @@ def by_cost(
         **choice(chosen),
         pick=top,
         runner_up=runner,
-        over_runner_up="—" if over is None else ratio_text(over),
-        over_reference="1 (reference)"
-        if top == judged.record.reference or against is None
-        else ratio_text(against.ratio),
         avoid=f"{costliest} ({ratio_text(slower)} of {pick_named(chosen)})" if slower else made.avoid,
         avoided=costliest if slower else made.avoided,
         trusted=not untrust,

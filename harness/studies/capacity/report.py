@@ -238,8 +238,6 @@ def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
             workload=f"{scenario_name}/p99 ≤ {slo * 1000:g} ms",
             pick=stacks[0].name,
             runner_up=stacks[1].name,
-            over_runner_up="",
-            over_reference="—",
             verdict="",
             avoid="",
             study=NAME,
@@ -257,8 +255,8 @@ def bracketed(row: Decision, stacks: Sequence[CapacityCell]) -> Decision:
     apart = top.capacity >= runner.failed_at
     return replace(
         row,
-        over_runner_up=f"{top.capacity / runner.capacity:.2f} ({top.capacity_text} against "
-        f"{runner.capacity_text} calls/s, open loop)",
+        over_point=top.capacity / runner.capacity,
+        over_note=f" ({top.capacity_text} against {runner.capacity_text} calls/s, open loop)",
         verdict="ahead (the capacities do not overlap)" if apart else "unresolved (the capacities overlap)",
         standing=Standing.DECIDED if apart else Standing.UNRESOLVED,
         closing="" if apart else unsearched(stacks),
@@ -297,7 +295,7 @@ def selected(stacks: Sequence[CapacityCell]) -> Callable[[Decision], Decision] |
             row,
             pick=pick,
             runner_up=runner,
-            over_runner_up=f"{ratio_text(over)}, over {searches} searches a stack",
+            over_note=f", over {searches} searches a stack",
             verdict=CERTIFIED if chosen.certified else NOT_CERTIFIED,
             avoid=f"{last} ({ratio_text(worst)} of the pick)",
             avoided=last,

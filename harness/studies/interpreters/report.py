@@ -175,8 +175,8 @@ def answer(runs: Sequence[StudyRun]) -> str:
 NO_PAIR: dict[str, Any] = {
     "pick": "—",
     "runner_up": "—",
-    "over_runner_up": "—",
-    "over_reference": "—",
+    "over_point": None,
+    "over_note": "",
     "avoid": "—",
     "avoided": "",
     "word": "",

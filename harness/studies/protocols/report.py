@@ -10,6 +10,7 @@ from harness.analysis.decision import NO, NOT_TOLD_YET, YES, Decision
 from harness.analysis.judging import Judged
 from harness.method.verdicts import FASTER, SLOWER, TIE, UNRESOLVED
 from harness.plan.matrix import IN_FLIGHT
+from harness.render.decisions import picked
 from harness.render.summaries import chart_title
 from harness.render.table import Block, Table
 from harness.render.vega import Axis, Dash, lines, png
@@ -272,7 +273,7 @@ def rest_would_do(judged: Judged, made: Decision) -> Decision:
         return made
     best = max(rest, key=lambda each: each.ratio.value)
     said = f"{best.alternative} serves {ratio_text(best.ratio)} × gRPC unary"
-    return replace(made, word=ANSWER_OF[best.verdict], lead=f"{said}; the call shape: {made.picked()}")
+    return replace(made, word=ANSWER_OF[best.verdict], lead=f"{said}; the call shape: {picked(made)}")
 
 
 TELLING = Telling(

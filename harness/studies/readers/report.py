@@ -221,8 +221,6 @@ def decisions(runs: Sequence[StudyRun]) -> list[Decision]:
                 workload=f"reader {reader}/{mine[0].readings[0].outcome.streams} streams",
                 pick=mine[0].server,
                 runner_up=mine[1].server if len(mine) > 1 else "—",
-                over_runner_up="—",
-                over_reference="—",
                 verdict=standing_of(growing, unsettled),
                 standing=Standing.UNRESOLVED if unsettled else Standing.DECIDED,
                 avoid=", ".join(f"{each.server} (+{mib(each.typical)} MiB a stream)" for each in growing) or "—",

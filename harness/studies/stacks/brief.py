@@ -20,11 +20,12 @@ from harness.analysis.judging import (
 from harness.method.bounds import at_wait_bound, wait_bound, waits_alone
 from harness.method.pooling import Combined, Estimate, pooled_row
 from harness.method.selection import difference_of, select
-from harness.method.verdicts import FASTER, SLOWER, TIE, UNRESOLVED, Interval, noise_floor, separated, verdict, welch
+from harness.method.verdicts import FASTER, SLOWER, TIE, UNRESOLVED, Interval, separated, verdict, welch
 from harness.plan.matrix import REGION, WAIT_MS
 from harness.plan.servers import is_floor
+from harness.render.decisions import margin
 from harness.render.summaries import rate
-from harness.render.wording import calibration_text, ratio_text
+from harness.render.wording import ratio_text
 from harness.results.records import StudyRun
 from harness.studies.comparing import (
     ALONE,
@@ -121,17 +122,14 @@ def told_row(
         workload=f"{judged.record.workload}/{scope}",
         pick=top[1],
         runner_up=runner[1],
-        over_runner_up=ratio_text(over),
-        over_reference="—",
         avoid="—",
         study=judged.study,
         run_id=run.run_id,
         machine=run.cpu_model,
         trusted=not why,
         why=why,
-        calibration="—" if control is None else calibration_text(control, run.thresholds.tie),
         over=over,
-        floor=None if control is None else noise_floor(control),
+        control=control,
         comparison=judged.record.workload,
         labels=paired,
     )
@@ -283,7 +281,6 @@ def async_pays(judged: Judged, made: Decision) -> Decision:
         **answer_of(COSTS_ANSWER[said], lead),
         pick=loop,
         runner_up=f"{sync}, CPU per call",
-        over_runner_up=ratio_text(cpu),
         over=cpu,
         verdict=COST_VERDICTS[said],
         standing=Standing.of(said),
@@ -354,7 +351,7 @@ def uvloop_lead(made: Decision, tie: float) -> Answer:
     """Whether uvloop paid off on one stack and workload, in the question's words: yes where it is clearly ahead of
     asyncio's loop (faster beyond the tie band, or asyncio outside the pick's contenders), no where asyncio's loop is
     so ahead or neither is, not told yet where the pick is not certified."""
-    said = f"{made.pick} {made.over_runner_up} × {made.runner_up}"
+    said = f"{made.pick} {margin(made)} × {made.runner_up}"
     if made.over is None or not made.certified:
         return answer_of(NOT_TOLD_YET, said)
     ahead = verdict(made.over, tie) == FASTER or made.runner_up not in made.contenders

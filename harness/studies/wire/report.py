@@ -15,6 +15,7 @@ from harness.method.verdicts import known
 from harness.plan.matrix import SHARED
 from harness.plan.sizes import REPLY, REQUEST, SIZED, size_label
 from harness.plan.wires import MTLS, TLS
+from harness.render.decisions import picked
 from harness.render.table import Block, Figure, Table, interval_figure, markdown
 from harness.render.wording import rate_text, ratio_text
 from harness.results.records import StudyRun
@@ -276,11 +277,10 @@ def tls_costs(judged: Judged, made: Decision) -> Decision:
         **choice(chosen),
         pick=chosen.pick,
         runner_up=rival,
-        over_runner_up="—" if over is None else ratio_text(over),
         over=over,
         labels=(chosen.pick, rival),
     )
-    lead = f"{said}; under TLS: {found.picked()}"
+    lead = f"{said}; under TLS: {picked(found)}"
     if not cost_known:  # the way may be certified; the row is answered once the cost is known too
         return replace(found, lead=lead, certified=False, verdict=f"{found.verdict}; {unknown}")
     return replace(found, lead=lead)
