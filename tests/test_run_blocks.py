@@ -170,3 +170,10 @@ def test_a_small_capacity_run_records_every_step_and_renders(tmp_path: Path) -> 
     compared, each = "The load one core takes within its p99 SLO: which stack?", "How much load does one core take"
     assert f"**{compared}** " in summary or f"**{each} within our latency SLO?** On " in summary
     assert "Closed loop against open loop" in (tmp_path / "capacity" / "README.md").read_text()
+
+
+def test_noise_measures_an_a_a_pair_alone_and_says_how_precise_this_machine_is() -> None:
+    """`python -m harness noise`, as the README offers it, in half a minute: it reads its A/A pair back as a run's
+    pilot does (it had broken unseen: its run's metadata lacked the machine the trust rule looks its class up by)."""
+    done = harness("noise", "--minutes", "0.5")
+    assert "an A/A pair resolved" in done.stdout and "Costs: a server start" in done.stdout
