@@ -17,7 +17,7 @@ from harness.studies import DEFAULT_STUDIES
 DEFAULT_OUT = ROOT / "results"
 # make bench's default: within 30 minutes on the 2-core machine, the backends' start and seeding and the pilot
 # included, the last block's overshoot allowed for. Every comparison gets the two blocks an interval needs whatever
-# the budget (harness.method.contest.run_race): where they take longer, the run does.
+# the budget (harness.method.race.run_race): where they take longer, the run does.
 DEFAULT_BUDGET_MINUTES = 28.0
 SLICER_HELP = (
     "who runs a block's slices: one loadgen for the block that holds its connections to every server from slice "

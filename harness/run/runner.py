@@ -74,7 +74,7 @@ def race_studies(
     deadline: float | None,
     clock: Callable[[], float] = time.monotonic,
 ) -> RunMeta:
-    """Every comparison of the studies that have them, in one race (harness.method.contest.run_race): each gets the
+    """Every comparison of the studies that have them, in one race (harness.method.race.run_race): each gets the
     blocks an interval needs, in turns, then the budget goes, block by block, to whichever open comparison narrows most
     per second, until `deadline` (a clock() time). Each comparison's cycles per block are fitted to the
     pilot and to its share of the budget by its estimate. Returns the run's metadata with each study's entry as
